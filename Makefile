@@ -1,0 +1,34 @@
+# openclaw-talk: two set-up commands, `make demo` and `make test`, work on a fresh Debian 12 machine.
+SWIFT ?= swift
+CONFIG ?= debug
+BIN = .build/$(CONFIG)/openclaw-talk
+DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
+
+.PHONY: all deps build release test demo bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c $(CONFIG)
+
+release:
+	$(MAKE) build CONFIG=release
+
+# Tests run against a private headless PulseAudio that is stopped afterwards, also when tests fail.
+test: deps
+	$(SWIFT) build --build-tests
+	scripts/with-pulse.sh $(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build -c release
+	scripts/demo.sh .build/release/openclaw-talk
+
+bench: deps
+	$(SWIFT) build -c release
+	scripts/with-pulse.sh scripts/bench.sh .build/release/openclaw-talk
+
+clean:
+	rm -rf .build out

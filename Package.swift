@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// One systemLibrary target per C library (Debian -dev packages, found with pkg-config).
+// Their shim headers wrap the variadic and macro APIs Swift cannot import.
+let package = Package(
+    name: "openclaw-talk",
+    products: [
+        .executable(name: "openclaw-talk", targets: ["TalkDaemon"])
+    ],
+    targets: [
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(
+            name: "COggOpus", pkgConfig: "opusfile",
+            providers: [.apt(["libopusfile-dev", "libopusenc-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(
+            name: "CPocketSphinx", pkgConfig: "pocketsphinx",
+            providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
+        .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "TalkLogging"),
+        .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr"]),
+        .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
+        .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
+        .executableTarget(
+            name: "TalkDaemon",
+            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SessionBridge"]),
+
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"]),
+        .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO"]),
+        .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The unit of captured audio everywhere downstream of AudioIO: 20 ms of 16 kHz mono signed 16-bit PCM.
+package struct AudioFrame: Sendable, Equatable {
+    package static let sampleRate = 16_000
+    package static let samplesPerFrame = 320
+    package static let durationMs = 20
+
+    /// Counts frames from the start of a capture; it keeps counting across device loss and server restarts,
+    /// so a gap in audio never reuses a number.
+    package var sequence: UInt64
+    /// Monotonic time (CLOCK_MONOTONIC, nanoseconds) at which the frame's last sample was captured.
+    /// For paced or fast file input it is the time the frame was handed over.
+    package var captureTimeNs: UInt64
+    package var samples: [Int16]
+
+    package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
+        self.sequence = sequence
+        self.captureTimeNs = captureTimeNs
+        self.samples = samples
+    }
+
+    /// Position of the frame's first sample in the capture stream, in milliseconds.
+    package var streamPositionMs: Int { Int(sequence) * Self.durationMs }
+}
+
+/// Mono PCM at any sample rate, as a producer (speech synthesis, a Gateway clip) hands it to playback.
+package struct PCMBuffer: Sendable, Equatable {
+    package var sampleRate: Int
+    package var samples: [Int16]
+
+    package init(sampleRate: Int, samples: [Int16]) {
+        self.sampleRate = sampleRate
+        self.samples = samples
+    }
+
+    package var durationSeconds: Double { sampleRate > 0 ? Double(samples.count) / Double(sampleRate) : 0 }
+}
+
+/// Monotonic clock reading in nanoseconds, the time base of `AudioFrame.captureTimeNs`.
+package func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

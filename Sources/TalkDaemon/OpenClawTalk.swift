@@ -1,0 +1,21 @@
+import Foundation
+
+/// The `openclaw-talk` command tree. Each subcommand lives in `Commands/` in a file of its own.
+@main
+struct OpenClawTalk: ParsableCommand {
+    static let version = "openclaw-talk 0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "openclaw-talk",
+        abstract: "OpenClaw Talk mode for the Linux desktop: speak to your assistant, hear the answer.",
+        subcommands: [
+            Play.self
+        ]
+    )
+
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)  // a write to a closed socket (also inside OpenSSL) must not end the process
+        let code = await CommandRunner.main(root: OpenClawTalk.self, argv: Array(CommandLine.arguments.dropFirst()))
+        exit(code)
+    }
+}

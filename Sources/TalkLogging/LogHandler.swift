@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+
+/// One log line, as handed to a `LogHandler`.
+package struct LogEvent: Sendable {
+    package var level: Logger.Level
+    package var message: Logger.Message
+    package var metadata: Logger.Metadata
+    package var label: String
+    package var source: String
+    package var file: String
+    package var function: String
+    package var line: UInt
+}
+
+/// Where log lines go. A value type: a copied logger given another level leaves the original alone.
+package protocol LogHandler: Sendable {
+    var logLevel: Logger.Level { get set }
+    var metadata: Logger.Metadata { get set }
+    func log(event: LogEvent)
+}
+
+/// Installs the handler factory once, at start-up; every `Logger(label:)` made afterwards uses it.
+package enum LoggingSystem {
+    private static let factory = Mutex<@Sendable (String) -> any LogHandler>({ StreamLogHandler.standardError(label: $0) })
+
+    package static func bootstrap(_ make: @escaping @Sendable (String) -> any LogHandler) {
+        factory.withLock { $0 = make }
+    }
+
+    static func makeHandler(_ label: String) -> any LogHandler { factory.withLock { $0 }(label) }
+}
+
+/// swift-log's stream handler line: `timestamp level label: metadata [source] message`, to stderr so that
+/// stdout carries command results only (and journald gets the logs).
+package struct StreamLogHandler: LogHandler {
+    private static let writeLock = Mutex(())
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    private let label: String
+
+    package init(label: String) { self.label = label }
+
+    package static func standardError(label: String) -> StreamLogHandler { StreamLogHandler(label: label) }
+
+    package func log(event: LogEvent) {
+        let meta = event.metadata.isEmpty ? "" : " " + event.metadata.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let line = "\(Self.timestamp()) \(event.level.rawValue) \(label):\(meta) [\(event.source)] \(event.message)\n"
+        Self.writeLock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var tmv = tm()
+        var secs = now.tv_sec
+        gmtime_r(&secs, &tmv)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tmv.tm_year + 1900, tmv.tm_mon + 1, tmv.tm_mday,
+                      tmv.tm_hour, tmv.tm_min, tmv.tm_sec, Int(now.tv_nsec / 1_000_000))
+    }
+}
+
+/// Keeps lines in memory so tests can assert what was (and was not) logged.
+package struct InMemoryLogHandler: LogHandler {
+    package final class Store: Sendable {
+        private let lines = Mutex<[LogEvent]>([])
+        package init() {}
+        package func append(_ e: LogEvent) { lines.withLock { $0.append(e) } }
+        package var events: [LogEvent] { lines.withLock { $0 } }
+        package var text: String {
+            events.map { e in "\(e.level.rawValue) \(e.message) \(e.metadata.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))" }
+                .joined(separator: "\n")
+        }
+    }
+
+    package var logLevel: Logger.Level = .trace
+    package var metadata: Logger.Metadata = [:]
+    package let store: Store
+
+    package init(store: Store = Store()) { self.store = store }
+    package func log(event: LogEvent) { store.append(event) }
+}

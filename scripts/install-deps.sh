@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian and PyPI packages openclaw-talk builds and tests with, when missing.
+# As root it installs them; otherwise it prints the exact command to run and fails.
+set -euo pipefail
+
+DEB_PACKAGES=(
+    pkg-config libssl-dev
+    libpulse-dev pulseaudio pulseaudio-utils
+    libopus-dev libopusfile-dev libopusenc-dev libogg-dev opus-tools libsoxr-dev sox
+    libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata
+    libespeak-ng-dev espeak-ng
+)
+PY_MODULES=(websockets cryptography jsonschema)
+
+missing_deb=()
+for p in "${DEB_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_deb+=("$p")
+done
+if ((${#missing_deb[@]})); then
+    if [ "$(id -u)" = 0 ]; then
+        echo "Installing Debian packages: ${missing_deb[*]}"
+        apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing_deb[@]}" >/dev/null
+    else
+        echo "Missing Debian packages. Run:" >&2
+        echo "  sudo apt-get install ${missing_deb[*]}" >&2
+        exit 1
+    fi
+fi
+
+missing_py=()
+for m in "${PY_MODULES[@]}"; do
+    python3 -c "import $m" 2>/dev/null || missing_py+=("$m")
+done
+if ((${#missing_py[@]})); then
+    if [ "$(id -u)" = 0 ]; then
+        echo "Installing Python packages: ${missing_py[*]}"
+        python3 -m pip install -q --root-user-action=ignore "${missing_py[@]}"
+    else
+        python3 -m pip install -q --user "${missing_py[@]}" || {
+            echo "Missing Python packages. Run:" >&2
+            echo "  python3 -m pip install --user ${missing_py[*]}" >&2
+            exit 1
+        }
+    fi
+fi
