@@ -9,7 +9,8 @@ struct OpenClawTalk: ParsableCommand {
         commandName: "openclaw-talk",
         abstract: "OpenClaw Talk mode for the Linux desktop: speak to your assistant, hear the answer.",
         subcommands: [
-            Play.self
+            Play.self,
+            Bench.self,
         ]
     )
 

@@ -1,0 +1,10 @@
+extension OpenClawTalk {
+    /// Benchmarks: `bench audio`, `bench speech MANIFEST.tsv` (the default), `bench gateway`.
+    struct Bench: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bench",
+            abstract: "Measure speed, latency and accuracy on this machine.",
+            subcommands: []
+        )
+    }
+}
