@@ -216,6 +216,17 @@ import Testing
         }
     }
 
+    @Test func `a client dropped without close releases its socket`() async throws {
+        let peer = try await SharedPeer.websockets.get()
+        let path = PeerProcess.tagged("/echo")
+        var client: WebSocketClient? = try await connect(peer, path)
+        try await client?.send(text: "x")
+        #expect(try await client?.receive() == .text("x"))
+        client = nil
+        // The server sees the TCP connection end without a close frame: 1006.
+        #expect(await peer.waitForLine(startingWith: "CLOSE \(path) ") == "CLOSE \(path) 1006")
+    }
+
     @Test func `cancelling a connect that waits for the upgrade returns promptly`() async throws {
         let peer = try await SharedPeer.raw.get()
         let endpoint = try GatewayEndpoint(parsing: "ws://127.0.0.1:\(peer.port)\(PeerProcess.tagged("/silent"))")

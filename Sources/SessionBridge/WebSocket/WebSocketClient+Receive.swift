@@ -123,7 +123,9 @@ extension WebSocketClient {
 
     /// A close frame: the code (omitted for 1005, which may not be sent) and a reason cut to fit 125 bytes.
     static func closeFrame(code: WebSocketErrorCode, reason: String) -> [UInt8] {
-        guard code.isSendable else { return WebSocketFrameEncoder.encodeClientFrame(opcode: .connectionClose, payload: []) }
+        guard code.isSendable else {
+            return WebSocketFrameEncoder.encodeClientFrame(opcode: .connectionClose, payload: [])
+        }
         var payload = [UInt8(code.codeNumber >> 8), UInt8(code.codeNumber & 0xFF)]
         var reasonBytes = Array(reason.utf8.prefix(123))
         while String(validating: reasonBytes, as: UTF8.self) == nil { reasonBytes.removeLast() }
