@@ -71,6 +71,19 @@ struct ScriptedServer {
         #expect(frame.unmaskedData == [0x03, 0xE9] + Array("bye".utf8))
     }
 
+    @Test func `close ends a receive stuck in the middle of a frame`() async throws {
+        var options = WebSocketClient.Options()
+        options.closeTimeout = .milliseconds(200)
+        let (client, server) = try await connectPair(options: options)
+        try await server.stream.write([0x81, 100] + Array("only part of it".utf8))
+        let pending = Task { try await client.receive() }
+        try await Task.sleep(for: .milliseconds(50))
+        let start = ContinuousClock.now
+        await client.close()
+        await #expect(throws: WebSocketError.closed(code: .normalClosure, reason: "")) { try await pending.value }
+        #expect(ContinuousClock.now - start < .seconds(3))
+    }
+
     @Test func `pings are answered with the same payload, masked`() async throws {
         var (client, server) = try await connectPair()
         try await server.stream.write(WebSocketFrameEncoder.encode(WebSocketFrame(opcode: .ping, data: [9, 8, 7])))

@@ -19,6 +19,8 @@ extension WebSocketClient {
     /// what is left of the message limit, so an oversized frame fails from its header.
     private func nextFrame() async throws -> WebSocketFrame {
         while true {
+            // close() may have finished the connection while this receive waited for bytes.
+            if let terminalError { throw terminalError }
             decoder.maxPayloadLength = aggregator.remainingCapacity
             do {
                 if let frame = try decoder.nextFrame() { return frame }
