@@ -55,10 +55,10 @@ enum TestAudio {
         return xx > 0 && yy > 0 ? xy / (xx * yy).squareRoot() : 0
     }
 
-    /// The best correlation of `decoded` against `original` over lags 0...maxLag (codec delay).
-    static func bestCorrelation(original: [Int16], decoded: [Int16], maxLag: Int) -> (lag: Int, value: Double) {
+    /// The best correlation of `decoded` against `original` over the given lags (codec delay).
+    static func bestCorrelation(original: [Int16], decoded: [Int16], lags: ClosedRange<Int>) -> (lag: Int, value: Double) {
         var best = (lag: 0, value: -1.0)
-        for lag in 0...maxLag {
+        for lag in lags where lag >= 0 {
             let n = min(original.count, decoded.count - lag)
             guard n > 0 else { break }
             let c = correlation(original[0..<n], decoded[lag..<lag + n])
