@@ -11,6 +11,7 @@ package enum WAVError: Error, Equatable, CustomStringConvertible {
     case invalidFormat(path: String, reason: String)
     case sizeMismatch(path: String, declared: Int, available: Int)
     case noSamples(path: String)
+    case unwritable(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -25,6 +26,7 @@ package enum WAVError: Error, Equatable, CustomStringConvertible {
         case .sizeMismatch(let p, let d, let a):
             return "WAV file \(p) says its audio is \(d) bytes but only \(a) bytes follow (truncated or corrupt)"
         case .noSamples(let p): return "WAV file \(p) holds no audio samples"
+        case .unwritable(let p, let r): return "Cannot write WAV file \(p): \(r); check the directory exists and is writable"
         }
     }
 }
