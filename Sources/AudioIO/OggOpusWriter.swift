@@ -41,7 +41,6 @@ package final class OggOpusWriter {
             throw OpusError.oggWriter(destination: name, operation: "create", code: OPE_ALLOC_FAIL, message: "out of memory")
         }
         defer { ope_comments_destroy(comments) }
-        ope_comments_add(comments, "ENCODER", "openclaw-talk")
         var error: Int32 = 0
         switch destination {
         case .file(let path):
@@ -85,6 +84,12 @@ package final class OggOpusWriter {
         guard let encoder else { return }
         self.encoder = nil
         defer { ope_encoder_destroy(encoder) }
+        // libopusenc 0.2.1 fails an assertion (aborting the process) when draining a stream that holds no
+        // audio at all, at least when it carries comments; one silent sample makes an empty stream safe.
+        if samplesWritten == 0 {
+            var silence: Int16 = 0
+            _ = ope_encoder_write(encoder, &silence, 1)
+        }
         let code = ope_encoder_drain(encoder)
         guard code == OPE_OK else { throw Self.failure(Self.describe(destination), "finish", code) }
     }

@@ -13,6 +13,8 @@ package enum OpusError: Error, Equatable, CustomStringConvertible {
     /// opusfile could not read the stream.
     case oggReader(source: String, code: Int32, message: String)
     case finished(destination: String)
+    /// The directory for recorded utterances cannot be created or written.
+    case recordingDirectory(path: String, reason: String)
 
     package var description: String {
         switch self {
@@ -30,6 +32,8 @@ package enum OpusError: Error, Equatable, CustomStringConvertible {
             return "Cannot read Ogg Opus \(source): \(message) (opusfile error \(code))"
         case .finished(let destination):
             return "Ogg Opus \(destination) is already finished; start a new writer"
+        case .recordingDirectory(let path, let reason):
+            return "Cannot record utterances into \(path): \(reason); choose a writable directory"
         }
     }
 

@@ -98,6 +98,14 @@ import Testing
         try Self.expectRoundTrip(speech, rate: 16_000) { try OggOpusReader.read(path: path, sampleRate: 16_000) }
     }
 
+    @Test func `a stream with no audio finishes as a valid, empty file`() throws {
+        for _ in 0..<20 {
+            let writer = try OggOpusWriter(to: .memory, sampleRate: 16_000)
+            try writer.finish()
+            #expect(try OggOpusReader.decode(writer.bytes).samples.count <= 3)
+        }
+    }
+
     @Test func `broken streams give an error naming the source`() throws {
         let valid = try OggOpusWriter(to: .memory, sampleRate: 16_000)
         try valid.write(try TestAudio.goForward())
