@@ -67,7 +67,8 @@ import TalkLogging
         let (frames, _) = try await collect(device)
         let seconds = Double(monotonicNanoseconds() - began) / 1e9
         #expect(frames.count == 20)
-        #expect(seconds >= 0.38 && seconds < 2.0, "20 frames took \(seconds) s")
+        // Never faster than real time; the upper bound only catches a hang (a loaded machine is slow).
+        #expect(seconds >= 0.38 && seconds < 10, "20 frames took \(seconds) s")
     }
 
     @Test func `fast mode does not wait for the clock`() async throws {
