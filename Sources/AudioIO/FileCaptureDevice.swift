@@ -53,7 +53,8 @@ package actor FileCaptureDevice: AudioCaptureDevice {
             "Capturing from file",
             metadata: [
                 "audio.file": "\(path)", "audio.seconds": "\(audio.durationSeconds)", "audio.frames": "\(frames.count)",
-            ])
+            ]
+        )
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
         let firstSequence = nextSequence
         nextSequence += UInt64(frames.count)
@@ -87,7 +88,10 @@ package actor FileCaptureDevice: AudioCaptureDevice {
     }
 
     private static func deliver(
-        _ frames: [[Int16]], from firstSequence: UInt64, pacing: Pacing, clock: PacingClock,
+        _ frames: [[Int16]],
+        from firstSequence: UInt64,
+        pacing: Pacing,
+        clock: PacingClock,
         to continuation: AsyncStream<CaptureEvent>.Continuation
     ) async {
         let frameNs = UInt64(AudioFrame.durationMs) * 1_000_000
@@ -101,7 +105,11 @@ package actor FileCaptureDevice: AudioCaptureDevice {
                 if index % 50 == 49 { await Task.yield() }
                 if Task.isCancelled { return }
             }
-            let frame = AudioFrame(sequence: firstSequence + UInt64(index), captureTimeNs: clock.now(), samples: samples)
+            let frame = AudioFrame(
+                sequence: firstSequence + UInt64(index),
+                captureTimeNs: clock.now(),
+                samples: samples
+            )
             continuation.yield(.frame(frame))
         }
         continuation.yield(.finished)

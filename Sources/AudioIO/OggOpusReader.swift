@@ -12,7 +12,11 @@ package enum OggOpusReader {
     package static func read(path: String, sampleRate: Int = decodeRate) throws -> PCMBuffer {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw OpusError.oggReader(source: "file \(path)", code: -128, message: (error as NSError).localizedDescription)
+            throw OpusError.oggReader(
+                source: "file \(path)",
+                code: -128,
+                message: (error as NSError).localizedDescription
+            )
         }
         return try decode([UInt8](data), source: "file \(path)", sampleRate: sampleRate)
     }

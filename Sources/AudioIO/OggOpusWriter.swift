@@ -38,7 +38,12 @@ package final class OggOpusWriter {
         let name = Self.describe(destination)
         guard (8_000...192_000).contains(sampleRate) else { throw OpusError.unsupportedSampleRate(sampleRate) }
         guard let comments = ope_comments_create() else {
-            throw OpusError.oggWriter(destination: name, operation: "create", code: OPE_ALLOC_FAIL, message: "out of memory")
+            throw OpusError.oggWriter(
+                destination: name,
+                operation: "create",
+                code: OPE_ALLOC_FAIL,
+                message: "out of memory"
+            )
         }
         defer { ope_comments_destroy(comments) }
         var error: Int32 = 0
@@ -102,7 +107,12 @@ package final class OggOpusWriter {
     }
 
     private static func failure(_ destination: String, _ operation: String, _ code: Int32) -> OpusError {
-        .oggWriter(destination: destination, operation: operation, code: code, message: String(cString: ope_strerror(code)))
+        .oggWriter(
+            destination: destination,
+            operation: operation,
+            code: code,
+            message: String(cString: ope_strerror(code))
+        )
     }
 }
 

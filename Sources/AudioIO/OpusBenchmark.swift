@@ -33,11 +33,15 @@ package struct OpusBenchmarkReport: Codable, Sendable, Equatable {
 package enum OpusBenchmark {
     /// Rate pairs the audio path resamples: capture from 44.1/48 kHz devices, speech synthesis and
     /// Gateway clips (22.05, 24 kHz) to a 48 kHz sink, and Ogg Opus's 48 kHz output back to 16 kHz.
-    package static let resamplerPairs = [(48_000, 16_000), (44_100, 16_000), (22_050, 48_000), (24_000, 48_000), (48_000, 24_000)]
+    package static let resamplerPairs = [
+        (48_000, 16_000), (44_100, 16_000), (22_050, 48_000), (24_000, 48_000), (48_000, 24_000),
+    ]
 
     /// Runs the benchmark over `speech` (16 kHz mono; a generated speech-like signal when nil), looped
     /// to `frames` 20 ms frames after a short warm-up.
-    package static func run(speech: [Int16]? = nil, signalName: String? = nil, frames: Int = 3000) throws -> OpusBenchmarkReport {
+    package static func run(speech: [Int16]? = nil, signalName: String? = nil, frames: Int = 3000) throws
+        -> OpusBenchmarkReport
+    {
         let configuration = OpusEncoder.Configuration()
         let source = speech.flatMap { $0.isEmpty ? nil : $0 } ?? SpeechLikeSignal.generate(seconds: 10)
         let name = signalName ?? (speech == nil ? "generated speech-like signal" : "speech")
@@ -75,14 +79,21 @@ package enum OpusBenchmark {
         let totalBytes = Double(packets.reduce(0) { $0 + $1.count })
         let encodeMedian = percentile(encodeTimes, 0.5)
         return OpusBenchmarkReport(
-            signal: name, sampleRate: configuration.sampleRate, bitrate: configuration.bitrate,
-            complexity: configuration.complexity, frames: frames,
-            encodeMicrosecondsMedian: encodeMedian, encodeMicrosecondsP95: percentile(encodeTimes, 0.95),
-            decodeMicrosecondsMedian: percentile(decodeTimes, 0.5), decodeMicrosecondsP95: percentile(decodeTimes, 0.95),
+            signal: name,
+            sampleRate: configuration.sampleRate,
+            bitrate: configuration.bitrate,
+            complexity: configuration.complexity,
+            frames: frames,
+            encodeMicrosecondsMedian: encodeMedian,
+            encodeMicrosecondsP95: percentile(encodeTimes, 0.95),
+            decodeMicrosecondsMedian: percentile(decodeTimes, 0.5),
+            decodeMicrosecondsP95: percentile(decodeTimes, 0.95),
             concealMicrosecondsMedian: percentile(concealTimes, 0.5),
-            bytesPerSecond: totalBytes / (Double(frames) / 50), bytesPerPacketMean: totalBytes / Double(frames),
+            bytesPerSecond: totalBytes / (Double(frames) / 50),
+            bytesPerPacketMean: totalBytes / Double(frames),
             encodeCoreShare: encodeMedian / 20_000,
-            resampler: try resamplerPairs.map { try resamplerCost(from: $0.0, to: $0.1, seconds: 10) })
+            resampler: try resamplerPairs.map { try resamplerCost(from: $0.0, to: $0.1, seconds: 10) }
+        )
     }
 
     /// Streams `seconds` of a speech-like signal through a resampler in 20 ms chunks.

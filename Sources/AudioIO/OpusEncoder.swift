@@ -32,8 +32,13 @@ package final class OpusEncoder {
         package var expectedPacketLossPercent: Int
 
         package init(
-            sampleRate: Int = 16_000, bitrate: Int = 24_000, complexity: Int = 5, application: Application = .voip,
-            dtx: Bool = false, inbandFEC: Bool = false, expectedPacketLossPercent: Int = 0
+            sampleRate: Int = 16_000,
+            bitrate: Int = 24_000,
+            complexity: Int = 5,
+            application: Application = .voip,
+            dtx: Bool = false,
+            inbandFEC: Bool = false,
+            expectedPacketLossPercent: Int = 0
         ) {
             self.sampleRate = sampleRate
             self.bitrate = bitrate
@@ -72,7 +77,13 @@ package final class OpusEncoder {
             throw OpusError.invalidSetting(name: "packet loss percent", value: configuration.expectedPacketLossPercent)
         }
         var error: Int32 = 0
-        guard let handle = opus_encoder_create(Int32(configuration.sampleRate), 1, configuration.application.code, &error),
+        guard
+            let handle = opus_encoder_create(
+                Int32(configuration.sampleRate),
+                1,
+                configuration.application.code,
+                &error
+            ),
             error == OPUS_OK
         else { throw OpusError.libopus("create the encoder", error) }
         self.handle = handle

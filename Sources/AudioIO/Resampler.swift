@@ -102,7 +102,14 @@ package final class Resampler<Sample: ResamplerSample> {
                     return input.withUnsafeBytes { inBytes in
                         let base = inBytes.baseAddress.map { $0 + consumed * MemoryLayout<Sample>.stride }
                         return soxr_process(
-                            handle, base, input.count - consumed, &inputDone, out.baseAddress, capacity, &outputDone)
+                            handle,
+                            base,
+                            input.count - consumed,
+                            &inputDone,
+                            out.baseAddress,
+                            capacity,
+                            &outputDone
+                        )
                     }
                 }
                 return soxr_process(handle, nil, 0, nil, out.baseAddress, capacity, &outputDone)

@@ -14,7 +14,9 @@ package actor UtteranceRecorder {
 
     /// - Throws: `OpusError.recordingDirectory` when the directory cannot be created.
     package init(
-        directory: URL, settings: OggOpusWriter.Settings = .init(), now: @escaping @Sendable () -> Date = Date.init,
+        directory: URL,
+        settings: OggOpusWriter.Settings = .init(),
+        now: @escaping @Sendable () -> Date = Date.init,
         logger: Logger
     ) throws {
         do {
@@ -63,7 +65,9 @@ package actor UtteranceRecorder {
         current = nil
         try writer.finish()
         logger.debug(
-            "Recorded utterance", metadata: ["audio.file": "\(url.path)", "audio.seconds": "\(writer.durationSeconds)"])
+            "Recorded utterance",
+            metadata: ["audio.file": "\(url.path)", "audio.seconds": "\(writer.durationSeconds)"]
+        )
         return url
     }
 

@@ -58,7 +58,10 @@ package actor WAVFileSink: AudioPlaybackDevice {
                 return .stopped
             }
             if generation != started {
-                logger.debug("Playback to file stopped", metadata: ["audio.file": "\(path)", "audio.seconds": "\(writtenSeconds)"])
+                logger.debug(
+                    "Playback to file stopped",
+                    metadata: ["audio.file": "\(path)", "audio.seconds": "\(writtenSeconds)"]
+                )
                 return .stopped
             }
         }

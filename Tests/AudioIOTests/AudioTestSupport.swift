@@ -22,7 +22,9 @@ enum TestAudio {
 
     /// A sine at `frequency` Hz, `amplitude` in -1...1, as floats.
     static func sine(frequency: Double, rate: Int, seconds: Double, amplitude: Double = 0.5) -> [Float] {
-        (0..<Int(Double(rate) * seconds)).map { Float(amplitude * sin(2 * .pi * frequency * Double($0) / Double(rate))) }
+        (0..<Int(Double(rate) * seconds)).map {
+            Float(amplitude * sin(2 * .pi * frequency * Double($0) / Double(rate)))
+        }
     }
 
     static func sineInt16(frequency: Double, rate: Int, seconds: Double, amplitude: Double = 0.5) -> [Int16] {
@@ -62,7 +64,9 @@ enum TestAudio {
     }
 
     /// The best correlation of `decoded` against `original` over the given lags (codec delay).
-    static func bestCorrelation(original: [Int16], decoded: [Int16], lags: ClosedRange<Int>) -> (lag: Int, value: Double) {
+    static func bestCorrelation(original: [Int16], decoded: [Int16], lags: ClosedRange<Int>) -> (
+        lag: Int, value: Double
+    ) {
         var best = (lag: 0, value: -1.0)
         for lag in lags where lag >= 0 {
             let n = min(original.count, decoded.count - lag)
@@ -103,6 +107,7 @@ final class VirtualClock: Sendable {
                 }
                 await Task.yield()
                 try Task.checkCancellation()
-            })
+            }
+        )
     }
 }

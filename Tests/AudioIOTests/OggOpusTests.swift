@@ -23,7 +23,10 @@ import Testing
     static func expectRoundTrip(_ speech: [Int16], rate: Int, read: () throws -> PCMBuffer) throws {
         let back = try read()
         #expect(back.sampleRate == rate)
-        #expect(abs(back.samples.count - speech.count) <= rate / 50, "\(back.samples.count) samples for \(speech.count)")
+        #expect(
+            abs(back.samples.count - speech.count) <= rate / 50,
+            "\(back.samples.count) samples for \(speech.count)"
+        )
         let best = TestAudio.bestCorrelation(original: speech, decoded: back.samples, lags: 0...20)
         #expect(best.value > 0.75 && best.lag <= 3, "correlation \(best.value) at lag \(best.lag)")
     }

@@ -132,13 +132,17 @@ import Testing
     }
 
     @Test func `bad settings and frames give errors with libopus's words`() throws {
-        #expect(throws: OpusError.unsupportedSampleRate(22_050)) { try OpusEncoder(configuration: .init(sampleRate: 22_050)) }
+        #expect(throws: OpusError.unsupportedSampleRate(22_050)) {
+            try OpusEncoder(configuration: .init(sampleRate: 22_050))
+        }
         #expect(throws: OpusError.unsupportedSampleRate(44_100)) { try OpusDecoder(sampleRate: 44_100) }
         #expect(throws: OpusError.invalidSetting(name: "complexity", value: 11)) {
             try OpusEncoder(configuration: .init(complexity: 11))
         }
         let encoder = try OpusEncoder()
-        #expect(throws: OpusError.wrongFrameSize(expected: 320, got: 100)) { try encoder.encode([Int16](repeating: 0, count: 100)) }
+        #expect(throws: OpusError.wrongFrameSize(expected: 320, got: 100)) {
+            try encoder.encode([Int16](repeating: 0, count: 100))
+        }
         let decoder = try OpusDecoder()
         // A TOC byte announcing a code-3 packet with no frame count: libopus rejects it as corrupt.
         #expect { try decoder.decode([0x03]) } throws: { error in

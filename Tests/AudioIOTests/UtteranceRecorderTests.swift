@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TalkLogging
+import Testing
 
 @testable import AudioIO
 
@@ -18,7 +18,10 @@ import TalkLogging
         defer { try? FileManager.default.removeItem(at: root) }
         let dir = root.appendingPathComponent("nested/recordings")
         let recorder = try UtteranceRecorder(
-            directory: dir, now: { Date(timeIntervalSince1970: 1_800_000_000) }, logger: logger)
+            directory: dir,
+            now: { Date(timeIntervalSince1970: 1_800_000_000) },
+            logger: logger
+        )
         let speech = try TestAudio.goForward()
         var urls: [URL] = []
         for _ in 0..<2 {
@@ -29,9 +32,11 @@ import TalkLogging
             #expect(url == planned)
             urls.append(url)
         }
-        #expect(urls.map(\.lastPathComponent) == [
-            "utterance-20270115T080000.000Z-0001.opus", "utterance-20270115T080000.000Z-0002.opus",
-        ])
+        #expect(
+            urls.map(\.lastPathComponent) == [
+                "utterance-20270115T080000.000Z-0001.opus", "utterance-20270115T080000.000Z-0002.opus",
+            ]
+        )
         for url in urls {
             let back = try OggOpusReader.read(path: url.path, sampleRate: 16_000)
             #expect(abs(back.samples.count - (speech.count + 319) / 320 * 320) <= 320)
@@ -47,7 +52,9 @@ import TalkLogging
         #expect(first.lastPathComponent == "_turn_1_hello_.opus")
         let second = try await recorder.begin(name: "../turn 1/hello?")
         #expect(second.lastPathComponent == "_turn_1_hello_-2.opus")
-        try await recorder.append(AudioFrame(sequence: 0, captureTimeNs: 0, samples: [Int16](repeating: 500, count: 320)))
+        try await recorder.append(
+            AudioFrame(sequence: 0, captureTimeNs: 0, samples: [Int16](repeating: 500, count: 320))
+        )
         await recorder.cancel()
         #expect(await recorder.isRecording == false)
         #expect(FileManager.default.fileExists(atPath: first.path))
@@ -58,7 +65,8 @@ import TalkLogging
         let file = try TestAudio.temporaryDirectory().appendingPathComponent("plain-file")
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         try Data([1]).write(to: file)
-        #expect { try UtteranceRecorder(directory: file.appendingPathComponent("sub"), logger: logger) } throws: { error in
+        #expect { try UtteranceRecorder(directory: file.appendingPathComponent("sub"), logger: logger) } throws: {
+            error in
             guard case OpusError.recordingDirectory(let path, _) = error else { return false }
             return path.hasSuffix("plain-file/sub")
         }
