@@ -101,6 +101,27 @@ import Testing
         try Self.expectRoundTrip(speech, rate: 16_000) { try OggOpusReader.read(path: path, sampleRate: 16_000) }
     }
 
+    @Test func `a stereo 44.1 kHz clip from opusenc is mixed down to mono`() throws {
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wav = dir.appendingPathComponent("stereo.wav").path
+        let left = TestAudio.sine(frequency: 440, rate: 44_100, seconds: 1, amplitude: 0.5)
+        let right = TestAudio.sine(frequency: 440, rate: 44_100, seconds: 1, amplitude: 0.1)
+        try WAVAudio(sampleRate: 44_100, channels: 2, samples: zip(left, right).flatMap { [$0, $1] }).write(path: wav)
+        let opus = dir.appendingPathComponent("stereo.opus").path
+        guard let enc = try Self.runTool("opusenc", ["--quiet", wav, opus]) else {
+            print("SKIPPED: opus-tools not installed (apt-get install opus-tools): stereo clip check not run")
+            return
+        }
+        #expect(enc.status == 0)
+        let mono = try OggOpusReader.read(path: opus, sampleRate: 24_000)
+        #expect(abs(mono.durationSeconds - 1) < 0.02)
+        #expect(abs(TestAudio.estimatedFrequency(mono.samples, rate: 24_000) - 440) < 2)
+        // The average of 0.5 and 0.1: a 0.3-amplitude sine.
+        let expected = 0.3 / 2.0.squareRoot() * 32768
+        #expect(abs(TestAudio.rms(mono.samples[2400..<21600]) / expected - 1) < 0.1)
+    }
+
     @Test func `a stream with no audio finishes as a valid, empty file`() throws {
         for _ in 0..<20 {
             let writer = try OggOpusWriter(to: .memory, sampleRate: 16_000)
