@@ -1,7 +1,8 @@
 import Foundation
 import TalkLogging
 
-/// A file standing in for the microphone: a WAV (any rate, any channel count) or a 16 kHz `.raw` file,
+/// A file standing in for the microphone: a WAV (any rate, any channel count), a 16 kHz `.raw` file or
+/// an Ogg Opus `.opus` file (see `AudioFileReader`),
 /// mixed down and resampled to 16 kHz mono and delivered as 20 ms `AudioFrame`s, then trailing silence
 /// (so an endpointer can close the last utterance), then `.finished`.
 ///
@@ -44,7 +45,8 @@ package actor FileCaptureDevice: AudioCaptureDevice {
     }
 
     /// Reads the file and starts delivering frames; a capture already running is stopped first.
-    /// - Throws: `WAVError` when the file is missing or malformed (checked before the stream starts).
+    /// - Throws: `WAVError` (`OpusError` for `.opus`) when the file is missing or malformed, before the
+    ///   stream starts.
     package func start() async throws -> AsyncStream<CaptureEvent> {
         stop()
         let audio = try AudioFileReader.readMono(path: path, sampleRate: AudioFrame.sampleRate)

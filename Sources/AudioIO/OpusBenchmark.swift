@@ -6,6 +6,8 @@ package struct OpusBenchmarkReport: Codable, Sendable, Equatable {
     package struct ResamplerCost: Codable, Sendable, Equatable {
         package var fromRate: Int
         package var toRate: Int
+        /// `high` or `lowLatency` (see `Resampler.Quality`).
+        package var quality: String
         /// CPU microseconds spent per second of audio resampled.
         package var microsecondsPerAudioSecond: Double
     }
@@ -92,14 +94,20 @@ package enum OpusBenchmark {
             bytesPerSecond: totalBytes / (Double(frames) / 50),
             bytesPerPacketMean: totalBytes / Double(frames),
             encodeCoreShare: encodeMedian / 20_000,
-            resampler: try resamplerPairs.map { try resamplerCost(from: $0.0, to: $0.1, seconds: 10) }
+            resampler: try resamplerPairs.flatMap { pair in
+                try [Resampler<Int16>.Quality.high, .lowLatency].map {
+                    try resamplerCost(from: pair.0, to: pair.1, quality: $0, seconds: 10)
+                }
+            }
         )
     }
 
     /// Streams `seconds` of a speech-like signal through a resampler in 20 ms chunks.
-    static func resamplerCost(from: Int, to: Int, seconds: Double) throws -> OpusBenchmarkReport.ResamplerCost {
+    static func resamplerCost(
+        from: Int, to: Int, quality: Resampler<Int16>.Quality, seconds: Double
+    ) throws -> OpusBenchmarkReport.ResamplerCost {
         let signal = SpeechLikeSignal.generate(seconds: seconds, sampleRate: from)
-        let resampler = try Resampler<Int16>(from: from, to: to)
+        let resampler = try Resampler<Int16>(from: from, to: to, quality: quality)
         let chunk = from / 50
         let start = monotonicNanoseconds()
         for offset in stride(from: 0, to: signal.count, by: chunk) {
@@ -107,7 +115,9 @@ package enum OpusBenchmark {
         }
         _ = try resampler.flush()
         let micros = Double(monotonicNanoseconds() - start) / 1000
-        return .init(fromRate: from, toRate: to, microsecondsPerAudioSecond: micros / seconds)
+        return .init(
+            fromRate: from, toRate: to, quality: quality == .high ? "high" : "lowLatency",
+            microsecondsPerAudioSecond: micros / seconds)
     }
 
     static func percentile(_ values: [Double], _ p: Double) -> Double {

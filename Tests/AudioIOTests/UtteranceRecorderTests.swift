@@ -44,6 +44,24 @@ import Testing
         }
     }
 
+    @Test func `a recorded utterance can be replayed as the microphone`() async throws {
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let recorder = try UtteranceRecorder(directory: dir, logger: logger)
+        let speech = try TestAudio.goForward()
+        try await recorder.begin(name: "replay")
+        for frame in frames(of: speech) { try await recorder.append(frame) }
+        let url = try #require(try await recorder.finish())
+        let device = FileCaptureDevice(
+            path: url.path, options: .init(pacing: .asFastAsPossible, trailingSilenceMs: 0), logger: logger)
+        var replayed: [Int16] = []
+        for await event in try await device.start() {
+            if case .frame(let frame) = event { replayed += frame.samples }
+        }
+        #expect(replayed.count == (speech.count + 319) / 320 * 320)
+        #expect(TestAudio.bestCorrelation(original: speech, decoded: replayed, lags: 0...5).value > 0.75)
+    }
+
     @Test func `names are made safe, never overwrite, and cancel leaves nothing`() async throws {
         let dir = try TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
