@@ -33,11 +33,13 @@ import Testing
         let decoded = try decode(encode(speech, with: encoder), rate: rate)
         #expect(decoded.count >= speech.count)
         let lags = encoder.lookahead - 10...encoder.lookahead + 10
-        let best = TestAudio.bestCorrelation(original: speech, decoded: decoded, lags: lags)
+        let best = TestAudio.bestCorrelation(
+            original: TestAudio.highPassed(speech, rate: rate), decoded: TestAudio.highPassed(decoded, rate: rate),
+            lags: lags)
         print("Opus round trip, \(label) at \(rate) Hz: correlation \(best.value) at lag \(best.lag)")
-        // SILK at 24 kbit/s keeps speech's waveform loosely, not sample by sample: 0.79-0.95 on the corpus
-        // (the lowest is a LibriVox MP3 transcode); a broken codec path or a wrong delay gives well under 0.5.
-        #expect(best.value > 0.75, "\(label) at \(rate) Hz: correlation \(best.value) at lag \(best.lag)")
+        // Compared above 120 Hz: in the speech band the corpus scores 0.92-0.99 (full band, clips full of
+        // rumble score as low as 0.16, as Opus drops it); a broken path or a wrong delay gives well under 0.5.
+        #expect(best.value > 0.85, "\(label) at \(rate) Hz: correlation \(best.value) at lag \(best.lag)")
         #expect(abs(best.lag - encoder.lookahead) <= 2, "\(label): lag \(best.lag), lookahead \(encoder.lookahead)")
     }
 
@@ -57,7 +59,7 @@ import Testing
         let manifest = try String(contentsOf: dir.appendingPathComponent("manifest.tsv"), encoding: .utf8)
         let files = manifest.split(separator: "\n").dropFirst().compactMap { $0.split(separator: "\t").first }
         #expect(!files.isEmpty)
-        for file in files.prefix(8) {
+        for file in files {
             let speech = try AudioFileReader.readMono(path: dir.appendingPathComponent(String(file)).path).samples
             try Self.expectWaveformKept(speech, rate: 16_000, label: String(file))
         }
