@@ -80,8 +80,9 @@ import Testing
         let (frames, _) = try await collect(device)
         let seconds = Double(monotonicNanoseconds() - began) / 1e9
         #expect(frames.count == 20)
-        // Never faster than real time; the upper bound only catches a hang (a loaded machine is slow).
-        #expect(seconds >= 0.38 && seconds < 10, "20 frames took \(seconds) s")
+        // Never faster than real time (exact deadlines are checked on a virtual clock above). The upper bound
+        // only catches a hang: CPU-bound tests running alongside can starve the sleeping task for seconds.
+        #expect(seconds >= 0.38 && seconds < 60, "20 frames took \(seconds) s")
     }
 
     @Test func `fast mode does not wait for the clock`() async throws {
