@@ -40,10 +40,10 @@ package enum OpusBenchmark {
     ]
 
     /// Runs the benchmark over `speech` (16 kHz mono; a generated speech-like signal when nil), looped
-    /// to `frames` 20 ms frames after a short warm-up.
-    package static func run(speech: [Int16]? = nil, signalName: String? = nil, frames: Int = 3000) throws
-        -> OpusBenchmarkReport
-    {
+    /// to `frames` 20 ms frames after a short warm-up, and each resampler over `resamplerSeconds` of audio.
+    package static func run(
+        speech: [Int16]? = nil, signalName: String? = nil, frames: Int = 3000, resamplerSeconds: Double = 10
+    ) throws -> OpusBenchmarkReport {
         let configuration = OpusEncoder.Configuration()
         let source = speech.flatMap { $0.isEmpty ? nil : $0 } ?? SpeechLikeSignal.generate(seconds: 10)
         let name = signalName ?? (speech == nil ? "generated speech-like signal" : "speech")
@@ -96,7 +96,7 @@ package enum OpusBenchmark {
             encodeCoreShare: encodeMedian / 20_000,
             resampler: try resamplerPairs.flatMap { pair in
                 try [Resampler<Int16>.Quality.high, .lowLatency].map {
-                    try resamplerCost(from: pair.0, to: pair.1, quality: $0, seconds: 10)
+                    try resamplerCost(from: pair.0, to: pair.1, quality: $0, seconds: resamplerSeconds)
                 }
             }
         )

@@ -8,7 +8,8 @@ import Testing
     @Test func `the benchmark reports costs for speech and the generated signal`() throws {
         let speech = try TestAudio.goForward()
         for (signal, name) in [(speech, "goforward.raw"), (nil, nil)] as [([Int16]?, String?)] {
-            let report = try OpusBenchmark.run(speech: signal, signalName: name, frames: 500)
+            let report = try OpusBenchmark.run(
+                speech: signal, signalName: name, frames: 500, resamplerSeconds: 1)
             let json = try JSONEncoder().encode(report)
             print("OpusBenchmark: \(String(decoding: json, as: UTF8.self))")
             #expect(report.frames == 500 && report.bitrate == 24_000 && report.complexity == 5)
