@@ -101,7 +101,7 @@ package final class OpusEncoder {
         ]
         self.lookahead = Int(delay)
         if let failed = settings.first(where: { $0.1 != OPUS_OK }) {
-            opus_encoder_destroy(handle)
+            // Every property is set by now, so `deinit` runs on this throw and destroys the handle.
             throw OpusError.libopus(failed.0, failed.1)
         }
     }

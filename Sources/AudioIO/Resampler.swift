@@ -77,7 +77,10 @@ package final class Resampler<Sample: ResamplerSample> {
         var runtime = soxr_runtime_spec(1)
         var error: soxr_error_t?
         let created = soxr_create(Double(inputRate), Double(outputRate), 1, &error, &io, &spec, &runtime)
-        if let error { throw ResamplerError.soxr(operation: "start", message: String(cString: error)) }
+        if let error {
+            if let created { soxr_delete(created) }
+            throw ResamplerError.soxr(operation: "start", message: String(cString: error))
+        }
         guard let created else { throw ResamplerError.soxr(operation: "start", message: "no resampler returned") }
         handle = created
     }

@@ -153,5 +153,11 @@ import Testing
         #expect(throws: OpusError.self) {
             try OggOpusWriter(to: .file(path: "/nonexistent/dir/clip.opus"), sampleRate: 16_000)
         }
+        #expect {
+            try OggOpusWriter(to: .memory, sampleRate: 16_000, settings: .init(bitrate: -5))
+        } throws: { error in
+            guard case OpusError.oggWriter(_, let operation, _, _) = error else { return false }
+            return operation == "set the bitrate of"
+        }
     }
 }
