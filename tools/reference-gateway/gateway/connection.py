@@ -3,6 +3,8 @@
 import asyncio
 import json
 import secrets
+import sys
+import traceback
 import uuid
 
 from websockets.exceptions import ConnectionClosed
@@ -56,15 +58,24 @@ class Connection:
                         return
                 await self.handle(raw)
         except ConnectionClosed as closed:
-            if closed.sent is not None and closed.sent.code == CLOSE_TOO_BIG:
-                limit = gw.options.max_payload if self.authenticated \
-                    else gw.options.preauth_max_payload
-                gw.violations.record(self.conn_id, "oversized", "<frame over %d bytes>" % limit,
-                                     ["frame larger than %s limit %d bytes" % (
-                                         "maxPayload" if self.authenticated else "pre-auth",
-                                         limit)])
+            self._note_oversized(closed)
+        except Exception as failure:  # a refgw bug must not take the whole Gateway down
+            gw.log("BUG: connection %s failed: %r" % (self.conn_id, failure))
+            traceback.print_exc(file=sys.stderr)
+            await self.ws.close(1011, "internal error")
         finally:
             gw.log("connection %s closed (code %s)" % (self.conn_id, self.ws.close_code))
+
+    def _note_oversized(self, closed):
+        """Records a message over the size limit (websockets already closed with 1009)."""
+        if closed.sent is None or closed.sent.code != CLOSE_TOO_BIG:
+            return
+        options = self.gateway.options
+        limit = options.max_payload if self.authenticated else options.preauth_max_payload
+        phase = "maxPayload" if self.authenticated else "pre-auth"
+        self.gateway.violations.record(self.conn_id, "oversized", "<frame over %d bytes>" % limit,
+                                       ["frame larger than the %s limit of %d bytes"
+                                        % (phase, limit)])
 
     async def close(self, code, reason):
         await self.ws.close(code, close_reason_bytes_safe(reason))

@@ -39,6 +39,7 @@ def admit(gateway, conn_id, params, challenge):
     forced = gateway.faults.next_connect_failure()
     if forced is not None:
         raise forced
+    _check_shape(params)
     client = params.get("client") or {}
     role = params.get("role") or "operator"
     scopes = list(params.get("scopes") or [])
@@ -65,6 +66,33 @@ def admit(gateway, conn_id, params, challenge):
                         "maxBufferedBytes": options.max_buffered_bytes,
                         "tickIntervalMs": options.tick_interval_ms}}
     return Admission(role, scopes, device_id, client, protocol, hello)
+
+
+def _check_shape(params):
+    """The types the checks below rely on (the schema says more, but may be absent)."""
+    def fail(what):
+        raise ConnectRejected("INVALID_REQUEST", "invalid connect params: " + what)
+    if not isinstance(params, dict):
+        fail("params must be an object")
+    for key in ("client", "auth", "device"):
+        if key in params and not isinstance(params[key], dict):
+            fail("%s must be an object" % key)
+    if not isinstance(params.get("role", "operator"), str):
+        fail("role must be a string")
+    scopes = params.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        fail("scopes must be an array of strings")
+    for key, value in (params.get("auth") or {}).items():
+        if not isinstance(value, str):
+            fail("auth.%s must be a string" % key)
+    device = params.get("device") or {}
+    for key in ("id", "publicKey", "signature", "nonce"):
+        if key in device and not isinstance(device[key], str):
+            fail("device.%s must be a string" % key)
+    client = params.get("client") or {}
+    for key, value in client.items():
+        if not isinstance(value, str):
+            fail("client.%s must be a string" % key)
 
 
 def _check_role_and_scopes(role, scopes):

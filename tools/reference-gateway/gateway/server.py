@@ -35,7 +35,8 @@ class Gateway:
             auto_approve=options.auto_approve, after_attempts=options.auto_approve_after_attempts,
             after_ms=options.auto_approve_after_ms, ttl_ms=options.pairing_ttl_ms),
             on_event=self._pairing_event)
-        self.faults = Faults()
+        self.faults = Faults(unavailable_left=options.startup_unavailable,
+                             unavailable_retry_after_ms=options.startup_retry_after_ms)
         self.limiter = AuthRateLimiter(options.auth_failure_limit)
         self.auth_config = AuthConfig(options.token, options.password)
         self.violations = ViolationLog()
