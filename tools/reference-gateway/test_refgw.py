@@ -172,6 +172,15 @@ class HandshakeTests(GatewayTestCase):
                 code, _ = await close_code(client)
                 self.assertEqual(code, 1008)
 
+    async def test_a_missing_nonce_is_a_schema_violation_with_the_device_code(self):
+        if not self.has_schema:
+            self.skipTest("SKIPPED: ../shared not found: schema validation not checked")
+        client = await self.open(self.gw.url)
+        params = connect_params(Identity(), client.challenge, auth={"token": SHARED_TOKEN})
+        del params["device"]["nonce"]
+        res = await client.request("connect", params)
+        self.assertEqual(error_code(res), "DEVICE_AUTH_NONCE_REQUIRED")
+
     async def test_reject_signature_fault_and_v3_only_rejection(self):
         self.gw.control("reject-signature on")
         client, res = await self.connect()
@@ -349,6 +358,25 @@ class PairingTests(GatewayTestCase):
         self.assertTrue(res["ok"], res)
         await client.close()
 
+    async def test_scope_upgrade_keeps_the_device_token(self):
+        identity = Identity()
+        _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN},
+                                      scopes=["operator.read"])
+        self.gw.control("approve %s" % res["error"]["details"]["requestId"])
+        client, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN},
+                                           scopes=["operator.read"])
+        token = res["payload"]["auth"]["deviceToken"]
+        _, res = await self.handshake(self.gw.url, identity, auth={"token": token},
+                                      scopes=READ_WRITE)
+        details = res["error"]["details"]
+        self.assertEqual((details["code"], details["reason"]), ("PAIRING_REQUIRED", "scope-upgrade"))
+        self.assertEqual(details["approvedScopes"], ["operator.read"])
+        self.gw.control("approve %s" % details["requestId"])
+        client, res = await self.handshake(self.gw.url, identity, auth={"token": token},
+                                           scopes=READ_WRITE)
+        self.assertTrue(res["ok"], res)
+        self.assertEqual(res["payload"]["auth"]["scopes"], READ_WRITE)
+
     async def test_rejected_pairing_is_reported_once(self):
         identity = Identity()
         _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
@@ -516,7 +544,7 @@ class PasswordAndRobustnessTests(GatewayTestCase):
                    '{"type":"req","id":"1","method":"connect","params":{"minProtocol":3,'
                    '"maxProtocol":3,"client":{"id":"test","version":"1","platform":"x","mode":"test"},'
                    '"device":{"id":1,"publicKey":[],"signature":{},"signedAt":"now","nonce":null}}}',
-                   b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":"1"}']
+                   b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":""}']
         for message in hostile * 5:
             client = await self.open(self.gw.url)
             await client.ws.send(message)

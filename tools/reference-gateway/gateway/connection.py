@@ -120,14 +120,19 @@ class Connection:
             if not self.authenticated:
                 await self.close(CLOSE_POLICY, "invalid frame")
             return
+        if _is_cancel(frame):
+            return  # additive client frame newer than the schema; old Gateways ignore it (§1.2)
         errors = gw.check_frame(frame)
         if errors:
             gw.violations.record(self.conn_id, "schema", frame, errors)
             req_id = frame.get("id")
             if frame.get("type") == "req" and isinstance(req_id, str) and req_id:
+                details = {"reason": "schema", "errors": errors}
+                device_code = _device_detail_code(errors)
+                if device_code and frame.get("method") == "connect":
+                    details["code"] = device_code
                 await self.respond(req_id, error=error_shape(
-                    "INVALID_REQUEST", "invalid frame: " + errors[0],
-                    details={"reason": "schema", "errors": errors}))
+                    "INVALID_REQUEST", "invalid frame: " + errors[0], details=details))
             if not self.authenticated:
                 await self.close(CLOSE_POLICY, "invalid frame")
             return
@@ -181,6 +186,22 @@ class Connection:
             await self.respond(frame["id"], error=failure.shape)
             return
         await self.respond(frame["id"], payload=payload)
+
+
+def _is_cancel(frame):
+    """A well-formed `{type: "cancel", id}` frame."""
+    return (frame.get("type") == "cancel" and set(frame) == {"type", "id"}
+            and isinstance(frame["id"], str) and bool(frame["id"]))
+
+
+def _device_detail_code(errors):
+    """The DEVICE_AUTH_* code a schema error in `params.device` amounts to, if any."""
+    device_errors = [e for e in errors if e.startswith("params.device")]
+    if not device_errors:
+        return None
+    if any("nonce" in e for e in device_errors):
+        return "DEVICE_AUTH_NONCE_REQUIRED"
+    return "DEVICE_AUTH_INVALID"
 
 
 def _peer(ws):
