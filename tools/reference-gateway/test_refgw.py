@@ -377,12 +377,39 @@ class PairingTests(GatewayTestCase):
         self.assertTrue(res["ok"], res)
         self.assertEqual(res["payload"]["auth"]["scopes"], READ_WRITE)
 
-    async def test_rejected_pairing_is_reported_once(self):
-        identity = Identity()
-        _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
-        self.gw.control("reject %s" % res["error"]["details"]["requestId"])
-        _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
-        self.assertEqual(error_code(res), "PAIRING_REJECTED")
+    async def test_rejected_and_expired_pairings_are_reported_once(self):
+        for command, expected in (("reject", "PAIRING_REJECTED"), ("expire", "PAIRING_EXPIRED")):
+            identity = Identity()
+            _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
+            first_id = res["error"]["details"]["requestId"]
+            self.assertTrue(self.gw.control("%s %s" % (command, first_id))["ok"])
+            _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
+            self.assertEqual(error_code(res), expected)
+            _, res = await self.handshake(self.gw.url, identity, auth={"token": SHARED_TOKEN})
+            self.assertEqual(error_code(res), "PAIRING_REQUIRED")
+            self.assertNotEqual(res["error"]["details"]["requestId"], first_id)
+
+    async def test_operators_with_pairing_scope_see_requests_and_can_forget_devices(self):
+        admin = Identity()
+        _, res = await self.handshake(self.gw.url, admin, auth={"token": SHARED_TOKEN},
+                                      scopes=["operator.admin"])
+        self.gw.control("approve %s" % res["error"]["details"]["requestId"])
+        watcher, res = await self.handshake(self.gw.url, admin, auth={"token": SHARED_TOKEN},
+                                            scopes=["operator.admin"])
+        self.assertTrue(res["ok"], res)
+        newcomer = Identity()
+        _, res = await self.handshake(self.gw.url, newcomer, auth={"token": SHARED_TOKEN})
+        event = await watcher.wait_event("device.pair.requested")
+        self.assertEqual(event["payload"]["deviceId"], newcomer.device_id)
+        approve = await watcher.request("device.pair.approve",
+                                        {"requestId": event["payload"]["requestId"]})
+        self.assertTrue(approve["ok"], approve)
+        devices = self.gw.control("devices")["devices"]
+        self.assertIn(newcomer.device_id, [d["deviceId"] for d in devices])
+        self.assertNotIn("dt_", json.dumps(devices))
+        self.assertTrue(self.gw.control("forget %s" % newcomer.device_id)["forgotten"])
+        _, res = await self.handshake(self.gw.url, newcomer, auth={"token": SHARED_TOKEN})
+        self.assertEqual(error_code(res), "PAIRING_REQUIRED")
 
     async def test_setup_code_bootstrap_waits_then_hands_off_tokens_once(self):
         code = decode_setup_code(self.gw.info["setupCode"])

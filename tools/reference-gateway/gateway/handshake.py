@@ -141,19 +141,24 @@ def _verify_device(gateway, params, challenge, client):
 
 
 def _require_pairing(gateway, params, device_id, role, scopes, client, result):
+    record = gateway.state.token_record(device_id, role)
+    if record is not None and set(scopes) <= set(record["scopes"]):
+        return
     verdict = gateway.pairing.take_verdict(device_id)
+    stale = gateway.pairing.expire_stale(device_id)
+    if verdict is None and stale is not None:
+        verdict = ("expired", stale)
     if verdict is not None:
         kind, request_id = verdict
         code = "PAIRING_REJECTED" if kind == "rejected" else "PAIRING_EXPIRED"
         raise ConnectRejected("NOT_PAIRED", "pairing %s (requestId: %s)" % (kind, request_id),
                               details={"code": code, "requestId": request_id,
                                        "deviceId": device_id,
-                                       "recommendedNextStep": "review_auth_configuration",
+                                       "recommendedNextStep": ("wait_then_retry"
+                                                               if kind == "expired"
+                                                               else "review_auth_configuration"),
                                        "retryable": kind == "expired",
                                        "pauseReconnect": kind == "rejected"})
-    record = gateway.state.token_record(device_id, role)
-    if record is not None and set(scopes) <= set(record["scopes"]):
-        return
     known = gateway.state.device(device_id)
     if known is None:
         reason = "not-paired"
