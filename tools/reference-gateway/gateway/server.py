@@ -64,9 +64,9 @@ class Gateway:
         host = "[%s]" % self.options.host if ":" in self.options.host else self.options.host
         return "%s://%s:%d" % (scheme, host, self.port)
 
-    async def listen(self):
+    async def listen(self, attempts=1):
         """Starts listening (on the same port as before after a restart)."""
-        for attempt in range(50):
+        for attempt in range(attempts):
             try:
                 self.server = await serve(
                     self._handler, self.options.host, self.port, ssl=self.ssl_context,
@@ -74,7 +74,7 @@ class Gateway:
                     compression=None, open_timeout=10, close_timeout=2)
                 break
             except OSError:
-                if self.port == 0 or attempt == 49:
+                if attempt == attempts - 1:
                     raise
                 await asyncio.sleep(0.1)
         self.port = self.server.sockets[0].getsockname()[1]
@@ -100,7 +100,12 @@ class Gateway:
 
         async def come_back():
             await asyncio.sleep(down_ms / 1000)
-            await self.listen()
+            try:
+                await self.listen(attempts=50)
+            except OSError as failure:
+                print("refgw: cannot listen again on port %d: %s" % (self.port, failure),
+                      file=sys.stderr, flush=True)
+                return
             self.log("listening again on %s" % self.url)
         self.spawn(come_back())
 
