@@ -137,6 +137,10 @@ class Connection:
                 await self.close(CLOSE_POLICY, "invalid frame")
             return
         if frame.get("type") != "req":
+            if not self.authenticated:
+                gw.violations.record(self.conn_id, "protocol", frame,
+                                     ["the first client frame must be the connect request"])
+                await self.close(CLOSE_POLICY, "first request must be connect")
             return  # responses (node.invoke results) and client events need no answer here
         if not self.authenticated:
             await self._connect(frame)
@@ -157,6 +161,8 @@ class Connection:
     async def _connect(self, frame):
         gw = self.gateway
         if frame["method"] != "connect":
+            gw.violations.record(self.conn_id, "protocol", frame,
+                                 ["the first request must be connect, not %s" % frame["method"]])
             await self.respond(frame["id"], error=error_shape(
                 "INVALID_REQUEST", "first request must be connect"))
             await self.close(CLOSE_POLICY, "first request must be connect")
