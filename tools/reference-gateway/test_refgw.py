@@ -583,7 +583,10 @@ class PasswordAndRobustnessTests(GatewayTestCase):
         res = await client.request("health", {})
         self.assertTrue(res["ok"], res)
         self.assertEqual(self.gw.control("status")["serverViolations"], 0)
-        self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
+        if self.gw.info["schema"] is not None:  # without it only unparseable frames are counted
+            self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
+        else:
+            print("SKIPPED: ../shared not found: violation count of hostile frames not checked")
 
     async def test_send_raw_reaches_connected_clients(self):
         client, _ = await self.handshake(self.gw.url, Identity(), auth={"password": "pw-selftest"})
