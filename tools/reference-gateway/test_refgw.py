@@ -248,6 +248,8 @@ class HandshakeTests(GatewayTestCase):
     async def test_system_presence_lists_the_connected_client(self):
         identity = Identity()
         client, res = await self.connect(identity, platform="linux", device_family="Linux")
+        snapshot_ids = [e.get("deviceId") for e in res["payload"]["snapshot"]["presence"]]
+        self.assertIn(identity.device_id, snapshot_ids)
         presence = await client.request("system-presence", {})
         entries = [e for e in presence["payload"] if e.get("deviceId") == identity.device_id]
         self.assertEqual(len(entries), 1)

@@ -11,7 +11,7 @@ from websockets.exceptions import ConnectionClosed
 
 from .codec import dumps, now_ms, preview
 from .errors import ConnectRejected, CLOSE_POLICY, close_reason_bytes_safe, error_shape
-from .handshake import admit
+from .handshake import admit, hello_ok
 from .methods import MethodError
 
 CLOSE_TOO_BIG = 1009
@@ -179,11 +179,14 @@ class Connection:
         self.role, self.scopes = admission.role, admission.scopes
         self.device_id, self.client = admission.device_id, admission.client
         self.ws.protocol.max_message_size = gw.options.max_payload
-        await self.respond(frame["id"], payload=admission.hello)
+        changed = gw.presence.join(self.conn_id, self.client, self.role, self.scopes,
+                                   self.device_id)
+        await self.respond(frame["id"], payload=hello_ok(gw, self.conn_id, admission))
         gw.log("connect %s ok: role=%s client=%s/%s device=%s" % (
             self.conn_id, self.role, self.client.get("id"), self.client.get("mode"),
             (self.device_id or "-")[:12]))
-        await gw.joined(self)
+        if changed:
+            await gw.broadcast_presence()
 
     async def _request(self, frame):
         try:

@@ -24,18 +24,17 @@ BOOTSTRAP_PROFILES = {
 class Admission:
     """What a successful connect established for the connection."""
 
-    def __init__(self, role, scopes, device_id, client, protocol, hello):
+    def __init__(self, role, scopes, device_id, client, protocol, auth):
         self.role = role
         self.scopes = scopes
         self.device_id = device_id
         self.client = client
-        self.protocol = protocol
-        self.hello = hello
+        self.protocol = protocol   # negotiated (N-1 for nodes); hello-ok reports the server's
+        self.auth = auth           # the hello-ok `auth` object
 
 
 def admit(gateway, conn_id, params, challenge):
     """Runs every connect check; returns an `Admission` or raises `ConnectRejected`."""
-    options = gateway.options
     forced = gateway.faults.next_connect_failure()
     if forced is not None:
         raise forced
@@ -44,7 +43,7 @@ def admit(gateway, conn_id, params, challenge):
     role = params.get("role") or "operator"
     scopes = list(params.get("scopes") or [])
     _check_role_and_scopes(role, scopes)
-    protocol = _negotiate_protocol(options.protocol, params, role, client)
+    protocol = _negotiate_protocol(gateway.options.protocol, params, role, client)
     device = params.get("device")
     limiter_key = (device or {}).get("id") or "addr:" + conn_id
     gateway.limiter.check(limiter_key)
@@ -58,14 +57,19 @@ def admit(gateway, conn_id, params, challenge):
     if device_id is not None:
         _require_pairing(gateway, params, device_id, role, scopes, client, result)
     auth = _issue_tokens(gateway, params, device_id, role, scopes, result)
-    hello = {"type": "hello-ok", "protocol": options.protocol,
-             "server": {"version": VERSION, "connId": conn_id},
-             "features": {"methods": gateway.method_names(), "events": gateway.event_names()},
-             "snapshot": gateway.snapshot(), "auth": auth,
-             "policy": {"maxPayload": options.max_payload,
-                        "maxBufferedBytes": options.max_buffered_bytes,
-                        "tickIntervalMs": options.tick_interval_ms}}
-    return Admission(role, scopes, device_id, client, protocol, hello)
+    return Admission(role, scopes, device_id, client, protocol, auth)
+
+
+def hello_ok(gateway, conn_id, admission):
+    """The hello-ok payload; built after the client joined presence so the snapshot lists it."""
+    options = gateway.options
+    return {"type": "hello-ok", "protocol": options.protocol,
+            "server": {"version": VERSION, "connId": conn_id},
+            "features": {"methods": gateway.method_names(), "events": gateway.event_names()},
+            "snapshot": gateway.snapshot(), "auth": admission.auth,
+            "policy": {"maxPayload": options.max_payload,
+                       "maxBufferedBytes": options.max_buffered_bytes,
+                       "tickIntervalMs": options.tick_interval_ms}}
 
 
 def _check_shape(params):

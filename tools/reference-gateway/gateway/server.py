@@ -133,14 +133,10 @@ class Gateway:
         finally:
             del self.connections[conn.conn_id]
             if conn.authenticated and self.presence.leave(conn.conn_id):
-                await self._broadcast_presence()
+                await self.broadcast_presence()
 
-    async def joined(self, conn):
-        """Called after hello-ok: presence is updated and announced."""
-        if self.presence.join(conn.conn_id, conn.client, conn.role, conn.scopes, conn.device_id):
-            await self._broadcast_presence()
-
-    async def _broadcast_presence(self):
+    async def broadcast_presence(self):
+        """Announces the presence list to every authenticated connection."""
         await self.broadcast("presence", {"presence": self.presence.listing()},
                              state_version=self.state_version())
 
