@@ -45,7 +45,9 @@ def admit(gateway, conn_id, params, challenge):
     _check_role_and_scopes(role, scopes)
     protocol = _negotiate_protocol(gateway.options.protocol, params, role, client)
     device = params.get("device")
-    limiter_key = (device or {}).get("id") or "addr:" + conn_id
+    # Keyed by device: every client here comes from loopback, so one address-wide limit would
+    # lock out every test client at once. Device-less attempts are keyed per connection.
+    limiter_key = (device or {}).get("id") or "conn:" + conn_id
     gateway.limiter.check(limiter_key)
     try:
         device_id = _verify_device(gateway, params, challenge, client)
@@ -55,7 +57,7 @@ def admit(gateway, conn_id, params, challenge):
             gateway.limiter.record_failure(limiter_key)
         raise
     if device_id is not None:
-        _require_pairing(gateway, params, device_id, role, scopes, client, result)
+        _require_pairing(gateway, params, device_id, role, scopes, result)
     auth = _issue_tokens(gateway, params, device_id, role, scopes, result)
     return Admission(role, scopes, device_id, client, protocol, auth)
 
@@ -144,7 +146,7 @@ def _verify_device(gateway, params, challenge, client):
     return params["device"]["id"]
 
 
-def _require_pairing(gateway, params, device_id, role, scopes, client, result):
+def _require_pairing(gateway, params, device_id, role, scopes, result):
     record = gateway.state.token_record(device_id, role)
     if record is not None and set(scopes) <= set(record["scopes"]):
         return
@@ -153,16 +155,7 @@ def _require_pairing(gateway, params, device_id, role, scopes, client, result):
     if verdict is None and stale is not None:
         verdict = ("expired", stale)
     if verdict is not None:
-        kind, request_id = verdict
-        code = "PAIRING_REJECTED" if kind == "rejected" else "PAIRING_EXPIRED"
-        raise ConnectRejected("NOT_PAIRED", "pairing %s (requestId: %s)" % (kind, request_id),
-                              details={"code": code, "requestId": request_id,
-                                       "deviceId": device_id,
-                                       "recommendedNextStep": ("wait_then_retry"
-                                                               if kind == "expired"
-                                                               else "review_auth_configuration"),
-                                       "retryable": kind == "expired",
-                                       "pauseReconnect": kind == "rejected"})
+        raise _verdict_rejection(*verdict, device_id)
     known = gateway.state.device(device_id)
     if known is None:
         reason = "not-paired"
@@ -170,9 +163,7 @@ def _require_pairing(gateway, params, device_id, role, scopes, client, result):
         reason = "role-upgrade"
     else:
         reason = "scope-upgrade"
-    metadata = {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
-                "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
-                "clientId": client.get("id"), "clientMode": client.get("mode")}
+    metadata = _device_metadata(params)
     is_bootstrap = result.method == "bootstrap"
     request, approved = gateway.pairing.request(device_id, metadata, role, scopes, reason,
                                                 is_bootstrap)
@@ -194,14 +185,30 @@ def _require_pairing(gateway, params, device_id, role, scopes, client, result):
                                        % (reason, request["requestId"]))
 
 
+def _verdict_rejection(kind, request_id, device_id):
+    """PAIRING_REJECTED (stop and tell the user) or PAIRING_EXPIRED (retry for a new request)."""
+    expired = kind == "expired"
+    details = {"code": "PAIRING_EXPIRED" if expired else "PAIRING_REJECTED",
+               "requestId": request_id, "deviceId": device_id,
+               "recommendedNextStep": "wait_then_retry" if expired else "review_auth_configuration",
+               "retryable": expired, "pauseReconnect": not expired}
+    return ConnectRejected("NOT_PAIRED", "pairing %s (requestId: %s)" % (kind, request_id),
+                           details=details)
+
+
+def _device_metadata(params):
+    """What a device record remembers about the client that paired it."""
+    client = params.get("client") or {}
+    return {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
+            "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
+            "clientId": client.get("id"), "clientMode": client.get("mode")}
+
+
 def _issue_tokens(gateway, params, device_id, role, scopes, result):
     auth = {"role": role, "scopes": scopes}
     if device_id is None:
         return auth
-    client = params.get("client") or {}
-    metadata = {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
-                "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
-                "clientId": client.get("id"), "clientMode": client.get("mode")}
+    metadata = _device_metadata(params)
     record = gateway.state.pair(device_id, metadata, role, scopes)
     auth.update({"deviceToken": record["token"], "issuedAtMs": record["issuedAtMs"]})
     if result.method == "bootstrap":
