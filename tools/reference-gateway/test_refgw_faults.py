@@ -82,6 +82,21 @@ class RestartTests(GatewayTestCase):
             gw.stop()
 
 
+def is_genuine_event(message):
+    """A tick or presence event refgw sends on its own (told apart from hostile look-alikes)."""
+    try:
+        frame = json.loads(message)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    if not isinstance(frame, dict) or frame.get("event") not in ("tick", "presence"):
+        return False
+    seq, payload = frame.get("seq"), frame.get("payload")
+    if not (isinstance(seq, int) and 0 < seq < 10 ** 6 and isinstance(payload, dict)):
+        return False
+    return frame["event"] == "presence" or (isinstance(payload.get("ts"), int)
+                                            and payload["ts"] > 10 ** 12)
+
+
 class PasswordAndRobustnessTests(GatewayTestCase):
     """Password mode, size limits after hello, hostile input, and raw frames sent to clients."""
 
@@ -134,7 +149,10 @@ class PasswordAndRobustnessTests(GatewayTestCase):
                    '{"type":"req","id":"1","method":"connect","params":{"minProtocol":3,'
                    '"maxProtocol":3,"client":{"id":"test","version":"1","platform":"x","mode":"test"},'
                    '"device":{"id":1,"publicKey":[],"signature":{},"signedAt":"now","nonce":null}}}',
-                   b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":""}']
+                   b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":""}',
+                   '{"type":"req","id":"1","method":"connect","params":' + "[" * 5000 + "]" * 5000 + "}",
+                   '{"type":"req","id":"1","method":"connect","params":{"permissions":'
+                   + '{"a":' * 900 + "true" + "}" * 900 + "}}"]
         for message in hostile * 5:
             client = await self.open(self.gw.url)
             await client.ws.send(message)
@@ -146,6 +164,7 @@ class PasswordAndRobustnessTests(GatewayTestCase):
         res = await client.request("health", {})
         self.assertTrue(res["ok"], res)
         self.assertEqual(self.gw.control("status")["serverViolations"], 0)
+        self.assertIn("ok", self.gw.control("frames 40"))
         if self.gw.info["schema"] is not None:  # without it only unparseable frames are counted
             self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
         else:
@@ -167,6 +186,22 @@ class PasswordAndRobustnessTests(GatewayTestCase):
         self.assertEqual(len(await next_raw()), 70000)
         self.gw.control({"cmd": "send-raw", "wire": "8a"})   # a truncated frame header
         self.gw.control("drop")
+
+
+    async def test_fuzz_sends_the_requested_number_of_hostile_messages(self):
+        client, _ = await self.handshake(self.gw.url, Identity(), auth={"password": "pw-selftest"})
+        kinds = ["bad-json", "wrong-types", "unknown", "binary-garbage", "deep-nesting",
+                 "stray-response", "huge-numbers"]   # a Python client rejects invalid UTF-8 itself
+        reply = self.gw.control({"cmd": "fuzz", "count": 2000, "seed": 7, "kinds": kinds})
+        self.assertEqual((reply["count"], reply["connections"]), (2000, 1))
+        hostile = 0
+        while hostile < 2000:
+            if not is_genuine_event(await asyncio.wait_for(client.ws.recv(), 5)):
+                hostile += 1
+        progress = self.gw.control("status")["fuzz"]
+        self.assertEqual((progress["running"], progress["sent"]), (False, 2000))
+        self.assertEqual(set(progress["byKind"]), set(kinds))
+        self.assertFalse(self.gw.control({"cmd": "fuzz", "kinds": ["nope"]})["ok"])
 
 
 class TlsAndExitTests(GatewayTestCase):

@@ -35,18 +35,33 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+def safe_dumps(obj):
+    """JSON for logs; a deeply nested hostile frame becomes a note instead of an exception."""
+    try:
+        return json.dumps(obj, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return '"<frame not printable>"'
+
+
 def redact(value):
     """A copy of `value` with every secret-bearing field replaced by a length marker."""
+    try:
+        return _redact(value)
+    except RecursionError:
+        return "<frame nested too deeply to show>"
+
+
+def _redact(value):
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if key in SECRET_KEYS and isinstance(item, str):
                 out[key] = "<redacted len=%d>" % len(item)
             else:
-                out[key] = redact(item)
+                out[key] = _redact(item)
         return out
     if isinstance(value, list):
-        return [redact(item) for item in value]
+        return [_redact(item) for item in value]
     return value
 
 
