@@ -13,6 +13,7 @@ import unittest
 from refgw_harness import (READ_WRITE, SHARED_TOKEN, GatewayProcess, GatewayTestCase, close_code,
                            decode_setup_code, error_code)
 from minimal_client import Identity
+from gateway.tls import ensure_self_signed  # only to make a certificate file to hand over
 
 
 class RestartTests(GatewayTestCase):
@@ -221,6 +222,21 @@ class TlsAndExitTests(GatewayTestCase):
             await client.close()
         finally:
             gw.stop()
+
+    async def test_a_given_certificate_is_served_and_pinned(self):
+        from cryptography import x509
+        from cryptography.hazmat.primitives.serialization import Encoding
+        with tempfile.TemporaryDirectory(prefix="refgw-cert-") as folder:
+            cert_path, key_path = ensure_self_signed(folder)
+            with open(cert_path, "rb") as handle:
+                der = x509.load_pem_x509_certificate(handle.read()).public_bytes(Encoding.DER)
+            gw = GatewayProcess("--tls-cert", cert_path, "--tls-key", key_path, "--auto-approve")
+            try:
+                self.assertEqual(gw.info["tlsFingerprint"], hashlib.sha256(der).hexdigest())
+                client, res = await self.handshake(gw.url, Identity())
+                self.assertTrue(res["ok"], res)
+            finally:
+                gw.stop()
 
     async def test_strict_mode_exits_with_status_3_after_a_violation(self):
         gw = GatewayProcess("--strict", "--auto-approve")
