@@ -70,7 +70,8 @@ class HandshakeTests(GatewayTestCase):
         cases = [({"sign_token": "not-the-token"}, "DEVICE_AUTH_SIGNATURE_INVALID"),
                  ({"device_id": "0" * 64}, "DEVICE_AUTH_DEVICE_ID_MISMATCH"),
                  ({"signed_at": stale}, "DEVICE_AUTH_SIGNATURE_EXPIRED"),
-                 ({"nonce": "some-other-nonce"}, "DEVICE_AUTH_NONCE_MISMATCH")]
+                 ({"nonce": "some-other-nonce"}, "DEVICE_AUTH_NONCE_MISMATCH"),
+                 ({"public_key": "padded"}, "DEVICE_AUTH_PUBLIC_KEY_INVALID")]
         for tamper, expected in cases:
             with self.subTest(expected=expected):
                 client, res = await self.connect(**tamper)

@@ -15,11 +15,10 @@ def b64url_encode(data):
 
 
 def b64url_decode(text):
-    """Decodes base64url with or without padding; raises ValueError on anything else."""
-    if not isinstance(text, str) or any(c not in _B64URL for c in text.rstrip("=")):
-        raise ValueError("not base64url")
-    stripped = text.rstrip("=")
-    return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+    """Decodes base64url without padding (as the protocol writes it); ValueError otherwise."""
+    if not isinstance(text, str) or any(c not in _B64URL for c in text) or len(text) % 4 == 1:
+        raise ValueError("not unpadded base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 _B64URL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
