@@ -151,6 +151,8 @@ class ControlServer:
 
     async def cmd_restart(self, args):
         down_ms = int(args.get("downMs", 1000))
+        if not self.gateway.listening:
+            raise ControlError("not listening (a restart is already under way)")
         await self.gateway.restart(down_ms)
         return {"downMs": down_ms, "port": self.gateway.port}
 
@@ -223,7 +225,7 @@ class ControlServer:
         if args.get("wait"):
             await task
             return dict(gw.fuzz_progress)
-        return {"started": True, "count": count, "connections": len(gw._targets(
+        return {"started": True, "count": count, "connections": len(gw.targets(
             args.get("target", "authenticated")))}
 
     async def cmd_send_raw(self, args):

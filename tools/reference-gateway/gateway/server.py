@@ -23,6 +23,7 @@ from .state import GatewayState
 from . import tls
 
 FRAME_LOG_SIZE = 2000
+FRAME_LOG_FULL_BYTES = 16 * 1024
 
 
 class Gateway:
@@ -209,14 +210,15 @@ class Gateway:
         code = encode_setup_code(url, token, self.fingerprint)
         return {"setupCode": code, "bootstrapToken": token, "expiresAtMs": expires, "url": url}
 
-    def _targets(self, target):
+    def targets(self, target):
+        """Live connections matching all | authenticated | preauth | a connId."""
         return [c for c in list(self.connections.values())
                 if target == "all" or (target == "authenticated" and c.authenticated)
                 or (target == "preauth" and not c.authenticated) or target == c.conn_id]
 
     async def send_hostile(self, generator, count, target, progress):
         """Sends `count` generated hostile messages to each target, counting into `progress`."""
-        conns = self._targets(target)
+        conns = self.targets(target)
         progress.update({"running": True, "sent": 0, "count": count, "connections": len(conns),
                          "byKind": {}})
         by_kind = collections.Counter()
@@ -234,7 +236,7 @@ class Gateway:
 
     async def send_raw(self, spec):
         """Sends a hostile message to clients; see README (`send-raw`). Returns the count sent."""
-        conns = self._targets(spec.get("target", "all"))
+        conns = self.targets(spec.get("target", "all"))
         if "wire" in spec:
             data = bytes.fromhex(spec["wire"])
             for conn in conns:
@@ -263,7 +265,10 @@ class Gateway:
 
     def log_frame(self, conn_id, raw, frame):
         kind = "binary" if isinstance(raw, (bytes, bytearray)) else "text"
-        shown = redact(frame) if frame is not None else preview(raw)
+        if frame is not None and len(raw) <= FRAME_LOG_FULL_BYTES:
+            shown = redact(frame)
+        else:  # large frames (or unparseable ones) are kept as a short redacted preview
+            shown = preview(safe_dumps(redact(frame))) if frame is not None else preview(raw)
         entry = {"ts": now_ms(), "connId": conn_id, "kind": kind, "size": len(raw), "frame": shown}
         self.frames.append(entry)
         if self.options.log_frames:
