@@ -96,6 +96,13 @@ class GatewayTestCase(unittest.IsolatedAsyncioTestCase):
         self.clients.append(client)
         return client, response
 
+    async def stop(self, gateway):
+        """Closes this test's sockets, then stops `gateway` (else its close handshake would wait
+        on a test loop that is blocked in the control call); returns the exit status."""
+        for client in self.clients:
+            await client.close()
+        return gateway.stop()
+
     async def open(self, url):
         client = await Client.open(url)
         self.clients.append(client)

@@ -279,7 +279,8 @@ class PairingTests(GatewayTestCase):
         _, res = await self.handshake(self.gw.url, identity, auth={"token": token},
                                       scopes=READ_WRITE)
         details = res["error"]["details"]
-        self.assertEqual((details["code"], details["reason"]), ("PAIRING_REQUIRED", "scope-upgrade"))
+        self.assertEqual((details["code"], details["reason"]),
+                         ("PAIRING_REQUIRED", "scope-upgrade"))
         self.assertEqual(details["approvedScopes"], ["operator.read"])
         self.gw.control("approve %s" % details["requestId"])
         client, res = await self.handshake(self.gw.url, identity, auth={"token": token},
@@ -345,8 +346,9 @@ class PairingTests(GatewayTestCase):
         await client.close()
         _, res = await self.handshake(self.gw.url, identity, **node)
         self.assertEqual(error_code(res), "AUTH_BOOTSTRAP_TOKEN_INVALID")
-        client, res = await self.handshake(self.gw.url, identity, auth={"token": handoff["deviceToken"]},
-                                      scopes=READ_WRITE, client_id="cli", mode="ui")
+        operator_auth = {"token": handoff["deviceToken"]}
+        client, res = await self.handshake(self.gw.url, identity, auth=operator_auth,
+                                           scopes=READ_WRITE, client_id="cli", mode="ui")
         self.assertTrue(res["ok"], res)
         await client.close()
 
@@ -356,8 +358,8 @@ class PairingTests(GatewayTestCase):
                          minted["bootstrapToken"])
         await asyncio.sleep(0.4)
         _, res = await self.handshake(self.gw.url, Identity(), role="node", scopes=[],
-                                 client_id="node-host", mode="node",
-                                 auth={"bootstrapToken": minted["bootstrapToken"]})
+                                      client_id="node-host", mode="node",
+                                      auth={"bootstrapToken": minted["bootstrapToken"]})
         self.assertEqual(error_code(res), "AUTH_BOOTSTRAP_TOKEN_INVALID")
         self.assertEqual(res["error"]["details"]["reason"], "expired")
 

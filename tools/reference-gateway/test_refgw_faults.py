@@ -26,12 +26,14 @@ class RestartTests(GatewayTestCase):
         try:
             identity = Identity()
             client, res = await self.handshake(gw.url, identity, auth={"token": SHARED_TOKEN},
-                                          scopes=READ_WRITE)
+                                               scopes=READ_WRITE)
             token = res["payload"]["auth"]["deviceToken"]
             for name in ("devices.json", "bootstrap-tokens.json"):
                 mode = os.stat(os.path.join(state_dir.name, name)).st_mode & 0o777
                 self.assertEqual(mode, 0o600, name)
-            self.assertTrue(gw.control({"cmd": "restart", "downMs": 300})["ok"])
+            # From a thread, so this loop can answer the close handshake meanwhile.
+            reply = await asyncio.to_thread(gw.control, {"cmd": "restart", "downMs": 300})
+            self.assertTrue(reply["ok"], reply)
             shutdown = await client.wait_event("shutdown")
             self.assertEqual(shutdown["payload"]["restartExpectedMs"], 300)
             code, _ = await close_code(client)
@@ -39,21 +41,21 @@ class RestartTests(GatewayTestCase):
             await asyncio.sleep(0.6)
             self.assertEqual(gw.control("status")["port"], gw.info["port"])
             client, res = await self.handshake(gw.url, identity, auth={"token": token},
-                                          scopes=READ_WRITE)
+                                               scopes=READ_WRITE)
             self.assertTrue(res["ok"], res)
             await client.close()
         finally:
-            gw.stop()
+            await self.stop(gw)
         again = GatewayProcess("--token", SHARED_TOKEN, "--state-dir", state_dir.name,
                                "--port", str(gw.info["port"]))
         try:
             self.assertEqual(again.url, gw.url)
             client, res = await self.handshake(again.url, identity, auth={"token": token},
-                                          scopes=READ_WRITE)
+                                               scopes=READ_WRITE)
             self.assertTrue(res["ok"], res)
             await client.close()
         finally:
-            again.stop()
+            await self.stop(again)
             state_dir.cleanup()
 
     async def test_startup_unavailable_then_auto_approve_after_attempts(self):
@@ -69,7 +71,7 @@ class RestartTests(GatewayTestCase):
             client, res = await self.handshake(gw.url, identity)
             self.assertTrue(res["ok"], res)
         finally:
-            gw.stop()
+            await self.stop(gw)
 
     async def test_drop_closes_sockets_without_a_close_frame(self):
         gw = GatewayProcess("--auto-approve")
@@ -80,7 +82,7 @@ class RestartTests(GatewayTestCase):
             code, _ = await close_code(client)
             self.assertIsNone(code)
         finally:
-            gw.stop()
+            await self.stop(gw)
 
 
 def is_genuine_event(message):
@@ -148,10 +150,12 @@ class PasswordAndRobustnessTests(GatewayTestCase):
                    '{"type":"req","id":"1","method":"connect","params":[]}',
                    '{"type":"req","id":"1","method":"connect","params":{"client":7}}',
                    '{"type":"req","id":"1","method":"connect","params":{"minProtocol":3,'
-                   '"maxProtocol":3,"client":{"id":"test","version":"1","platform":"x","mode":"test"},'
-                   '"device":{"id":1,"publicKey":[],"signature":{},"signedAt":"now","nonce":null}}}',
+                   '"maxProtocol":3,"client":{"id":"test","version":"1","platform":"x",'
+                   '"mode":"test"},"device":{"id":1,"publicKey":[],"signature":{},'
+                   '"signedAt":"now","nonce":null}}}',
                    b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":""}',
-                   '{"type":"req","id":"1","method":"connect","params":' + "[" * 5000 + "]" * 5000 + "}",
+                   '{"type":"req","id":"1","method":"connect","params":'
+                   + "[" * 5000 + "]" * 5000 + "}",
                    '{"type":"req","id":"1","method":"connect","params":{"permissions":'
                    + '{"a":' * 900 + "true" + "}" * 900 + "}}"]
         for message in hostile * 5:
@@ -221,7 +225,7 @@ class TlsAndExitTests(GatewayTestCase):
             self.assertEqual(hashlib.sha256(der).hexdigest(), fingerprint)
             await client.close()
         finally:
-            gw.stop()
+            await self.stop(gw)
 
     async def test_a_given_certificate_is_served_and_pinned(self):
         from cryptography import x509
@@ -236,19 +240,19 @@ class TlsAndExitTests(GatewayTestCase):
                 client, res = await self.handshake(gw.url, Identity())
                 self.assertTrue(res["ok"], res)
             finally:
-                gw.stop()
+                await self.stop(gw)
 
     async def test_strict_mode_exits_with_status_3_after_a_violation(self):
         gw = GatewayProcess("--strict", "--auto-approve")
         if gw.info["schema"] is None:
-            gw.stop()
+            await self.stop(gw)
             self.skipTest("SKIPPED: ../shared not found: strict schema exit not checked")
         client = await self.open(gw.url)
         await client.ws.send('{"type":"req","id":"1","method":"connect","params":{}}')
         await close_code(client)
-        self.assertEqual(gw.stop(), 3)
+        self.assertEqual(await self.stop(gw), 3)
         clean = GatewayProcess("--strict")
-        self.assertEqual(clean.stop(), 0)
+        self.assertEqual(await self.stop(clean), 0)
 
     async def test_missing_schema_is_said_plainly(self):
         gw = GatewayProcess("--schema", "/nonexistent/schema.json", "--auto-approve")
@@ -258,7 +262,7 @@ class TlsAndExitTests(GatewayTestCase):
             self.assertTrue(res["ok"], res)
             await client.close()
         finally:
-            gw.stop()
+            await self.stop(gw)
         self.assertIn("WITHOUT schema validation", gw.stderr_text())
 
 

@@ -108,7 +108,8 @@ def _check_bootstrap(token, device_id, state):
         reason = "bound-to-another-device"
     if reason is not None:
         raise auth_failure("AUTH_BOOTSTRAP_TOKEN_INVALID",
-                           "unauthorized: bootstrap token invalid (%s); get a new setup code" % reason,
+                           "unauthorized: bootstrap token invalid (%s); get a new setup code"
+                           % reason,
                            reason=reason, recommendedNextStep="update_auth_credentials",
                            pauseReconnect=True)
     record["deviceId"] = device_id

@@ -65,7 +65,7 @@ def _redact(value):
 
 
 def preview(raw, limit=512):
-    """A printable, length-limited view of a frame that could not be parsed (never the whole thing)."""
+    """A printable, length-limited view of a frame that could not be parsed."""
     if isinstance(raw, (bytes, bytearray)):
         text = bytes(raw[:limit]).decode("utf-8", errors="replace")
     else:

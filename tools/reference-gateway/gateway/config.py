@@ -14,10 +14,12 @@ def build_parser():
         prog="refgw", description="Reference OpenClaw Gateway (test peer and demo Gateway). "
         "Prints one JSON line on stdout once listening; logs go to stderr.")
     net = p.add_argument_group("network")
-    net.add_argument("--host", default="127.0.0.1", help="loopback address to bind (127.0.0.1 or ::1)")
+    net.add_argument("--host", default="127.0.0.1",
+                     help="loopback address to bind (127.0.0.1 or ::1)")
     net.add_argument("--port", type=int, default=0, help="WebSocket port (0 = pick a free one)")
     net.add_argument("--control-port", type=int, default=0, help="control channel port (0 = free)")
-    net.add_argument("--tls", action="store_true", help="serve wss:// (self-signed cert unless given)")
+    net.add_argument("--tls", action="store_true",
+                     help="serve wss:// (self-signed cert unless given)")
     net.add_argument("--tls-cert", help="PEM certificate chain to serve (implies --tls)")
     net.add_argument("--tls-key", help="PEM private key for --tls-cert")
     net.add_argument("--public-url", help="URL to put in setup codes (default: the listening URL)")
@@ -59,7 +61,8 @@ def build_parser():
     check.add_argument("--schema", default=str(DEFAULT_SCHEMA),
                        help="JSON Schema to validate frames against (default: %(default)s)")
     check.add_argument("--strict", action="store_true",
-                       help="exit with status 3 at shutdown if any client frame violated the schema")
+                       help="exit with status 3 at shutdown if any client frame broke the "
+                            "schema")
     check.add_argument("--state-dir", help="keep paired devices, tokens and the TLS cert here")
     check.add_argument("--log-frames", action="store_true", help="log received frames (redacted)")
     check.add_argument("--quiet", action="store_true", help="log only violations and errors")

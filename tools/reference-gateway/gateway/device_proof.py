@@ -24,7 +24,7 @@ def normalize_metadata(value):
 
 
 def signature_token(auth):
-    """The token the Gateway signs against: token, else deviceToken, else bootstrapToken, else ""."""
+    """The token the Gateway signs against: token ?? deviceToken ?? bootstrapToken ?? ""."""
     auth = auth or {}
     for key in ("token", "deviceToken", "bootstrapToken"):
         if auth.get(key) is not None:

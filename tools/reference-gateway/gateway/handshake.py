@@ -214,8 +214,8 @@ def _issue_tokens(gateway, params, device_id, role, scopes, result):
     if result.method == "bootstrap":
         gateway.state.consume_bootstrap(result.bootstrap_token, device_id)
         profile = gateway.state.bootstrap_record(result.bootstrap_token).get("profile", "default")
-        operator = gateway.state.pair(device_id, metadata, "operator",
-                                      BOOTSTRAP_PROFILES.get(profile, BOOTSTRAP_PROFILES["default"]))
+        handed_off = BOOTSTRAP_PROFILES.get(profile, BOOTSTRAP_PROFILES["default"])
+        operator = gateway.state.pair(device_id, metadata, "operator", handed_off)
         auth["deviceTokens"] = [{"deviceToken": operator["token"], "role": "operator",
                                  "scopes": operator["scopes"],
                                  "issuedAtMs": operator["issuedAtMs"]}]

@@ -59,7 +59,8 @@ class HostileFrames:
     def _unknown(self):
         frame = {"type": self.random.choice(["event", "push", "rpc", "hello"]),
                  "event": "x.%d" % self.random.randrange(10 ** 6),
-                 "payload": {"n": self.random.random(), "list": list(range(self.random.randrange(9)))}}
+                 "payload": {"n": self.random.random(),
+                             "list": list(range(self.random.randrange(9)))}}
         return json.dumps(frame)
 
     def _invalid_utf8(self):
@@ -83,5 +84,6 @@ class HostileFrames:
         return self.random.choice([
             '{"type":"event","event":"tick","payload":{"ts":1e400},"seq":1}',
             '{"type":"event","event":"tick","payload":{"ts":-1},"seq":99999999999999999999999}',
-            '{"type":"event","event":"shutdown","payload":{"reason":"r","restartExpectedMs":1e308}}',
+            '{"type":"event","event":"shutdown",'
+            '"payload":{"reason":"r","restartExpectedMs":1e308}}',
             '{"type":"event","event":"tick","payload":{"ts":NaN}}'])

@@ -78,7 +78,8 @@ class Methods:
 
     async def _device_pair_list(self, conn, params):
         paired = [{"deviceId": d["deviceId"], "roles": sorted(d.get("roles", {})),
-                   "displayName": d.get("displayName")} for d in self.gateway.state.devices.values()]
+                   "displayName": d.get("displayName")}
+                  for d in self.gateway.state.devices.values()]
         return {"pending": self.gateway.pairing.listing(), "paired": paired}
 
     async def _device_pair_approve(self, conn, params):

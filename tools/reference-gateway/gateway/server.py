@@ -250,7 +250,8 @@ class Gateway:
             message = bytes.fromhex(spec["hex"])
         else:
             message = spec.get("text", "")
-        as_text = spec.get("binary") is not True and (isinstance(message, str) or spec.get("asText"))
+        as_text = spec.get("binary") is not True and (isinstance(message, str)
+                                                       or bool(spec.get("asText")))
         if isinstance(message, str) and not as_text:
             message = message.encode("utf-8")
         for conn in conns:
