@@ -1,0 +1,222 @@
+import CPulse
+import TalkLogging
+
+/// The loop-thread half of `PulseCapture`: opens the record stream, turns what it reads into frames, and
+/// reopens it (on the named source, or the default one when that is gone) after the server or device
+/// went away. Confined to its loop: call it only with `PulseMainloop.withLock` held.
+final class PulseCaptureEngine {
+    private let loop: PulseMainloop
+    private let connection: PulseConnection
+    private let requestedSource: String?
+    private let events: AsyncStream<CaptureEvent>.Continuation
+    private let logger: Logger
+    private let retryInterval: Duration
+
+    private var stream: OpaquePointer?
+    private var retryTimer: OpaquePointer?
+    private var assembler = FrameAssembler()
+    private var startCompletion: ((Result<Void, PulseError>) -> Void)?
+    private var interruptedAtNs: UInt64?
+    private var closed = false
+    /// The source the stream is reading from now.
+    private(set) var device: String?
+
+    /// Fragment size asked of the server: 20 ms keeps steady-state latency under 30 ms.
+    static let fragmentBytes = UInt32(AudioFrame.samplesPerFrame * 2)
+
+    init(
+        loop: PulseMainloop, server: String?, source: String?, retryInterval: Duration,
+        events: AsyncStream<CaptureEvent>.Continuation, logger: Logger
+    ) {
+        self.loop = loop
+        self.requestedSource = source
+        self.events = events
+        self.logger = logger
+        self.retryInterval = retryInterval
+        self.connection = PulseConnection(loop: loop, server: server, logger: logger)
+        connection.retryInterval = retryInterval
+    }
+
+    /// Connects and opens the stream; `completion` hears whether the first stream came up.
+    func start(completion: @escaping (Result<Void, PulseError>) -> Void) {
+        startCompletion = completion
+        connection.onLost = { [unowned self] reason in interrupt(reason) }
+        connection.whenReady(failFast: true) { [unowned self] result in
+            switch result {
+            case .success(let context): open(context)
+            case .failure(let error): finishStart(.failure(error))
+            }
+        }
+    }
+
+    /// Latency between a sample reaching the source and the client reading it, as the server last reported.
+    var latency: Duration? {
+        guard let stream, let usec = Self.latencyMicroseconds(stream) else { return nil }
+        return .microseconds(usec)
+    }
+
+    /// Stops for good and finishes the event stream.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let retryTimer { shim_pa_timer_free(loop.api, retryTimer) }
+        retryTimer = nil
+        releaseStream()
+        connection.close()
+        finishStart(.failure(.streamFailed(device: requestedSource ?? "default source", reason: "capture was stopped")))
+        events.finish()
+    }
+
+    private func open(_ context: OpaquePointer) {
+        guard !closed, stream == nil else { return }
+        guard let name = requestedSource else {
+            connectStream(context, device: nil)
+            return
+        }
+        PulseIntrospection.devices(.source, context) { [unowned self] sources in
+            guard !closed, stream == nil, connection.context == context else { return }
+            if sources.contains(where: { $0.name == name }) {
+                connectStream(context, device: name)
+            } else if startCompletion != nil {
+                finishStart(.failure(.deviceNotFound(kind: .source, name: name, available: sources.map(\.name))))
+            } else {
+                logger.info("Source is gone; capturing from the default source", metadata: ["audio.device": "\(name)"])
+                connectStream(context, device: nil)
+            }
+        }
+    }
+
+    private func connectStream(_ context: OpaquePointer, device: String?) {
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(AudioFrame.sampleRate), channels: 1)
+        let props = PulseProperties.make(mediaName: "openclaw-talk microphone")
+        defer { pa_proplist_free(props) }
+        guard let s = pa_stream_new_with_proplist(context, "capture", &spec, nil, props) else {
+            streamFailed(reason: PulseError.text(pa_context_errno(context)))
+            return
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().stateChanged(s)
+        }, me)
+        pa_stream_set_read_callback(s, { s, _, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().readAvailable(s)
+        }, me)
+        var attr = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: Self.fragmentBytes)
+        let flags = pa_stream_flags_t(
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        stream = s
+        if pa_stream_connect_record(s, device, &attr, flags) < 0 {
+            streamFailed(reason: PulseError.text(pa_context_errno(context)))
+        }
+    }
+
+    private func stateChanged(_ s: OpaquePointer) {
+        guard s == stream else { return }
+        switch pa_stream_get_state(s) {
+        case PA_STREAM_READY:
+            device = pa_stream_get_device_name(s).map { String(cString: $0) }
+            let name = device ?? "default source"
+            connection.keepTrying = true
+            if startCompletion != nil {
+                logger.debug("Capture started", metadata: ["audio.device": "\(name)"])
+                finishStart(.success(()))
+            } else if let since = interruptedAtNs {
+                interruptedAtNs = nil
+                let lostFrames = (monotonicNanoseconds() &- since) / UInt64(AudioFrame.durationMs * 1_000_000)
+                assembler.restart(skippedFrames: lostFrames)
+                logger.info("Capture resumed", metadata: ["audio.device": "\(name)"])
+                events.yield(.resumed(device: name))
+            }
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            let reason = pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "stream ended"
+            streamFailed(reason: reason)
+        default:
+            break
+        }
+    }
+
+    private func streamFailed(reason: String) {
+        let name = device ?? requestedSource ?? "default source"
+        releaseStream()
+        if startCompletion != nil {
+            connection.close()
+            finishStart(.failure(.streamFailed(device: name, reason: reason)))
+        } else {
+            interrupt("the capture stream on \(name) ended (\(reason))")
+        }
+    }
+
+    /// Reports the outage once, then polls until a stream is open again.
+    private func interrupt(_ reason: String) {
+        releaseStream()
+        guard !closed else { return }
+        if interruptedAtNs == nil {
+            interruptedAtNs = monotonicNanoseconds()
+            logger.info("Capture interrupted", metadata: ["audio.reason": "\(reason)"])
+            events.yield(.interrupted(reason: reason))
+        }
+        scheduleReopen()
+    }
+
+    private func scheduleReopen() {
+        guard retryTimer == nil, !closed else { return }
+        let usec = pa_usec_t(retryInterval / .microseconds(1))
+        retryTimer = shim_pa_timer_new(loop.api, usec, { _, _, _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().reopen()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func reopen() {
+        if let retryTimer { shim_pa_timer_free(loop.api, retryTimer) }
+        retryTimer = nil
+        connection.whenReady(failFast: false) { [unowned self] result in
+            if case .success(let context) = result { open(context) }
+        }
+    }
+
+    private func readAvailable(_ s: OpaquePointer) {
+        guard s == stream else { return }
+        var data: UnsafeRawPointer?
+        var bytes = 0
+        while pa_stream_readable_size(s) > 0, pa_stream_peek(s, &data, &bytes) == 0, bytes > 0 {
+            if let data {
+                assembler.append(UnsafeRawBufferPointer(start: data, count: bytes))
+            } else {
+                assembler.appendSilence(samples: bytes / 2)  // a hole in the server's buffer: keep time
+            }
+            pa_stream_drop(s)
+        }
+        let latencyNs = (Self.latencyMicroseconds(s) ?? 0) * 1_000
+        for frame in assembler.takeFrames(newestSampleTimeNs: monotonicNanoseconds() &- latencyNs) {
+            events.yield(.frame(frame))
+        }
+    }
+
+    private func releaseStream() {
+        guard let s = stream else { return }
+        stream = nil
+        pa_stream_set_state_callback(s, nil, nil)
+        pa_stream_set_read_callback(s, nil, nil)
+        pa_stream_disconnect(s)
+        pa_stream_unref(s)
+    }
+
+    private func finishStart(_ result: Result<Void, PulseError>) {
+        guard let completion = startCompletion else { return }
+        startCompletion = nil
+        completion(result)
+    }
+
+    static func latencyMicroseconds(_ s: OpaquePointer) -> UInt64? {
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(s, &usec, &negative) == 0 else { return nil }
+        return negative != 0 ? 0 : usec
+    }
+}
