@@ -56,8 +56,7 @@ package actor PulseCapture: AudioCaptureDevice {
     package func stop() async {
         guard let session else { return }
         self.session = nil
-        session.loop.withLock { session.engine.close() }
-        session.loop.shutdown()
+        session.loop.shutdown { session.engine.close() }
     }
 
     /// The latency the server measures from a sample entering the source to this client reading it.

@@ -18,10 +18,7 @@ package struct PulseDeviceList: Sendable {
     package func devices() async throws -> [PulseDevice] {
         let loop = try PulseMainloop(name: "pulse-devices")
         let connection = PulseConnection(loop: loop, server: server, logger: logger)
-        defer {
-            loop.withLock { connection.close() }
-            loop.shutdown()
-        }
+        defer { loop.shutdown { connection.close() } }
         return try await withCheckedThrowingContinuation { continuation in
             loop.withLock {
                 connection.whenReady(failFast: true) { result in

@@ -1,4 +1,5 @@
 import CPulse
+import Synchronization
 
 /// A libpulse threaded mainloop: one thread that runs every PulseAudio callback of its owner.
 ///
@@ -7,7 +8,7 @@ import CPulse
 /// not a Swift one, is what makes sharing the wrapper between tasks safe, hence `@unchecked Sendable`.
 final class PulseMainloop: @unchecked Sendable {
     private let handle: OpaquePointer
-    private var running = true
+    private let running = Atomic(true)
     /// The vtable contexts and timers are created against.
     let api: UnsafeMutablePointer<pa_mainloop_api>
 
@@ -33,12 +34,40 @@ final class PulseMainloop: @unchecked Sendable {
         return try body()
     }
 
-    /// Stops the thread and frees the loop. The owner must have released its contexts under the lock first.
-    /// Must not be called from the loop thread; later calls do nothing.
-    func shutdown() {
-        guard running else { return }
-        running = false
+    /// Runs `release` under the lock (to drop contexts and streams), then stops the thread. The loop itself is
+    /// freed with this object, so a late `withLock` stays harmless. Must not be called from the loop thread;
+    /// only the first call does anything.
+    func shutdown(releasing release: () -> Void = {}) {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        pa_threaded_mainloop_lock(handle)
+        release()
+        pa_threaded_mainloop_unlock(handle)
         pa_threaded_mainloop_stop(handle)
+    }
+
+    deinit {
+        shutdown()
         pa_threaded_mainloop_free(handle)
+    }
+}
+
+/// A value only touched on its loop's thread or under its loop's lock: the way to hand a loop-confined
+/// engine to `@Sendable` code (a cancellation handler, a deinit).
+struct PulseConfined<Value>: @unchecked Sendable {
+    let loop: PulseMainloop
+    private let value: Value
+
+    init(_ value: Value, on loop: PulseMainloop) {
+        self.value = value
+        self.loop = loop
+    }
+
+    func withLock<T, E: Error>(_ body: (Value) throws(E) -> T) throws(E) -> T {
+        try loop.withLock { () throws(E) -> T in try body(value) }
+    }
+
+    /// Releases the value's C handles under the lock, then shuts the loop down. Idempotent.
+    func shutdown(releasing release: (Value) -> Void) {
+        loop.shutdown { release(value) }
     }
 }
