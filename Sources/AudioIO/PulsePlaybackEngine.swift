@@ -96,18 +96,20 @@ final class PulsePlaybackEngine {
         events.finish()
     }
 
-    /// The requested sink while it exists, else the server's default (nil).
+    /// The requested sink while it exists, else the server's default (by name, so events can say which).
     private func chooseSink(_ context: OpaquePointer, completion: @escaping (String?) -> Void) {
-        guard let name = requestedSink else {
-            completion(nil)
-            return
-        }
-        PulseIntrospection.devices(.sink, context) { [logger] sinks in
-            if sinks.contains(where: { $0.name == name }) {
-                completion(name)
-            } else {
-                logger.info("Sink is gone; playing to the default sink", metadata: ["audio.device": "\(name)"])
-                completion(nil)
+        PulseIntrospection.defaults(context) { [requestedSink, logger] defaults in
+            guard let name = requestedSink else {
+                completion(defaults.sink)
+                return
+            }
+            PulseIntrospection.devices(.sink, context) { sinks in
+                if sinks.contains(where: { $0.name == name }) {
+                    completion(name)
+                } else {
+                    logger.info("Sink is gone; playing to the default sink", metadata: ["audio.device": "\(name)"])
+                    completion(defaults.sink)
+                }
             }
         }
     }
