@@ -103,6 +103,10 @@ final class PulseCaptureEngine {
             guard let s, let userdata else { return }
             Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().readAvailable(s)
         }, me)
+        pa_stream_set_moved_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().moved(s)
+        }, me)
         var attr = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: Self.fragmentBytes)
@@ -110,7 +114,7 @@ final class PulseCaptureEngine {
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
         stream = s
-        if pa_stream_connect_record(s, device, &attr, flags) < 0 {
+        if pa_stream_connect_record(s, device, &attr, flags) < 0, stream == s {
             streamFailed(reason: PulseError.text(pa_context_errno(context)))
         }
     }
@@ -137,6 +141,25 @@ final class PulseCaptureEngine {
             streamFailed(reason: reason)
         default:
             break
+        }
+    }
+
+    /// The server moved the stream: it does that itself when the source vanishes (falling back to the
+    /// default), and a user may do it from a mixer. Only the first is an interruption worth reporting.
+    private func moved(_ s: OpaquePointer) {
+        guard s == stream, let context = pa_stream_get_context(s) else { return }
+        let previous = device
+        device = pa_stream_get_device_name(s).map { String(cString: $0) }
+        let now = device ?? "default source"
+        guard let name = requestedSource ?? previous else { return }
+        PulseIntrospection.devices(.source, context) { [unowned self] sources in
+            guard s == stream, !sources.contains(where: { $0.name == name }) else {
+                logger.info("Capture moved", metadata: ["audio.device": "\(now)"])
+                return
+            }
+            logger.info("Source is gone; the server moved capture to the default source", metadata: ["audio.device": "\(now)"])
+            events.yield(.interrupted(reason: "the source \(name) disappeared"))
+            events.yield(.resumed(device: now))
         }
     }
 
@@ -203,6 +226,7 @@ final class PulseCaptureEngine {
         stream = nil
         pa_stream_set_state_callback(s, nil, nil)
         pa_stream_set_read_callback(s, nil, nil)
+        pa_stream_set_moved_callback(s, nil, nil)
         pa_stream_disconnect(s)
         pa_stream_unref(s)
     }

@@ -100,7 +100,11 @@ final class PulseConnection {
             Unmanaged<PulseConnection>.fromOpaque(userdata).takeUnretainedValue().stateChanged(context)
         }, Unmanaged.passUnretained(self).toOpaque())
         state = .connecting(context)
-        if pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+        // A connection that fails at once may already have run the state callback, which released the
+        // context: only a context still ours may be touched here.
+        if pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0,
+            case .connecting(let current) = state, current == context
+        {
             let reason = PulseError.text(pa_context_errno(context))
             release(context)
             state = .idle

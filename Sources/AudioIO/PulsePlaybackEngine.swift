@@ -135,6 +135,10 @@ final class PulsePlaybackEngine {
             guard let s, let userdata else { return }
             Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().writeRequested(s, bytes: bytes)
         }, me)
+        pa_stream_set_moved_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().moved(s)
+        }, me)
         let bytesPerMs = Int(spec.rate) * 2 / 1000
         let latencyMs = Int(Self.targetLatency / .milliseconds(1))
         var attr = pa_buffer_attr(
@@ -144,7 +148,7 @@ final class PulsePlaybackEngine {
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
         current = Current(stream: s, samples: samples, device: device, completion: completion)
-        if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0 {
+        if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
             fail(reason: PulseError.text(pa_context_errno(context)))
         }
     }
@@ -191,6 +195,23 @@ final class PulsePlaybackEngine {
             fail(reason: pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "stream ended")
         default:
             break
+        }
+    }
+
+    /// The server moved the stream, which it does itself when the sink vanishes: playback goes on there.
+    private func moved(_ s: OpaquePointer) {
+        guard let playing = current, playing.stream == s, let context = pa_stream_get_context(s) else { return }
+        let previous = playing.device
+        let now = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "default sink"
+        current?.device = now
+        PulseIntrospection.devices(.sink, context) { [unowned self] sinks in
+            guard !closed, !sinks.contains(where: { $0.name == previous }) else {
+                logger.info("Playback moved", metadata: ["audio.device": "\(now)"])
+                return
+            }
+            logger.info("Sink is gone; the server moved playback to the default sink", metadata: ["audio.device": "\(now)"])
+            events.yield(.interrupted(reason: "the sink \(previous) disappeared"))
+            events.yield(.resumed(device: now))
         }
     }
 
@@ -241,6 +262,7 @@ final class PulsePlaybackEngine {
         current = nil
         pa_stream_set_state_callback(playing.stream, nil, nil)
         pa_stream_set_write_callback(playing.stream, nil, nil)
+        pa_stream_set_moved_callback(playing.stream, nil, nil)
         pa_stream_disconnect(playing.stream)
         pa_stream_unref(playing.stream)
         playing.completion(result)
