@@ -82,7 +82,7 @@ import TalkLogging
             await #expect(throws: PulseError.self) { _ = try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.1)) }
 
             try server.start()
-            let events = await StreamRecorder(playback.events).first(2, within: .seconds(2))
+            let events = await StreamRecorder.recording(playback.events).first(2, within: .seconds(2))
             #expect(events.count == 2, "expected .interrupted then .resumed within 2 s, got \(events)")
             if case .interrupted = events.first {} else { Issue.record("the first event should be .interrupted") }
             #expect(events.last == .resumed(device: "vsink"))
@@ -99,7 +99,7 @@ import TalkLogging
             let long = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 1)) }
             try await Task.sleep(for: .milliseconds(300))
             try server.unloadModule(module)
-            let events = await StreamRecorder(playback.events).first(2, within: .seconds(2))
+            let events = await StreamRecorder.recording(playback.events).first(2, within: .seconds(2))
             if case .interrupted(let reason) = events.first {
                 #expect(reason.contains("extrasink"))
             } else {

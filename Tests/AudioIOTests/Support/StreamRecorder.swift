@@ -4,7 +4,14 @@ actor StreamRecorder<Element: Sendable> {
     private(set) var items: [Element] = []
     private var consumer: Task<Void, Never>?
 
-    init(_ stream: AsyncStream<Element>) {
+    /// A recorder already consuming `stream`.
+    static func recording(_ stream: AsyncStream<Element>) async -> StreamRecorder {
+        let recorder = StreamRecorder()
+        await recorder.consume(stream)
+        return recorder
+    }
+
+    private func consume(_ stream: AsyncStream<Element>) {
         consumer = Task { [weak self] in
             for await item in stream { await self?.append(item) }
         }
