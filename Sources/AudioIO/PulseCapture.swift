@@ -59,7 +59,9 @@ package actor PulseCapture: AudioCaptureDevice {
         session.loop.shutdown { session.engine.close() }
     }
 
-    /// The latency the server measures from a sample entering the source to this client reading it.
+    /// The latency the server measures from a sample entering the source to this client reading it (about
+    /// 0-15 ms with the 20 ms fragments asked for). Negative on a sink's monitor, whose audio arrives before
+    /// the sink plays it.
     package func latency() -> Duration? {
         guard let session else { return nil }
         return session.loop.withLock { session.engine.latency }

@@ -49,9 +49,10 @@ final class PulseCaptureEngine {
         }
     }
 
-    /// Latency between a sample reaching the source and the client reading it, as the server last reported.
+    /// Latency between a sample reaching the source and the client reading it, as the server last reported;
+    /// negative on a monitor source, whose audio arrives before the sink plays it.
     var latency: Duration? {
-        guard let stream, let usec = Self.latencyMicroseconds(stream) else { return nil }
+        guard let stream, let usec = Self.signedLatencyMicroseconds(stream) else { return nil }
         return .microseconds(usec)
     }
 
@@ -215,8 +216,11 @@ final class PulseCaptureEngine {
             }
             pa_stream_drop(s)
         }
-        let latencyNs = (Self.latencyMicroseconds(s) ?? 0) * 1_000
-        for frame in assembler.takeFrames(newestSampleTimeNs: monotonicNanoseconds() &- latencyNs) {
+        // On a monitor source the latency is negative: the audio is captured before the sink plays it,
+        // and its capture time is when it is played.
+        let latencyNs = (Self.signedLatencyMicroseconds(s) ?? 0) * 1_000
+        let newest = UInt64(max(0, Int64(monotonicNanoseconds()) - latencyNs))
+        for frame in assembler.takeFrames(newestSampleTimeNs: newest) {
             events.yield(.frame(frame))
         }
     }
@@ -237,10 +241,11 @@ final class PulseCaptureEngine {
         completion(result)
     }
 
-    static func latencyMicroseconds(_ s: OpaquePointer) -> UInt64? {
+    /// The server's latency estimate, negative for a monitor source (see `pa_timing_info`).
+    static func signedLatencyMicroseconds(_ s: OpaquePointer) -> Int64? {
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(s, &usec, &negative) == 0 else { return nil }
-        return negative != 0 ? 0 : usec
+        return negative != 0 ? -Int64(usec) : Int64(usec)
     }
 }
