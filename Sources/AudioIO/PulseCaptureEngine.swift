@@ -18,6 +18,8 @@ final class PulseCaptureEngine {
     private var startCompletion: ((Result<Void, PulseError>) -> Void)?
     private var interruptedAtNs: UInt64?
     private var closed = false
+    /// A device lookup for a new stream is in flight: a second one must not open a second stream.
+    private var opening = false
     /// The source the stream is reading from now.
     private(set) var device: String?
 
@@ -60,7 +62,7 @@ final class PulseCaptureEngine {
     func close() {
         guard !closed else { return }
         closed = true
-        if let retryTimer { shim_pa_timer_free(loop.api, retryTimer) }
+        if let retryTimer { loop.removeTimer(retryTimer) }
         retryTimer = nil
         releaseStream()
         connection.close()
@@ -69,12 +71,14 @@ final class PulseCaptureEngine {
     }
 
     private func open(_ context: OpaquePointer) {
-        guard !closed, stream == nil else { return }
+        guard !closed, stream == nil, !opening else { return }
         guard let name = requestedSource else {
             connectStream(context, device: nil)
             return
         }
+        opening = true
         PulseIntrospection.devices(.source, context) { [unowned self] sources in
+            opening = false
             guard !closed, stream == nil, connection.context == context else { return }
             if sources.contains(where: { $0.name == name }) {
                 connectStream(context, device: name)
@@ -189,15 +193,14 @@ final class PulseCaptureEngine {
 
     private func scheduleReopen() {
         guard retryTimer == nil, !closed else { return }
-        let usec = pa_usec_t(retryInterval / .microseconds(1))
-        retryTimer = shim_pa_timer_new(loop.api, usec, { _, _, _, userdata in
+        retryTimer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
             guard let userdata else { return }
             Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().reopen()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }
     }
 
     private func reopen() {
-        if let retryTimer { shim_pa_timer_free(loop.api, retryTimer) }
+        if let retryTimer { loop.removeTimer(retryTimer) }
         retryTimer = nil
         connection.whenReady(failFast: false) { [unowned self] result in
             if case .success(let context) = result { open(context) }

@@ -65,7 +65,7 @@ final class PulseConnection {
             waiters.append(Waiter(failFast: failFast, body: body))
             attempt()
         case .waitingToRetry(let timer):
-            shim_pa_timer_free(loop.api, timer)
+            loop.removeTimer(timer)
             state = .idle
             waiters.append(Waiter(failFast: failFast, body: body))
             attempt()
@@ -76,7 +76,7 @@ final class PulseConnection {
     func close() {
         switch state {
         case .connecting(let context), .ready(let context): release(context)
-        case .waitingToRetry(let timer): shim_pa_timer_free(loop.api, timer)
+        case .waitingToRetry(let timer): loop.removeTimer(timer)
         case .idle, .closed: break
         }
         state = .closed
@@ -159,18 +159,16 @@ final class PulseConnection {
 
     private func scheduleRetry() {
         guard keepTrying || !waiters.isEmpty, case .idle = state else { return }
-        let usec = pa_usec_t(retryInterval.components.seconds) * 1_000_000
-            + pa_usec_t(retryInterval.components.attoseconds / 1_000_000_000_000)
-        let timer = shim_pa_timer_new(loop.api, usec, { _, _, _, userdata in
+        let timer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
             guard let userdata else { return }
             Unmanaged<PulseConnection>.fromOpaque(userdata).takeUnretainedValue().retryFired()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }
         if let timer { state = .waitingToRetry(timer) }
     }
 
     private func retryFired() {
         guard case .waitingToRetry(let timer) = state else { return }
-        shim_pa_timer_free(loop.api, timer)
+        loop.removeTimer(timer)
         state = .idle
         attempt()
     }

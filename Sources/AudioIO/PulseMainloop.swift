@@ -34,6 +34,17 @@ final class PulseMainloop: @unchecked Sendable {
         return try body()
     }
 
+    /// Arms a one-shot timer calling `callback` with `userdata` after `delay`. Loop thread or lock only;
+    /// free it with `removeTimer` once fired or no longer wanted.
+    func addTimer(after delay: Duration, userdata: UnsafeMutableRawPointer, _ callback: pa_time_event_cb_t) -> OpaquePointer? {
+        let usec = pa_usec_t(max(0, delay / .microseconds(1)))
+        return shim_pa_timer_new(api, usec, callback, userdata)
+    }
+
+    func removeTimer(_ timer: OpaquePointer) {
+        shim_pa_timer_free(api, timer)
+    }
+
     /// Runs `release` under the lock (to drop contexts and streams), then stops the thread. The loop itself is
     /// freed with this object, so a late `withLock` stays harmless. Must not be called from the loop thread;
     /// only the first call does anything.

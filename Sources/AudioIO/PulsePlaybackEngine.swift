@@ -24,6 +24,8 @@ final class PulsePlaybackEngine {
     private var recoveryTimer: OpaquePointer?
     private var interrupted = false
     private var closed = false
+    /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
+    private var generation = 0
 
     /// Total latency asked of the server per stream: small, so sound starts and stops within 50 ms.
     static let targetLatency = Duration.milliseconds(40)
@@ -58,12 +60,22 @@ final class PulsePlaybackEngine {
             completion(.success(.completed))
             return
         }
+        generation &+= 1
+        let mine = generation
         connection.whenReady(failFast: true) { [unowned self] result in
+            guard mine == generation else {
+                completion(.success(.stopped))
+                return
+            }
             switch result {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let context):
                 chooseSink(context) { [unowned self] sink in
+                    guard mine == generation else {
+                        completion(.success(.stopped))
+                        return
+                    }
                     guard !closed, connection.context == context else {
                         completion(.failure(.playbackInterrupted(device: sink ?? "default sink", reason: "the server went away")))
                         return
@@ -76,6 +88,7 @@ final class PulsePlaybackEngine {
 
     /// Cuts the current sound off: what is still buffered is flushed, not played.
     func stop() {
+        generation &+= 1
         guard let playing = current else { return }
         if let drain = playing.drain {
             pa_operation_cancel(drain)
@@ -90,7 +103,7 @@ final class PulsePlaybackEngine {
         guard !closed else { return }
         closed = true
         stop()
-        if let recoveryTimer { shim_pa_timer_free(loop.api, recoveryTimer) }
+        if let recoveryTimer { loop.removeTimer(recoveryTimer) }
         recoveryTimer = nil
         connection.close()
         events.finish()
@@ -235,14 +248,14 @@ final class PulsePlaybackEngine {
 
     private func scheduleRecoveryCheck() {
         guard recoveryTimer == nil, !closed else { return }
-        recoveryTimer = shim_pa_timer_new(loop.api, pa_usec_t(retryInterval / .microseconds(1)), { _, _, _, userdata in
+        recoveryTimer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
             guard let userdata else { return }
             Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().checkRecovery()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }
     }
 
     private func checkRecovery() {
-        if let recoveryTimer { shim_pa_timer_free(loop.api, recoveryTimer) }
+        if let recoveryTimer { loop.removeTimer(recoveryTimer) }
         recoveryTimer = nil
         connection.keepTrying = true
         connection.whenReady(failFast: false) { [unowned self] result in

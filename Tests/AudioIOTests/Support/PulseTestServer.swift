@@ -3,11 +3,10 @@ import Foundation
 /// A private headless PulseAudio for one test: the same set-up as `scripts/with-pulse.sh` (null sink `vsink`
 /// at 16 kHz mono, `vmic` remapping its monitor) in its own 0700 temp folder with its own socket, so a test
 /// may kill and restart it. Use `PulseTestServer.with { ... }`, which stops it on every path.
-final class PulseTestServer: @unchecked Sendable {
+final class PulseTestServer {
     /// The address to hand to the code under test.
     let address: String
     let directory: URL
-    // Only touched from the test's own task (start, kill, stop are called in sequence), never concurrently.
     private var pid: pid_t?
 
     private init() throws {
