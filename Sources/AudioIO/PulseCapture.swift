@@ -8,7 +8,7 @@ package actor PulseCapture: AudioCaptureDevice {
     private let server: String?
     private let retryInterval: Duration
     private let logger: Logger
-    private var session: (loop: PulseMainloop, engine: PulseCaptureEngine)?
+    private var session: PulseConfined<PulseCaptureEngine>?
     private var generation = 0
 
     /// - Parameters:
@@ -34,7 +34,7 @@ package actor PulseCapture: AudioCaptureDevice {
         let engine = PulseCaptureEngine(
             loop: loop, server: server, source: source, retryInterval: retryInterval, events: continuation,
             logger: logger)
-        session = (loop, engine)
+        session = PulseConfined(engine, on: loop)
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             Task { await self.stop(generation: current) }
@@ -56,21 +56,23 @@ package actor PulseCapture: AudioCaptureDevice {
     package func stop() async {
         guard let session else { return }
         self.session = nil
-        session.loop.shutdown { session.engine.close() }
+        session.shutdown { $0.close() }
     }
 
     /// The latency the server measures from a sample entering the source to this client reading it (about
     /// 0-15 ms with the 20 ms fragments asked for). Negative on a sink's monitor, whose audio arrives before
     /// the sink plays it.
     package func latency() -> Duration? {
-        guard let session else { return nil }
-        return session.loop.withLock { session.engine.latency }
+        return session?.withLock { $0.latency }
     }
 
     /// The source being captured now (after a fallback, the default one), or nil when not running.
     package func currentDevice() -> String? {
-        guard let session else { return nil }
-        return session.loop.withLock { session.engine.device }
+        return session?.withLock { $0.device }
+    }
+
+    deinit {
+        session?.shutdown { $0.close() }
     }
 
     /// A consumer that stops listening stops the capture it started, not a later one.

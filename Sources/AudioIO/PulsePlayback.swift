@@ -32,6 +32,7 @@ package actor PulsePlayback: AudioPlaybackDevice {
     /// Throws `PulseError.serverUnreachable` without a server and `.playbackInterrupted` when the server or
     /// sink goes away mid-play; the next call reconnects. Cancelling the task stops the sound.
     package func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
+        if Task.isCancelled { return .stopped }
         let engine = self.engine
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<PlaybackOutcome, any Error>) in

@@ -90,10 +90,6 @@ final class PulsePlaybackEngine {
     func stop() {
         generation &+= 1
         guard let playing = current else { return }
-        if let drain = playing.drain {
-            pa_operation_cancel(drain)
-            pa_operation_unref(drain)
-        }
         pa_operation_unref_if_set(pa_stream_flush(playing.stream, nil, nil))
         finish(.success(.stopped))
     }
@@ -186,8 +182,8 @@ final class PulsePlaybackEngine {
     }
 
     private func drained(_ s: OpaquePointer, success: Bool) {
-        guard let playing = current, playing.stream == s else { return }
-        if let drain = playing.drain { pa_operation_unref(drain) }
+        guard let playing = current, playing.stream == s, let drain = playing.drain else { return }
+        pa_operation_unref(drain)
         current?.drain = nil
         if success {
             finish(.success(.completed))
@@ -273,6 +269,10 @@ final class PulsePlaybackEngine {
     private func finish(_ result: Result<PlaybackOutcome, PulseError>) {
         guard let playing = current else { return }
         current = nil
+        if let drain = playing.drain {
+            pa_operation_cancel(drain)
+            pa_operation_unref(drain)
+        }
         pa_stream_set_state_callback(playing.stream, nil, nil)
         pa_stream_set_write_callback(playing.stream, nil, nil)
         pa_stream_set_moved_callback(playing.stream, nil, nil)
