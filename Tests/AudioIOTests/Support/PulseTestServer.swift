@@ -2,7 +2,9 @@ import Foundation
 
 /// A private headless PulseAudio for one test: the same set-up as `scripts/with-pulse.sh` (null sink `vsink`
 /// at 16 kHz mono, `vmic` remapping its monitor) in its own 0700 temp folder with its own socket, so a test
-/// may kill and restart it. Use `PulseTestServer.with { ... }`, which stops it on every path.
+/// may kill and restart it. Use `PulseTestServer.with { ... }`, which stops it on every path. One difference
+/// from the script: the server exits after 30 s without clients, so a test process that crashes does not
+/// leave it running for ever.
 final class PulseTestServer {
     /// The address to hand to the code under test.
     let address: String
@@ -41,7 +43,7 @@ final class PulseTestServer {
         pid = try ChildProcess.spawn(
             "/usr/bin/pulseaudio",
             [
-                "--daemonize=no", "--exit-idle-time=-1", "-n", "--disallow-exit", "--use-pid-file=no",
+                "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no",
                 "--log-target=stderr", "--log-level=error",
                 "--load=module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
                 "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
