@@ -182,6 +182,7 @@ final class PulseCaptureEngine {
     /// Reports the outage once, then polls until a stream is open again.
     private func interrupt(_ reason: String) {
         releaseStream()
+        opening = false  // a lookup on a lost context never answers
         guard !closed else { return }
         if interruptedAtNs == nil {
             interruptedAtNs = monotonicNanoseconds()
