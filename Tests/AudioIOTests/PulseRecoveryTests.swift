@@ -67,6 +67,22 @@ import TalkLogging
         }
     }
 
+    @Test func `a named source missing after a server restart gives way to the default source`() async throws {
+        try await PulseTestServer.with { server in
+            _ = try server.loadModule("module-remap-source", "master=vsink.monitor source_name=extramic")
+            let capture = PulseCapture(source: "extramic", server: server.address, logger: logger)
+            let recorder = CaptureRecorder()
+            await recorder.consume(try await capture.start())
+            server.kill()
+            try server.start()  // the restarted server loads only its start-up modules: no extramic
+            let resumed = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "vmic") }
+            let events = await recorder.events
+            #expect(resumed, "expected .resumed(vmic) within 2 s of the restart, got \(events)")
+            #expect(await capture.currentDevice() == "vmic")
+            await capture.stop()
+        }
+    }
+
     @Test func `playback cut off by a server crash fails clearly and the next play works once it is back`() async throws {
         try await PulseTestServer.with { server in
             let playback = try PulsePlayback(server: server.address, logger: logger)
