@@ -9,8 +9,9 @@ package struct AudioFrame: Sendable, Equatable {
     /// Counts frames from the start of a capture; it keeps counting across device loss and server restarts,
     /// so a gap in audio never reuses a number.
     package var sequence: UInt64
-    /// Monotonic time (CLOCK_MONOTONIC, nanoseconds) at which the frame's last sample was captured.
-    /// For paced or fast file input it is the time the frame was handed over.
+    /// Monotonic time (CLOCK_MONOTONIC, nanoseconds) at which the frame's last sample was captured, from the
+    /// server's latency estimate. On a sink's monitor source it is when the sink plays that sample (which
+    /// may be just after the frame arrives). For paced or fast file input it is the time the frame was handed over.
     package var captureTimeNs: UInt64
     package var samples: [Int16]
 

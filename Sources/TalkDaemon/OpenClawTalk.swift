@@ -10,6 +10,8 @@ struct OpenClawTalk: ParsableCommand {
         abstract: "OpenClaw Talk mode for the Linux desktop: speak to your assistant, hear the answer.",
         subcommands: [
             Play.self,
+            Record.self,
+            Devices.self,
             Bench.self,
         ]
     )

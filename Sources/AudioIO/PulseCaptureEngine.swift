@@ -1,0 +1,255 @@
+import CPulse
+import TalkLogging
+
+/// The loop-thread half of `PulseCapture`: opens the record stream, turns what it reads into frames, and
+/// reopens it (on the named source, or the default one when that is gone) after the server or device
+/// went away. Confined to its loop: call it only with `PulseMainloop.withLock` held.
+final class PulseCaptureEngine {
+    private let loop: PulseMainloop
+    private let connection: PulseConnection
+    private let requestedSource: String?
+    private let events: AsyncStream<CaptureEvent>.Continuation
+    private let logger: Logger
+    private let retryInterval: Duration
+
+    private var stream: OpaquePointer?
+    private var retryTimer: OpaquePointer?
+    private var assembler = FrameAssembler()
+    private var startCompletion: ((Result<Void, PulseError>) -> Void)?
+    private var interruptedAtNs: UInt64?
+    private var closed = false
+    /// A device lookup for a new stream is in flight: a second one must not open a second stream.
+    private var opening = false
+    /// The source the stream is reading from now.
+    private(set) var device: String?
+
+    /// Fragment size asked of the server: 20 ms keeps steady-state latency under 30 ms.
+    static let fragmentBytes = UInt32(AudioFrame.samplesPerFrame * 2)
+
+    init(
+        loop: PulseMainloop, server: String?, source: String?, retryInterval: Duration,
+        events: AsyncStream<CaptureEvent>.Continuation, logger: Logger
+    ) {
+        self.loop = loop
+        self.requestedSource = source
+        self.events = events
+        self.logger = logger
+        self.retryInterval = retryInterval
+        self.connection = PulseConnection(loop: loop, server: server, logger: logger)
+        connection.retryInterval = retryInterval
+    }
+
+    /// Connects and opens the stream; `completion` hears whether the first stream came up.
+    func start(completion: @escaping (Result<Void, PulseError>) -> Void) {
+        startCompletion = completion
+        connection.onLost = { [unowned self] reason in interrupt(reason) }
+        connection.whenReady(failFast: true) { [unowned self] result in
+            switch result {
+            case .success(let context): open(context)
+            case .failure(let error): finishStart(.failure(error))
+            }
+        }
+    }
+
+    /// Latency between a sample reaching the source and the client reading it, as the server last reported;
+    /// negative on a monitor source, whose audio arrives before the sink plays it.
+    var latency: Duration? {
+        guard let stream, let usec = Self.signedLatencyMicroseconds(stream) else { return nil }
+        return .microseconds(usec)
+    }
+
+    /// Stops for good and finishes the event stream.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let retryTimer { loop.removeTimer(retryTimer) }
+        retryTimer = nil
+        releaseStream()
+        connection.close()
+        finishStart(.failure(.streamFailed(device: requestedSource ?? "default source", reason: "capture was stopped")))
+        events.finish()
+    }
+
+    private func open(_ context: OpaquePointer) {
+        guard !closed, stream == nil, !opening else { return }
+        guard let name = requestedSource else {
+            connectStream(context, device: nil)
+            return
+        }
+        opening = true
+        PulseIntrospection.devices(.source, context) { [unowned self] sources in
+            opening = false
+            guard !closed, stream == nil, connection.context == context else { return }
+            if sources.contains(where: { $0.name == name }) {
+                connectStream(context, device: name)
+            } else if startCompletion != nil {
+                finishStart(.failure(.deviceNotFound(kind: .source, name: name, available: sources.map(\.name))))
+            } else {
+                logger.info("Source is gone; capturing from the default source", metadata: ["audio.device": "\(name)"])
+                connectStream(context, device: nil)
+            }
+        }
+    }
+
+    private func connectStream(_ context: OpaquePointer, device: String?) {
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(AudioFrame.sampleRate), channels: 1)
+        let props = PulseProperties.make(mediaName: "openclaw-talk microphone")
+        defer { pa_proplist_free(props) }
+        guard let s = pa_stream_new_with_proplist(context, "capture", &spec, nil, props) else {
+            streamFailed(reason: PulseError.text(pa_context_errno(context)))
+            return
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().stateChanged(s)
+        }, me)
+        pa_stream_set_read_callback(s, { s, _, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().readAvailable(s)
+        }, me)
+        pa_stream_set_moved_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().moved(s)
+        }, me)
+        var attr = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: Self.fragmentBytes)
+        let flags = pa_stream_flags_t(
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        stream = s
+        if pa_stream_connect_record(s, device, &attr, flags) < 0, stream == s {
+            streamFailed(reason: PulseError.text(pa_context_errno(context)))
+        }
+    }
+
+    private func stateChanged(_ s: OpaquePointer) {
+        guard s == stream else { return }
+        switch pa_stream_get_state(s) {
+        case PA_STREAM_READY:
+            device = pa_stream_get_device_name(s).map { String(cString: $0) }
+            let name = device ?? "default source"
+            connection.keepTrying = true
+            if startCompletion != nil {
+                logger.debug("Capture started", metadata: ["audio.device": "\(name)"])
+                finishStart(.success(()))
+            } else if let since = interruptedAtNs {
+                interruptedAtNs = nil
+                let lostFrames = (monotonicNanoseconds() &- since) / UInt64(AudioFrame.durationMs * 1_000_000)
+                assembler.restart(skippedFrames: lostFrames)
+                logger.info("Capture resumed", metadata: ["audio.device": "\(name)"])
+                events.yield(.resumed(device: name))
+            }
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            let reason = pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "stream ended"
+            streamFailed(reason: reason)
+        default:
+            break
+        }
+    }
+
+    /// The server moved the stream: it does that itself when the source vanishes (falling back to the
+    /// default), and a user may do it from a mixer. Only the first is an interruption worth reporting.
+    private func moved(_ s: OpaquePointer) {
+        guard s == stream, let context = pa_stream_get_context(s) else { return }
+        let previous = device
+        device = pa_stream_get_device_name(s).map { String(cString: $0) }
+        let now = device ?? "default source"
+        guard let name = requestedSource ?? previous else { return }
+        PulseIntrospection.devices(.source, context) { [unowned self] sources in
+            guard s == stream, !sources.contains(where: { $0.name == name }) else {
+                logger.info("Capture moved", metadata: ["audio.device": "\(now)"])
+                return
+            }
+            logger.info("Source is gone; the server moved capture to the default source", metadata: ["audio.device": "\(now)"])
+            events.yield(.interrupted(reason: "the source \(name) disappeared"))
+            events.yield(.resumed(device: now))
+        }
+    }
+
+    private func streamFailed(reason: String) {
+        let name = device ?? requestedSource ?? "default source"
+        releaseStream()
+        if startCompletion != nil {
+            connection.close()
+            finishStart(.failure(.streamFailed(device: name, reason: reason)))
+        } else {
+            interrupt("the capture stream on \(name) ended (\(reason))")
+        }
+    }
+
+    /// Reports the outage once, then polls until a stream is open again.
+    private func interrupt(_ reason: String) {
+        releaseStream()
+        opening = false  // a lookup on a lost context never answers
+        guard !closed else { return }
+        if interruptedAtNs == nil {
+            interruptedAtNs = monotonicNanoseconds()
+            logger.info("Capture interrupted", metadata: ["audio.reason": "\(reason)"])
+            events.yield(.interrupted(reason: reason))
+        }
+        scheduleReopen()
+    }
+
+    private func scheduleReopen() {
+        guard retryTimer == nil, !closed else { return }
+        retryTimer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().reopen()
+        }
+    }
+
+    private func reopen() {
+        if let retryTimer { loop.removeTimer(retryTimer) }
+        retryTimer = nil
+        connection.whenReady(failFast: false) { [unowned self] result in
+            if case .success(let context) = result { open(context) }
+        }
+    }
+
+    private func readAvailable(_ s: OpaquePointer) {
+        guard s == stream else { return }
+        var data: UnsafeRawPointer?
+        var bytes = 0
+        while pa_stream_readable_size(s) > 0, pa_stream_peek(s, &data, &bytes) == 0, bytes > 0 {
+            if let data {
+                assembler.append(UnsafeRawBufferPointer(start: data, count: bytes))
+            } else {
+                assembler.appendSilence(samples: bytes / 2)  // a hole in the server's buffer: keep time
+            }
+            pa_stream_drop(s)
+        }
+        // On a monitor source the latency is negative: the audio is captured before the sink plays it,
+        // and its capture time is when it is played.
+        let latencyNs = (Self.signedLatencyMicroseconds(s) ?? 0) * 1_000
+        let newest = UInt64(max(0, Int64(monotonicNanoseconds()) - latencyNs))
+        for frame in assembler.takeFrames(newestSampleTimeNs: newest) {
+            events.yield(.frame(frame))
+        }
+    }
+
+    private func releaseStream() {
+        guard let s = stream else { return }
+        stream = nil
+        pa_stream_set_state_callback(s, nil, nil)
+        pa_stream_set_read_callback(s, nil, nil)
+        pa_stream_set_moved_callback(s, nil, nil)
+        pa_stream_disconnect(s)
+        pa_stream_unref(s)
+    }
+
+    private func finishStart(_ result: Result<Void, PulseError>) {
+        guard let completion = startCompletion else { return }
+        startCompletion = nil
+        completion(result)
+    }
+
+    /// The server's latency estimate, negative for a monitor source (see `pa_timing_info`).
+    static func signedLatencyMicroseconds(_ s: OpaquePointer) -> Int64? {
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(s, &usec, &negative) == 0 else { return nil }
+        return negative != 0 ? -Int64(usec) : Int64(usec)
+    }
+}

@@ -1,0 +1,61 @@
+import TalkLogging
+
+/// What playback reports about its sound server between `play` calls.
+package enum PlaybackEvent: Sendable, Equatable {
+    /// The server went away or the sink vanished; a `play` in progress failed.
+    case interrupted(reason: String)
+    /// Playback can run again, on this sink (the default one when the chosen sink is gone).
+    case resumed(device: String)
+}
+
+/// The speaker through PulseAudio: mono PCM at the buffer's own rate, to the default sink or a named one,
+/// with a small buffer so sound starts and `stop()` silences within 50 ms.
+package actor PulsePlayback: AudioPlaybackDevice {
+    private let engine: PulseConfined<PulsePlaybackEngine>
+    /// Interruptions and recoveries, for a caller that wants to show them.
+    package nonisolated let events: AsyncStream<PlaybackEvent>
+
+    /// - Parameters:
+    ///   - sink: a sink name (`openclaw-talk devices`), or nil for the server's default.
+    ///   - server: a server address, or nil for libpulse's default (PULSE_SERVER, then the user socket).
+    package init(sink: String? = nil, server: String? = nil, retryInterval: Duration = .milliseconds(250), logger: Logger) throws {
+        let (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(16))
+        self.events = events
+        let loop = try PulseMainloop(name: "pulse-playback")
+        engine = PulseConfined(
+            PulsePlaybackEngine(
+                loop: loop, server: server, sink: sink, retryInterval: retryInterval, events: continuation, logger: logger),
+            on: loop)
+    }
+
+    /// Plays mono PCM; returns when it has been heard (`.completed`) or cut short by `stop()` (`.stopped`).
+    /// Throws `PulseError.serverUnreachable` without a server and `.playbackInterrupted` when the server or
+    /// sink goes away mid-play; the next call reconnects. Cancelling the task stops the sound.
+    package func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
+        if Task.isCancelled { return .stopped }
+        let engine = self.engine
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<PlaybackOutcome, any Error>) in
+                engine.withLock {
+                    $0.play(buffer) { result in done.resume(with: result.mapError { $0 as any Error }) }
+                }
+            }
+        } onCancel: {
+            engine.withLock { $0.stop() }
+        }
+    }
+
+    /// Silences playback at once; the `play` in progress returns `.stopped`.
+    package func stop() async {
+        engine.withLock { $0.stop() }
+    }
+
+    /// Disconnects for good; a `play` in progress returns `.stopped`. Dropping the last reference does the same.
+    package func close() {
+        engine.shutdown { $0.close() }
+    }
+
+    deinit {
+        engine.shutdown { $0.close() }
+    }
+}

@@ -1,0 +1,288 @@
+import CPulse
+import TalkLogging
+
+/// The loop-thread half of `PulsePlayback`: one playback stream per `play`, fed in small pieces as the
+/// server asks, drained to finish or flushed and dropped to stop. Confined to its loop: call it only with
+/// `PulseMainloop.withLock` held.
+final class PulsePlaybackEngine {
+    private struct Current {
+        var stream: OpaquePointer
+        var samples: [Int16]
+        var written = 0
+        var drain: OpaquePointer?
+        var device: String
+        var completion: (Result<PlaybackOutcome, PulseError>) -> Void
+    }
+
+    private let loop: PulseMainloop
+    private let connection: PulseConnection
+    private let requestedSink: String?
+    private let events: AsyncStream<PlaybackEvent>.Continuation
+    private let logger: Logger
+    private let retryInterval: Duration
+    private var current: Current?
+    private var recoveryTimer: OpaquePointer?
+    private var interrupted = false
+    private var closed = false
+    /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
+    private var generation = 0
+
+    /// Total latency asked of the server per stream: small, so sound starts and stops within 50 ms.
+    static let targetLatency = Duration.milliseconds(40)
+
+    init(
+        loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
+        events: AsyncStream<PlaybackEvent>.Continuation, logger: Logger
+    ) {
+        self.loop = loop
+        self.requestedSink = sink
+        self.events = events
+        self.logger = logger
+        self.retryInterval = retryInterval
+        self.connection = PulseConnection(loop: loop, server: server, logger: logger)
+        connection.retryInterval = retryInterval
+        connection.onLost = { [unowned self] reason in interrupt(reason) }
+    }
+
+    /// Plays `buffer`; `completion` runs once, when it was heard, stopped, or failed.
+    func play(_ buffer: PCMBuffer, completion: @escaping (Result<PlaybackOutcome, PulseError>) -> Void) {
+        guard !closed else {
+            completion(.failure(.playbackInterrupted(device: requestedSink ?? "default sink", reason: "playback was closed")))
+            return
+        }
+        stop()
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(clamping: buffer.sampleRate), channels: 1)
+        guard buffer.sampleRate > 0, pa_sample_spec_valid(&spec) != 0 else {
+            completion(.failure(.invalidAudio(reason: "PulseAudio cannot play a sample rate of \(buffer.sampleRate) Hz")))
+            return
+        }
+        guard !buffer.samples.isEmpty else {
+            completion(.success(.completed))
+            return
+        }
+        generation &+= 1
+        let mine = generation
+        connection.whenReady(failFast: true) { [unowned self] result in
+            guard mine == generation else {
+                completion(.success(.stopped))
+                return
+            }
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let context):
+                chooseSink(context) { [unowned self] sink in
+                    guard mine == generation else {
+                        completion(.success(.stopped))
+                        return
+                    }
+                    guard !closed, connection.context == context else {
+                        completion(.failure(.playbackInterrupted(device: sink ?? "default sink", reason: "the server went away")))
+                        return
+                    }
+                    open(context, sink: sink, spec: spec, samples: buffer.samples, completion: completion)
+                }
+            }
+        }
+    }
+
+    /// Cuts the current sound off: what is still buffered is flushed, not played.
+    func stop() {
+        generation &+= 1
+        guard let playing = current else { return }
+        pa_operation_unref_if_set(pa_stream_flush(playing.stream, nil, nil))
+        finish(.success(.stopped))
+    }
+
+    /// Stops for good and finishes the event stream.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        stop()
+        if let recoveryTimer { loop.removeTimer(recoveryTimer) }
+        recoveryTimer = nil
+        connection.close()
+        events.finish()
+    }
+
+    /// The requested sink while it exists, else the server's default (by name, so events can say which).
+    private func chooseSink(_ context: OpaquePointer, completion: @escaping (String?) -> Void) {
+        PulseIntrospection.defaults(context) { [requestedSink, logger] defaults in
+            guard let name = requestedSink else {
+                completion(defaults.sink)
+                return
+            }
+            PulseIntrospection.devices(.sink, context) { sinks in
+                if sinks.contains(where: { $0.name == name }) {
+                    completion(name)
+                } else {
+                    logger.info("Sink is gone; playing to the default sink", metadata: ["audio.device": "\(name)"])
+                    completion(defaults.sink)
+                }
+            }
+        }
+    }
+
+    private func open(
+        _ context: OpaquePointer, sink: String?, spec: pa_sample_spec, samples: [Int16],
+        completion: @escaping (Result<PlaybackOutcome, PulseError>) -> Void
+    ) {
+        var spec = spec
+        let props = PulseProperties.make(mediaName: "openclaw-talk voice")
+        defer { pa_proplist_free(props) }
+        let device = sink ?? "default sink"
+        guard let s = pa_stream_new_with_proplist(context, "playback", &spec, nil, props) else {
+            completion(.failure(.streamFailed(device: device, reason: PulseError.text(pa_context_errno(context)))))
+            return
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().stateChanged(s)
+        }, me)
+        pa_stream_set_write_callback(s, { s, bytes, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().writeRequested(s, bytes: bytes)
+        }, me)
+        pa_stream_set_moved_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().moved(s)
+        }, me)
+        let bytesPerMs = Int(spec.rate) * 2 / 1000
+        let latencyMs = Int(Self.targetLatency / .milliseconds(1))
+        var attr = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32(bytesPerMs * latencyMs), prebuf: UInt32.max,
+            minreq: UInt32(bytesPerMs * 10), fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(
+            PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+        current = Current(stream: s, samples: samples, device: device, completion: completion)
+        if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
+            fail(reason: PulseError.text(pa_context_errno(context)))
+        }
+    }
+
+    private func writeRequested(_ s: OpaquePointer, bytes: Int) {
+        guard var playing = current, playing.stream == s, playing.drain == nil else { return }
+        let count = min(bytes / 2, playing.samples.count - playing.written)
+        if count > 0 {
+            playing.samples.withUnsafeBytes { raw in
+                guard let base = raw.baseAddress else { return }
+                _ = pa_stream_write(s, base + playing.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
+            }
+            playing.written += count
+        }
+        if playing.written == playing.samples.count {
+            playing.drain = pa_stream_drain(s, { s, success, userdata in
+                guard let s, let userdata else { return }
+                Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().drained(s, success: success != 0)
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        current = playing
+    }
+
+    private func drained(_ s: OpaquePointer, success: Bool) {
+        guard let playing = current, playing.stream == s, let drain = playing.drain else { return }
+        pa_operation_unref(drain)
+        current?.drain = nil
+        if success {
+            finish(.success(.completed))
+        } else {
+            fail(reason: pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "drain failed")
+        }
+    }
+
+    private func stateChanged(_ s: OpaquePointer) {
+        guard let playing = current, playing.stream == s else { return }
+        switch pa_stream_get_state(s) {
+        case PA_STREAM_READY:
+            if interrupted {
+                interrupted = false
+                events.yield(.resumed(device: pa_stream_get_device_name(s).map { String(cString: $0) } ?? playing.device))
+            }
+        case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+            fail(reason: pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "stream ended")
+        default:
+            break
+        }
+    }
+
+    /// The server moved the stream, which it does itself when the sink vanishes: playback goes on there.
+    private func moved(_ s: OpaquePointer) {
+        guard let playing = current, playing.stream == s, let context = pa_stream_get_context(s) else { return }
+        let previous = playing.device
+        let now = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "default sink"
+        current?.device = now
+        PulseIntrospection.devices(.sink, context) { [unowned self] sinks in
+            guard !closed, !sinks.contains(where: { $0.name == previous }) else {
+                logger.info("Playback moved", metadata: ["audio.device": "\(now)"])
+                return
+            }
+            logger.info("Sink is gone; the server moved playback to the default sink", metadata: ["audio.device": "\(now)"])
+            events.yield(.interrupted(reason: "the sink \(previous) disappeared"))
+            events.yield(.resumed(device: now))
+        }
+    }
+
+    private func fail(reason: String) {
+        let device = current?.device ?? requestedSink ?? "default sink"
+        finish(.failure(.playbackInterrupted(device: device, reason: reason)))
+        interrupt("playback on \(device) ended (\(reason))")
+    }
+
+    /// Reports the outage once and polls until the server (and a sink) can be used again.
+    private func interrupt(_ reason: String) {
+        if let playing = current {
+            finish(.failure(.playbackInterrupted(device: playing.device, reason: reason)))
+        }
+        guard !closed, !interrupted else { return }
+        interrupted = true
+        logger.info("Playback interrupted", metadata: ["audio.reason": "\(reason)"])
+        events.yield(.interrupted(reason: reason))
+        scheduleRecoveryCheck()
+    }
+
+    private func scheduleRecoveryCheck() {
+        guard recoveryTimer == nil, !closed else { return }
+        recoveryTimer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().checkRecovery()
+        }
+    }
+
+    private func checkRecovery() {
+        if let recoveryTimer { loop.removeTimer(recoveryTimer) }
+        recoveryTimer = nil
+        connection.keepTrying = true
+        connection.whenReady(failFast: false) { [unowned self] result in
+            guard case .success(let context) = result, interrupted, !closed else { return }
+            chooseSink(context) { [unowned self] sink in
+                guard interrupted, !closed else { return }
+                interrupted = false
+                let name = sink ?? "default sink"
+                logger.info("Playback can resume", metadata: ["audio.device": "\(name)"])
+                events.yield(.resumed(device: name))
+            }
+        }
+    }
+
+    private func finish(_ result: Result<PlaybackOutcome, PulseError>) {
+        guard let playing = current else { return }
+        current = nil
+        if let drain = playing.drain {
+            pa_operation_cancel(drain)
+            pa_operation_unref(drain)
+        }
+        pa_stream_set_state_callback(playing.stream, nil, nil)
+        pa_stream_set_write_callback(playing.stream, nil, nil)
+        pa_stream_set_moved_callback(playing.stream, nil, nil)
+        pa_stream_disconnect(playing.stream)
+        pa_stream_unref(playing.stream)
+        playing.completion(result)
+    }
+}
+
+/// Releases an operation whose completion nobody waits for.
+private func pa_operation_unref_if_set(_ op: OpaquePointer?) {
+    if let op { pa_operation_unref(op) }
+}

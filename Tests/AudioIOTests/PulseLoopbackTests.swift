@@ -1,0 +1,65 @@
+import AudioIO
+import Foundation
+import Testing
+import TalkLogging
+
+/// What goes out through PulseAudio playback comes back in through PulseAudio capture, on a real server.
+@Suite(.serialized) struct PulseLoopbackTests {
+    let logger = Logger(label: "test.pulse", handler: InMemoryLogHandler())
+
+    @Test(arguments: [16_000, 22_050, 24_000, 44_100])
+    func `a sweep played into the null sink comes back on the virtual mic`(rate: Int) async throws {
+        try await PulseTestServer.with { server in
+            let capture = PulseCapture(source: "vmic", server: server.address, logger: logger)
+            let recorder = CaptureRecorder()
+            await recorder.consume(try await capture.start())
+            let playback = try PulsePlayback(sink: "vsink", server: server.address, logger: logger)
+            try server.settleNullSink()
+            try await Task.sleep(for: .milliseconds(100))
+
+            let deliveredBeforePlay = await recorder.frames.count * AudioFrame.samplesPerFrame
+            let outcome = try await playback.play(TestSignals.sweep(rate: rate))
+            #expect(outcome == .completed)
+            try await Task.sleep(for: .milliseconds(300))
+            await capture.stop()
+            await playback.close()
+
+            let frames = await recorder.frames
+            let captured = frames.flatMap(\.samples)
+            let reference = TestSignals.sweep(rate: AudioFrame.sampleRate).samples
+            let c = TestSignals.correlate(reference, in: captured)
+            #expect(c.peak > 0.8, "the sweep came back at \(c.peak) of its level")
+            #expect(c.peak > 4 * c.runnerUp, "peak \(c.peak) does not stand out from \(c.runnerUp)")
+            // Frames delivered before play() cannot hold the sweep; it must follow within 500 ms of stream time.
+            let delayMs = Double(c.lag - deliveredBeforePlay) / Double(AudioFrame.sampleRate) * 1000
+            #expect(delayMs >= 0 && delayMs < 500, "the sweep starts \(delayMs) ms of stream after play()")
+            let times = frames.map(\.captureTimeNs)
+            #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "capture times run forwards")
+        }
+    }
+
+    @Test func `samples written into a pipe source are captured bit-exact`() async throws {
+        try await PulseTestServer.with { server in
+            let fifo = server.directory.appendingPathComponent("mic.fifo").path
+            let module = try server.loadModule(
+                "module-pipe-source", "source_name=pipemic file=\(fifo) format=s16le rate=16000 channels=1")
+            let capture = PulseCapture(source: "pipemic", server: server.address, logger: logger)
+            let recorder = CaptureRecorder()
+            await recorder.consume(try await capture.start())
+
+            let frameCount = 50
+            let written = (0..<(frameCount * AudioFrame.samplesPerFrame)).map { Int16(truncatingIfNeeded: $0 &* 7919 &+ 13) }
+            let handle = try #require(FileHandle(forWritingAtPath: fifo))
+            handle.write(written.withUnsafeBytes { Data($0) })
+            try handle.close()
+
+            let complete = await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= frameCount }
+            await capture.stop()
+            try server.unloadModule(module)
+            #expect(complete)
+            let frames = await recorder.frames
+            #expect(Array(frames.flatMap(\.samples).prefix(written.count)) == written)
+            #expect(frames.map(\.sequence) == Array(0..<UInt64(frames.count)))
+        }
+    }
+}

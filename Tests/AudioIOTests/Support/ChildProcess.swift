@@ -1,0 +1,61 @@
+import Foundation
+
+/// posix_spawn and waitpid, for the test server and pactl. Foundation's `Process` is not used: on Linux its
+/// monitor thread blocks in `wait4` on a long-lived child (the server) and never reaps a short one (pactl).
+enum ChildProcess {
+    /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null).
+    static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdoutFD {
+            posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard rc == 0 else { throw TestServerError("cannot start \(path): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// Waits for `pid` to end; returns its exit status (or 128 + signal).
+    @discardableResult
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// Runs a command to completion; returns its exit status and stdout.
+    static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw TestServerError("pipe failed: errno \(errno)") }
+        let pid: pid_t
+        do {
+            pid = try spawn(path, arguments, environment: environment, stdoutFD: fds[1])
+        } catch {
+            close(fds[0])
+            close(fds[1])
+            throw error
+        }
+        close(fds[1])
+        var output = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &buffer, buffer.count)
+            if n > 0 { output.append(contentsOf: buffer[0..<n]) } else if n == 0 || errno != EINTR { break }
+        }
+        close(fds[0])
+        return (wait(pid), String(decoding: output, as: UTF8.self))
+    }
+}

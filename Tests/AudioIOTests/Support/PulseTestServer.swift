@@ -1,0 +1,106 @@
+import Foundation
+
+/// A private headless PulseAudio for one test: the same set-up as `scripts/with-pulse.sh` (null sink `vsink`
+/// at 16 kHz mono, `vmic` remapping its monitor) in its own 0700 temp folder with its own socket, so a test
+/// may kill and restart it. Use `PulseTestServer.with { ... }`, which stops it on every path. One difference
+/// from the script: the server exits after 30 s without clients, so a test process that crashes does not
+/// leave it running for ever.
+final class PulseTestServer {
+    /// The address to hand to the code under test.
+    let address: String
+    let directory: URL
+    private var pid: pid_t?
+
+    private init() throws {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("openclaw-talk-test.XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard let made = mkdtemp(&bytes) else { throw TestServerError("mkdtemp failed: errno \(errno)") }
+        directory = URL(fileURLWithPath: String(cString: made))
+        chmod(directory.path, 0o700)
+        for sub in ["runtime", "home"] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(sub), withIntermediateDirectories: false,
+                attributes: [.posixPermissions: 0o700])
+        }
+        address = "unix:" + directory.appendingPathComponent("pulse.sock").path
+    }
+
+    /// Starts a server, runs `body`, and stops the server and removes its folder whatever happens.
+    static func with<T>(_ body: (PulseTestServer) async throws -> T) async throws -> T {
+        let server = try PulseTestServer()
+        defer { server.stop() }
+        try server.start()
+        return try await body(server)
+    }
+
+    /// Starts (or restarts) the server on the same socket and waits until it answers.
+    func start() throws {
+        let socket = directory.appendingPathComponent("pulse.sock").path
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("runtime").path
+        env["HOME"] = directory.appendingPathComponent("home").path
+        env["PULSE_SERVER"] = nil
+        pid = try ChildProcess.spawn(
+            "/usr/bin/pulseaudio",
+            [
+                "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no",
+                "--log-target=stderr", "--log-level=error",
+                "--load=module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
+                "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
+                "--load=module-remap-source master=vsink.monitor source_name=vmic",
+                "--load=module-always-sink",
+            ], environment: env)
+        for _ in 0..<200 {
+            if (try? pactl(["info"])) != nil { return }
+            usleep(25_000)
+        }
+        throw TestServerError("the test PulseAudio server did not answer within 5 s at \(address)")
+    }
+
+    /// Kills the server at once (SIGKILL: no goodbye to clients, as when it crashes).
+    func kill() {
+        guard let pid else { return }
+        self.pid = nil
+        Foundation.kill(pid, SIGKILL)
+        ChildProcess.wait(pid)
+    }
+
+    /// Kills the server and removes its folder.
+    func stop() {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `pactl` against this server; returns its stdout, throws on a non-zero exit.
+    @discardableResult
+    func pactl(_ arguments: [String]) throws -> String {
+        let (status, output) = try ChildProcess.run(
+            "/usr/bin/pactl", ["--server", address] + arguments, environment: ProcessInfo.processInfo.environment)
+        guard status == 0 else {
+            throw TestServerError("pactl \(arguments.joined(separator: " ")) exited with \(status)")
+        }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Makes the null sink render in real time now rather than up to 2 s later. Idle, it renders 2 s ahead
+    /// and sleeps; a client asking for low latency is only honoured from its next wake-up, which a
+    /// suspend/resume cycle brings forward. Call it once a low-latency stream (the capture) is connected.
+    func settleNullSink() throws {
+        try pactl(["suspend-sink", "vsink", "1"])
+        try pactl(["suspend-sink", "vsink", "0"])
+    }
+
+    /// Loads a module; returns its index for `unloadModule`.
+    func loadModule(_ name: String, _ arguments: String) throws -> String {
+        try pactl(["load-module", name] + arguments.split(separator: " ").map(String.init))
+    }
+
+    func unloadModule(_ index: String) throws {
+        try pactl(["unload-module", index])
+    }
+}
+
+struct TestServerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

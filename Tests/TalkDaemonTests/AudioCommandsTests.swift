@@ -1,0 +1,39 @@
+import Testing
+
+@testable import TalkDaemon
+
+/// The audio commands (`devices`, `record`, `play`, `bench audio`) bind their options and refuse bad ones.
+@Suite struct AudioCommandsTests {
+    let parser = CommandParser(root: OpenClawTalk.self)
+
+    private func command(_ argv: [String]) throws -> any ParsableCommand {
+        let result = try parser.parse(argv)
+        return try result.command.init(result.parsed)
+    }
+
+    @Test func `record binds seconds, output and source`() throws {
+        let record = try #require(try command(["record", "--seconds", "2.5", "--output", "x.wav", "--source", "vmic"]) as? OpenClawTalk.Record)
+        #expect(record.seconds == 2.5 && record.output == "x.wav" && record.source == "vmic")
+        let defaults = try #require(try command(["record", "--output", "y.wav"]) as? OpenClawTalk.Record)
+        #expect(defaults.seconds == 5 && defaults.source == nil)
+    }
+
+    @Test(arguments: [
+        (["record", "--seconds", "2"], "Missing '--output <file.wav>'"),
+        (["record", "--seconds", "soon", "--output", "x.wav"], "Invalid value 'soon' for '--seconds': expected a number in 0.02...86400.0"),
+        (["play", "--sink", "vsink", "--output", "o.wav", "in.wav"], "'--output' and '--sink' cannot be used together"),
+        (["bench", "audio", "--trials", "0"], "Invalid value '0' for '--trials': expected a whole number in 1...100"),
+    ])
+    func `bad audio options are usage errors`(argv: [String], message: String) {
+        #expect(throws: ValidationError(message)) { _ = try command(argv) }
+    }
+
+    @Test func `devices, play and bench audio bind their options`() throws {
+        let devices = try #require(try command(["devices", "--json"]) as? OpenClawTalk.Devices)
+        #expect(devices.json)
+        let play = try #require(try command(["play", "--sink", "vsink", "clip.wav"]) as? OpenClawTalk.Play)
+        #expect(play.sink == "vsink" && play.output == nil && play.file == "clip.wav")
+        let bench = try #require(try command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
+        #expect(bench.json && bench.trials == 3 && bench.sink == "vsink" && bench.seconds == 3)
+    }
+}
