@@ -37,3 +37,19 @@ func withDeadline<T: Sendable>(
         return value
     }
 }
+
+/// A transport failure classified for the reconnect logic: permanent ones (a certificate pin mismatch,
+/// an untrusted certificate, plaintext to a public host) stop reconnecting; the rest are retried.
+package struct TransportFailure: Error, CustomStringConvertible {
+    package var message: String
+    package var isPermanent: Bool
+    package var underlying: any Error
+
+    package init(_ underlying: any Error, isPermanent: Bool) {
+        self.underlying = underlying
+        self.isPermanent = isPermanent
+        message = String(describing: underlying)
+    }
+
+    package var description: String { message }
+}

@@ -27,7 +27,7 @@ package struct SetupCode: Sendable, Equatable {
         guard !text.isEmpty else { throw .empty }
         guard text.utf8.count <= 64 * 1024 else { throw .tooLong }
         let lower = text.lowercased()
-        if text.hasPrefix("{") { return try fromJSON(Array(text.utf8)) }
+        if text.hasPrefix("{") || text.hasPrefix("[") { return try fromJSON(Array(text.utf8)) }
         if lower.hasPrefix("oc-pair://") { return try fromLink(text) }
         if lower.hasPrefix("openclaw://") { return try fromOpenClawLink(text) }
         if lower.hasPrefix("ws://") || lower.hasPrefix("wss://") { return try fromURL(text) }
