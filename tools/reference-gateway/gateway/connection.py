@@ -1,0 +1,180 @@
+"""One client socket: challenge, the connect handshake, then requests until it closes."""
+
+import asyncio
+import json
+import secrets
+import uuid
+
+from websockets.exceptions import ConnectionClosed
+
+from .codec import dumps, now_ms, preview
+from .errors import ConnectRejected, CLOSE_POLICY, close_reason_bytes_safe, error_shape
+from .handshake import admit
+from .methods import MethodError
+
+CLOSE_TOO_BIG = 1009
+
+
+class Connection:
+    """State of one socket; the gateway's loop is the only thread that touches it."""
+
+    def __init__(self, gateway, ws):
+        self.gateway = gateway
+        self.ws = ws
+        self.conn_id = str(uuid.uuid4())
+        self.challenge = None
+        self.authenticated = False
+        self.role = None
+        self.scopes = []
+        self.device_id = None
+        self.client = {}
+        self.seq = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def run(self):
+        """Serves the socket until it closes."""
+        gw = self.gateway
+        gw.log("connection %s opened from %s" % (self.conn_id, _peer(self.ws)))
+        try:
+            if not gw.faults.no_challenge:
+                self.challenge = {"nonce": secrets.token_urlsafe(16), "ts": now_ms()}
+                await self.send({"type": "event", "event": "connect.challenge",
+                                 "payload": dict(self.challenge)})
+            else:
+                self.challenge = {"nonce": "", "ts": 0}
+            deadline = asyncio.get_running_loop().time() + gw.options.handshake_timeout_ms / 1000
+            while True:
+                if self.authenticated:
+                    raw = await self.ws.recv()
+                else:
+                    remaining = deadline - asyncio.get_running_loop().time()
+                    try:
+                        raw = await asyncio.wait_for(self.ws.recv(), max(remaining, 0.001))
+                    except asyncio.TimeoutError:
+                        await self.close(CLOSE_POLICY, "handshake timeout")
+                        return
+                await self.handle(raw)
+        except ConnectionClosed as closed:
+            if closed.sent is not None and closed.sent.code == CLOSE_TOO_BIG:
+                limit = gw.options.max_payload if self.authenticated \
+                    else gw.options.preauth_max_payload
+                gw.violations.record(self.conn_id, "oversized", "<frame over %d bytes>" % limit,
+                                     ["frame larger than %s limit %d bytes" % (
+                                         "maxPayload" if self.authenticated else "pre-auth",
+                                         limit)])
+        finally:
+            gw.log("connection %s closed (code %s)" % (self.conn_id, self.ws.close_code))
+
+    async def close(self, code, reason):
+        await self.ws.close(code, close_reason_bytes_safe(reason))
+
+    # -- sending -------------------------------------------------------------------------------
+
+    async def send(self, frame):
+        """Sends a frame as a text message, checking it against the schema first."""
+        checker = self.gateway.checker
+        if checker is not None:
+            errors = checker.check_outgoing(frame)
+            if errors:
+                self.gateway.violations.record_server(frame, errors)
+        await self.ws.send(dumps(frame))
+
+    async def send_event(self, event, payload, state_version=None):
+        """Sends an event with this connection's next sequence number."""
+        self.seq += 1
+        frame = {"type": "event", "event": event, "payload": payload, "seq": self.seq}
+        if state_version is not None:
+            frame["stateVersion"] = state_version
+        await self.send(frame)
+
+    async def respond(self, req_id, payload=None, error=None):
+        frame = {"type": "res", "id": req_id, "ok": error is None}
+        if error is None:
+            frame["payload"] = payload
+        else:
+            frame["error"] = error
+        await self.send(frame)
+
+    # -- receiving -----------------------------------------------------------------------------
+
+    async def handle(self, raw):
+        """Parses, logs, validates and dispatches one received message (text or binary)."""
+        gw = self.gateway
+        frame = self._parse(raw)
+        gw.log_frame(self.conn_id, raw, frame)
+        if frame is None:
+            gw.violations.record(self.conn_id, "invalid-json", preview(raw),
+                                 ["message is not a JSON object (UTF-8)"])
+            if not self.authenticated:
+                await self.close(CLOSE_POLICY, "invalid frame")
+            return
+        errors = gw.check_frame(frame)
+        if errors:
+            gw.violations.record(self.conn_id, "schema", frame, errors)
+            req_id = frame.get("id")
+            if frame.get("type") == "req" and isinstance(req_id, str) and req_id:
+                await self.respond(req_id, error=error_shape(
+                    "INVALID_REQUEST", "invalid frame: " + errors[0],
+                    details={"reason": "schema", "errors": errors}))
+            if not self.authenticated:
+                await self.close(CLOSE_POLICY, "invalid frame")
+            return
+        if frame.get("type") != "req":
+            return  # responses (node.invoke results) and client events need no answer here
+        if not self.authenticated:
+            await self._connect(frame)
+        elif frame["method"] == "connect":
+            await self.respond(frame["id"], error=error_shape("INVALID_REQUEST",
+                                                              "already connected"))
+        else:
+            await self._request(frame)
+
+    def _parse(self, raw):
+        try:
+            text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
+            frame = json.loads(text)
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return frame if isinstance(frame, dict) else None
+
+    async def _connect(self, frame):
+        gw = self.gateway
+        if frame["method"] != "connect":
+            await self.respond(frame["id"], error=error_shape(
+                "INVALID_REQUEST", "first request must be connect"))
+            await self.close(CLOSE_POLICY, "first request must be connect")
+            return
+        try:
+            admission = admit(gw, self.conn_id, frame.get("params") or {}, self.challenge)
+        except ConnectRejected as rejected:
+            gw.log("connect %s rejected: %s %s" % (self.conn_id, rejected.shape["code"],
+                                                   rejected.detail_code or ""))
+            await self.respond(frame["id"], error=rejected.shape)
+            await self.close(rejected.close_code, rejected.close_reason)
+            return
+        self.authenticated = True
+        self.role, self.scopes = admission.role, admission.scopes
+        self.device_id, self.client = admission.device_id, admission.client
+        self.ws.protocol.max_message_size = gw.options.max_payload
+        await self.respond(frame["id"], payload=admission.hello)
+        gw.log("connect %s ok: role=%s client=%s/%s device=%s" % (
+            self.conn_id, self.role, self.client.get("id"), self.client.get("mode"),
+            (self.device_id or "-")[:12]))
+        await gw.joined(self)
+
+    async def _request(self, frame):
+        try:
+            payload = await self.gateway.methods.call(self, frame["method"], frame.get("params"))
+        except MethodError as failure:
+            await self.respond(frame["id"], error=failure.shape)
+            return
+        await self.respond(frame["id"], payload=payload)
+
+
+def _peer(ws):
+    try:
+        host, port = ws.remote_address[:2]
+        return "%s:%s" % (host, port)
+    except (TypeError, ValueError):
+        return "?"

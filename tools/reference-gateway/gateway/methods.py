@@ -1,0 +1,116 @@
+"""Methods served after `hello-ok`, with their role and operator-scope gates.
+
+`chat.send` here is a PLACEHOLDER for later issues: it acknowledges with {runId, status:"started"}
+and emits one `chat` delta and one `chat` final event that echo the message back. It does not run
+an agent.
+"""
+
+import asyncio
+import uuid
+
+from .codec import now_ms
+from .errors import error_shape
+
+# method -> (required operator scope or None, roles allowed)
+METHOD_GATES = {
+    "health": (None, ("operator", "node")),
+    "system-presence": ("operator.read", ("operator", "node")),
+    "chat.send": ("operator.write", ("operator",)),
+    "device.pair.list": ("operator.pairing", ("operator",)),
+    "device.pair.approve": ("operator.pairing", ("operator",)),
+    "device.pair.reject": ("operator.pairing", ("operator",)),
+    "node.event": (None, ("node",)),
+}
+EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
+          "device.pair.resolved"]
+
+
+class MethodError(Exception):
+    """A request answered with an error shape."""
+
+    def __init__(self, shape):
+        super().__init__(shape["message"])
+        self.shape = shape
+
+
+def scope_satisfied(granted, required):
+    """admin satisfies everything; write satisfies read and talk; otherwise an exact match."""
+    granted = set(granted)
+    if required in granted or "operator.admin" in granted:
+        return True
+    return "operator.write" in granted and required in ("operator.read", "operator.talk")
+
+
+def check_gate(method, role, scopes):
+    """Raises MethodError when the connection's role or scopes do not allow `method`."""
+    if method not in METHOD_GATES:
+        raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
+    scope, roles = METHOD_GATES[method]
+    if role not in roles:
+        raise MethodError(error_shape("FORBIDDEN", "method %s is not available to role %s"
+                                      % (method, role)))
+    if scope and role == "operator" and not scope_satisfied(scopes, scope):
+        raise MethodError(error_shape("FORBIDDEN", "missing scope: %s" % scope,
+                                      details={"code": "MISSING_SCOPE", "missingScope": scope,
+                                               "requiredScopes": [scope]}))
+
+
+class Methods:
+    """Handlers; each returns the response payload or raises MethodError."""
+
+    def __init__(self, gateway):
+        self.gateway = gateway
+        self.chat_runs = {}   # (sessionKey, idempotencyKey) -> runId
+
+    async def call(self, conn, method, params):
+        check_gate(method, conn.role, conn.scopes)
+        handler = getattr(self, "_" + method.replace(".", "_").replace("-", "_"))
+        return await handler(conn, params if isinstance(params, dict) else {})
+
+    async def _health(self, conn, params):
+        return {"ok": True, "ts": now_ms(), "uptimeMs": self.gateway.uptime_ms()}
+
+    async def _system_presence(self, conn, params):
+        return self.gateway.presence.listing()
+
+    async def _node_event(self, conn, params):
+        return {"ok": True}
+
+    async def _device_pair_list(self, conn, params):
+        paired = [{"deviceId": d["deviceId"], "roles": sorted(d.get("roles", {})),
+                   "displayName": d.get("displayName")} for d in self.gateway.state.devices.values()]
+        return {"pending": self.gateway.pairing.listing(), "paired": paired}
+
+    async def _device_pair_approve(self, conn, params):
+        return self._resolve(self.gateway.pairing.approve, params)
+
+    async def _device_pair_reject(self, conn, params):
+        return self._resolve(self.gateway.pairing.reject, params)
+
+    def _resolve(self, action, params):
+        request = action(str(params.get("requestId", "")))
+        if request is None:
+            raise MethodError(error_shape("APPROVAL_NOT_FOUND", "unknown pairing request"))
+        return {"requestId": request["requestId"], "deviceId": request["deviceId"]}
+
+    async def _chat_send(self, conn, params):
+        # PLACEHOLDER (later issues replace this with real chat runs).
+        key = (params.get("sessionKey"), params.get("idempotencyKey"))
+        if key in self.chat_runs:
+            return {"runId": self.chat_runs[key], "status": "in_flight"}
+        run_id = str(uuid.uuid4())
+        self.chat_runs[key] = run_id
+        asyncio.get_running_loop().create_task(
+            self._echo_reply(run_id, params.get("sessionKey"), str(params.get("message", ""))))
+        return {"runId": run_id, "status": "started"}
+
+    async def _echo_reply(self, run_id, session_key, text):
+        reply = "echo: " + text
+        for seq, state in enumerate(("delta", "final")):
+            await asyncio.sleep(0.05)
+            message = {"role": "assistant", "content": [{"type": "text", "text": reply}],
+                       "timestamp": now_ms()}
+            await self.gateway.broadcast(
+                "chat", {"runId": run_id, "sessionKey": session_key, "seq": seq, "state": state,
+                         "message": message},
+                want=lambda c: c.role == "operator" and scope_satisfied(c.scopes, "operator.read"))

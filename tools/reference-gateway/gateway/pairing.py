@@ -1,0 +1,119 @@
+"""Pending device-pairing requests: creation, approval, rejection, expiry and auto-approval.
+
+A device that authenticates but is not paired for the role and scopes it asks for gets a pending
+request; it stays pending until approved (control command, `--auto-approve`, or the test knobs
+`--auto-approve-after-attempts` / `--auto-approve-after-ms`) or rejected.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from .codec import now_ms
+
+
+@dataclass
+class PairingPolicy:
+    """When pending requests are approved without an operator."""
+
+    auto_approve: bool = False
+    after_attempts: int = 0       # approve on the Nth connect attempt (0 = never)
+    after_ms: int = 0             # approve once the request is this old (0 = never)
+    ttl_ms: int = 5 * 60 * 1000   # a request older than this expires
+
+
+class PairingRequests:
+    """Owns the pending requests and the one-shot verdicts (rejected/expired) devices must hear."""
+
+    def __init__(self, state, policy, on_event=None):
+        self.state = state
+        self.policy = policy
+        self.pending = {}          # requestId -> request record
+        self.verdicts = {}         # deviceId -> ("rejected" | "expired", requestId)
+        self.on_event = on_event or (lambda name, payload: None)
+
+    def for_device(self, device_id):
+        """The pending request of a device, or None."""
+        return next((r for r in self.pending.values() if r["deviceId"] == device_id), None)
+
+    def take_verdict(self, device_id):
+        """A rejection or expiry the device has not been told about yet (told once)."""
+        return self.verdicts.pop(device_id, None)
+
+    def request(self, device_id, metadata, role, scopes, reason, is_bootstrap):
+        """Creates or refreshes the pending request; returns (request, approved).
+
+        A request with a different role or scopes supersedes the old one (new requestId).
+        """
+        existing = self.for_device(device_id)
+        now = now_ms()
+        if existing and now - existing["createdAtMs"] > self.policy.ttl_ms:
+            del self.pending[existing["requestId"]]
+            self.verdicts[device_id] = ("expired", existing["requestId"])
+            existing = None
+        if existing and (existing["role"] != role or existing["scopes"] != list(scopes)):
+            del self.pending[existing["requestId"]]
+            existing = None
+        if existing is None:
+            existing = {"requestId": str(uuid.uuid4()), "deviceId": device_id, "role": role,
+                        "scopes": list(scopes), "reason": reason, "isBootstrap": is_bootstrap,
+                        "createdAtMs": now, "attempts": 0}
+            existing.update({k: v for k, v in metadata.items() if v is not None})
+            self.pending[existing["requestId"]] = existing
+            self.on_event("device.pair.requested", self._requested_payload(existing))
+        existing["attempts"] += 1
+        if self._auto_approves(existing, now):
+            self.approve(existing["requestId"])
+            return existing, True
+        return existing, False
+
+    def approve(self, request_id):
+        """Pairs the device for the requested role and scopes; returns the request or None."""
+        request = self.pending.pop(request_id, None)
+        if request is None:
+            return None
+        metadata = {k: request.get(k) for k in ("publicKey", "displayName", "platform",
+                                                 "deviceFamily", "clientId", "clientMode")}
+        self.state.pair(request["deviceId"], metadata, request["role"], request["scopes"])
+        self.on_event("device.pair.resolved", self._resolved_payload(request, "approved"))
+        return request
+
+    def reject(self, request_id):
+        """Drops the request; the device hears PAIRING_REJECTED on its next connect."""
+        request = self.pending.pop(request_id, None)
+        if request is None:
+            return None
+        self.verdicts[request["deviceId"]] = ("rejected", request_id)
+        self.on_event("device.pair.resolved", self._resolved_payload(request, "rejected"))
+        return request
+
+    def expire(self, request_id):
+        """Test knob: expires the request now; the device hears PAIRING_EXPIRED next time."""
+        request = self.pending.pop(request_id, None)
+        if request is not None:
+            self.verdicts[request["deviceId"]] = ("expired", request_id)
+        return request
+
+    def listing(self):
+        """The pending requests as the control channel shows them (no secrets in them)."""
+        return [dict(r) for r in self.pending.values()]
+
+    def _auto_approves(self, request, now):
+        policy = self.policy
+        return (policy.auto_approve
+                or (policy.after_attempts > 0 and request["attempts"] >= policy.after_attempts)
+                or (policy.after_ms > 0 and now - request["createdAtMs"] >= policy.after_ms))
+
+    @staticmethod
+    def _requested_payload(request):
+        payload = {"requestId": request["requestId"], "deviceId": request["deviceId"],
+                   "publicKey": request.get("publicKey") or "unknown", "role": request["role"],
+                   "scopes": [s for s in request["scopes"] if s], "ts": request["createdAtMs"]}
+        for key in ("displayName", "platform", "deviceFamily", "clientId", "clientMode"):
+            if request.get(key):
+                payload[key] = request[key]
+        return payload
+
+    @staticmethod
+    def _resolved_payload(request, decision):
+        return {"requestId": request["requestId"], "deviceId": request["deviceId"],
+                "decision": decision, "ts": now_ms()}
