@@ -70,13 +70,10 @@ package actor GatewayConnection {
     private var live: Live?
     private var pending: [String: (generation: Int, slot: PendingSlot)] = [:]
     private var nextRequestNumber = 0
-    private let stateContinuation: AsyncStream<ConnectionState>.Continuation
-    private let eventContinuation: AsyncStream<GatewayFrame.Event>.Continuation
-
-    /// Every state change, newest kept when nobody reads.
-    package nonisolated let states: AsyncStream<ConnectionState>
-    /// Gateway events for the layer above (not `tick` or `connect.challenge`, which this actor consumes).
-    package nonisolated let events: AsyncStream<GatewayFrame.Event>
+    private var stateSubscribers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
+    private var eventSubscribers: [Int: AsyncStream<GatewayFrame.Event>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var finished = false
     package private(set) var state: ConnectionState = .idle
     /// The last refusal, for commands that must explain why they stopped.
     package private(set) var lastConnectError: ConnectError?
@@ -87,8 +84,22 @@ package actor GatewayConnection {
         self.timing = timing
         self.logger = logger
         machine = StateMachine(backoff: timing.backoff)
-        (states, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
-        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Every state change from now on, starting with the current state; ends when `run()` returns.
+    package func stateUpdates() -> AsyncStream<ConnectionState> {
+        let (stream, c) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        c.yield(state)
+        if finished { c.finish() } else { nextSubscriber += 1; stateSubscribers[nextSubscriber] = c }
+        return stream
+    }
+
+    /// Gateway events for the layer above (not `tick` or `connect.challenge`, which this actor consumes).
+    /// A slow reader loses the oldest events beyond 256.
+    package func eventUpdates() -> AsyncStream<GatewayFrame.Event> {
+        let (stream, c) = AsyncStream<GatewayFrame.Event>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        if finished { c.finish() } else { nextSubscriber += 1; eventSubscribers[nextSubscriber] = c }
+        return stream
     }
 
     /// The current `hello-ok`, when connected.
@@ -97,8 +108,11 @@ package actor GatewayConnection {
     /// Connects and stays connected until the task is cancelled or a connect error says to stop.
     package func run() async {
         defer {
-            stateContinuation.finish()
-            eventContinuation.finish()
+            finished = true
+            stateSubscribers.values.forEach { $0.finish() }
+            eventSubscribers.values.forEach { $0.finish() }
+            stateSubscribers = [:]
+            eventSubscribers = [:]
         }
         while !Task.isCancelled {
             generation &+= 1
@@ -260,13 +274,13 @@ package actor GatewayConnection {
                 logger.debug("gateway announced shutdown")
             default: break
             }
-            eventContinuation.yield(e)
+            eventSubscribers.values.forEach { $0.yield(e) }
         }
     }
 
     private func publish(_ s: ConnectionState) {
         state = s
-        stateContinuation.yield(s)
+        stateSubscribers.values.forEach { $0.yield(s) }
     }
 
     // MARK: requests
