@@ -1,0 +1,37 @@
+/// A TLS connection over TCP (OpenSSL 3) served by its own I/O thread. Trust: the pin if one is given,
+/// otherwise the system store (plus an optional CA file) with host-name verification and SNI.
+package struct TLSByteStream: ByteStream {
+    private let engine: SocketIOThread
+    /// Lowercase hex SHA-256 of the server's leaf certificate (DER).
+    package let peerCertificateSHA256: String
+
+    /// Connects and completes the handshake within `timeout`. `pin` must already be normalised
+    /// (`CertificateFingerprint.normalize`).
+    package static func connect(
+        host: String, port: Int, pin: String?, caFile: String?, timeout: Duration
+    ) async throws -> TLSByteStream {
+        let (engine, fingerprint) = try await SocketIOThread.start(name: "tls \(host):\(port)", timeout: timeout) {
+            waiter throws(TransportError) in
+            let fd = try TCPConnector.connect(host: host, port: port, waiter: waiter)
+            return try TLSSocketIO.handshake(
+                fileDescriptor: fd, host: host, port: port, policy: .verify(pin: pin, caFile: caFile), waiter: waiter)
+        }
+        return TLSByteStream(engine: engine, peerCertificateSHA256: fingerprint)
+    }
+
+    package func read(maxBytes: Int) async throws -> [UInt8] { try await engine.read(maxBytes: maxBytes) }
+    package func write(_ bytes: [UInt8]) async throws { try await engine.write(bytes) }
+    package func close() async { await engine.close() }
+}
+
+/// Connects to `host:port` with TLS, accepting any certificate, and returns the SHA-256 of the leaf
+/// certificate's DER in lowercase hex, for a "Trust and connect?" prompt. Nothing is sent beyond the handshake.
+package func probeCertificateFingerprint(host: String, port: Int, timeout: Duration) async throws -> String {
+    let (engine, fingerprint) = try await SocketIOThread.start(name: "tls probe \(host):\(port)", timeout: timeout) {
+        waiter throws(TransportError) in
+        let fd = try TCPConnector.connect(host: host, port: port, waiter: waiter)
+        return try TLSSocketIO.handshake(fileDescriptor: fd, host: host, port: port, policy: .probe, waiter: waiter)
+    }
+    await engine.close()
+    return fingerprint
+}

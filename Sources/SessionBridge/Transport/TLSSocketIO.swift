@@ -1,0 +1,178 @@
+import COpenSSL
+import Glibc
+
+/// A TLS session over a connected non-blocking socket, with OpenSSL 3.
+///
+/// The handshake always completes with verification recorded rather than enforced
+/// (`SSL_VERIFY_NONE`), so the leaf certificate's fingerprint is available for every outcome; the
+/// policy is then applied here: a pin must match exactly (a self-signed Gateway is then fine),
+/// otherwise the chain must verify against the system store (plus `caFile`) including the host name.
+final class TLSSocketIO: SocketIO {
+    /// How the peer's certificate is judged.
+    enum Policy {
+        /// A pin if given, else system trust with host-name verification.
+        case verify(pin: String?, caFile: String?)
+        /// Accept any certificate: only to read its fingerprint for a trust prompt.
+        case probe
+    }
+
+    let fileDescriptor: Int32
+    private let context: OpaquePointer
+    private let ssl: OpaquePointer
+
+    private init(fileDescriptor: Int32, context: OpaquePointer, ssl: OpaquePointer) {
+        self.fileDescriptor = fileDescriptor
+        self.context = context
+        self.ssl = ssl
+    }
+
+    /// Runs the handshake on `fileDescriptor` (which it takes ownership of, also on failure) and applies
+    /// `policy`; returns the session and the leaf certificate's SHA-256 in lowercase hex.
+    static func handshake(
+        fileDescriptor: Int32, host: String, port: Int, policy: Policy, waiter: SocketWaiter
+    ) throws(TransportError) -> (TLSSocketIO, String) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            close(fileDescriptor)
+            throw .tlsHandshakeFailed(reason: "SSL_CTX_new: \(Self.errorQueueText())")
+        }
+        guard let ssl = SSL_new(context) else {
+            SSL_CTX_free(context)
+            close(fileDescriptor)
+            throw .tlsHandshakeFailed(reason: "SSL_new: \(Self.errorQueueText())")
+        }
+        let session = TLSSocketIO(fileDescriptor: fileDescriptor, context: context, ssl: ssl)
+        do throws(TransportError) {
+            try session.configure(host: host, policy: policy)
+            try session.runHandshake(host: host, port: port, waiter: waiter)
+            let fingerprint = try session.peerFingerprint()
+            try session.judge(fingerprint: fingerprint, host: host, policy: policy)
+            return (session, fingerprint)
+        } catch {
+            session.release()
+            throw error
+        }
+    }
+
+    private func configure(host: String, policy: Policy) throws(TransportError) {
+        _ = cssl_ctx_set_min_tls12(context)
+        cssl_ctx_ignore_unexpected_eof(context)
+        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        if case .verify(_, let caFile) = policy {
+            SSL_CTX_set_default_verify_paths(context)
+            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
+                throw .caFileUnreadable(path: caFile, reason: Self.errorQueueText())
+            }
+        }
+        cssl_set_io_modes(ssl)
+        SSL_set_fd(ssl, fileDescriptor)
+        if IPAddress(host) != nil {
+            // RFC 6066: no SNI for address literals; the address must be in the certificate's IP SANs.
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+        } else {
+            SSL_set1_host(ssl, host)
+            _ = cssl_set_sni(ssl, host)
+        }
+        SSL_set_connect_state(ssl)
+    }
+
+    private func runHandshake(host: String, port: Int, waiter: SocketWaiter) throws(TransportError) {
+        while true {
+            ERR_clear_error()
+            let result = SSL_connect(ssl)
+            if result == 1 { return }
+            let wait: SocketWait
+            switch SSL_get_error(ssl, result) {
+            case SSL_ERROR_WANT_READ: wait = .readable
+            case SSL_ERROR_WANT_WRITE: wait = .writable
+            case SSL_ERROR_SYSCALL:
+                let reason = errno == 0 ? "the server closed the connection" : String(cString: strerror(errno))
+                throw .tlsHandshakeFailed(reason: reason)
+            default:
+                throw .tlsHandshakeFailed(reason: Self.errorQueueText())
+            }
+            switch waiter.wait(for: fileDescriptor, wait) {
+            case .ready: continue
+            case .timedOut: throw .timedOut(host: host, port: port, stage: "TLS handshake")
+            case .aborted: throw .streamClosed
+            }
+        }
+    }
+
+    private func peerFingerprint() throws(TransportError) -> String {
+        guard let certificate = SSL_get1_peer_certificate(ssl) else {
+            throw .tlsHandshakeFailed(reason: "the server presented no certificate")
+        }
+        defer { X509_free(certificate) }
+        let length = i2d_X509(certificate, nil)
+        guard length > 0 else { throw .tlsHandshakeFailed(reason: "the certificate could not be encoded") }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        der.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            _ = i2d_X509(certificate, &cursor)
+        }
+        return Digest.hex(Digest.sha256(der))
+    }
+
+    private func judge(fingerprint: String, host: String, policy: Policy) throws(TransportError) {
+        guard case .verify(let pin, _) = policy else { return }
+        if let pin {
+            guard pin == fingerprint else { throw .pinMismatch(expected: pin, actual: fingerprint) }
+            return
+        }
+        let result = SSL_get_verify_result(ssl)
+        guard result == X509_V_OK else {
+            let reason = String(cString: X509_verify_cert_error_string(result))
+            throw .untrustedCertificate(host: host, fingerprint: fingerprint, reason: reason)
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> SocketIOResult {
+        ERR_clear_error()
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if count > 0 { return .transferred(Int(count)) }
+        return classify(count)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> SocketIOResult {
+        ERR_clear_error()
+        let count = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
+        if count > 0 { return .transferred(Int(count)) }
+        return classify(count)
+    }
+
+    private func classify(_ result: Int32) -> SocketIOResult {
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ: return .wouldBlock(.readable)
+        case SSL_ERROR_WANT_WRITE: return .wouldBlock(.writable)
+        case SSL_ERROR_ZERO_RETURN: return .endOfStream
+        case SSL_ERROR_SYSCALL:
+            if errno == 0 { return .endOfStream }
+            return .failed(String(cString: strerror(errno)))
+        default: return .failed("TLS: \(Self.errorQueueText())")
+        }
+    }
+
+    func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+    }
+
+    func release() {
+        SSL_free(ssl)
+        SSL_CTX_free(context)
+        _ = Glibc.close(fileDescriptor)
+    }
+
+    /// OpenSSL's error queue as text, oldest first.
+    static func errorQueueText() -> String {
+        var parts: [String] = []
+        while true {
+            let code = ERR_get_error()
+            guard code != 0 else { break }
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            parts.append(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return parts.isEmpty ? "unknown error" : parts.joined(separator: "; ")
+    }
+}
