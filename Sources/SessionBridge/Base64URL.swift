@@ -19,16 +19,3 @@ package enum Base64URL {
         return Data(base64Encoded: s).map { [UInt8]($0) }
     }
 }
-
-extension Sequence<UInt8> {
-    /// Lowercase hexadecimal, two digits a byte.
-    package var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for b in self {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

@@ -15,7 +15,7 @@ package struct DeviceIdentity: Sendable, CustomStringConvertible {
     package init(seed: [UInt8], instanceId: String) throws(CryptoError) {
         let pair = try Ed25519.keyPair(seed: seed)
         self.seed = seed
-        self.deviceId = SHA256.hash(pair.publicKey).hexString
+        self.deviceId = Digest.hex(Digest.sha256(pair.publicKey))
         self.publicKeyBase64URL = Base64URL.encode(pair.publicKey)
         self.instanceId = instanceId
     }

@@ -65,17 +65,6 @@ package enum Ed25519 {
     }
 }
 
-/// SHA-256 through OpenSSL.
-package enum SHA256 {
-    /// The 32-byte digest of `bytes`.
-    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var len: UInt32 = 32
-        _ = bytes.withUnsafeBufferPointer { EVP_Digest($0.baseAddress, $0.count, &digest, &len, EVP_sha256(), nil) }
-        return digest
-    }
-}
-
 /// A failure inside the crypto layer; each names the OpenSSL call that failed.
 package enum CryptoError: Error, Equatable, CustomStringConvertible {
     case openSSL(String)

@@ -23,6 +23,31 @@ package struct SetupCode: Sendable, Equatable {
     /// Parses what a user pasted. Never crashes; a `SetupCodeError` says what was wrong.
     /// The error text never repeats the input, which may hold a secret.
     package static func parse(_ input: String) throws(SetupCodeError) -> SetupCode {
+        var code = try parseUnchecked(input)
+        let endpoint = try checkedEndpoint(code.url)
+        code.url = endpoint.description
+        code.alternateURLs = code.alternateURLs.compactMap { try? checkedEndpoint($0).description }
+        return code
+    }
+
+    /// The endpoint of the code's URL; plaintext only to local-network hosts.
+    package var endpoint: GatewayEndpoint {
+        get throws(SetupCodeError) { try Self.checkedEndpoint(url) }
+    }
+
+    /// Fails with `.expired` when the code's expiry has passed.
+    package func checkNotExpired(nowMs: Int64) throws(SetupCodeError) {
+        if let e = expiresAtMs, e < nowMs { throw .expired(expiresAtMs: e) }
+    }
+
+    private static func checkedEndpoint(_ url: String) throws(SetupCodeError) -> GatewayEndpoint {
+        let endpoint: GatewayEndpoint
+        do { endpoint = try GatewayEndpoint(parsing: url) } catch { throw .badURL }
+        if endpoint.scheme == .ws, !endpoint.allowsPlaintext { throw .plaintextNotAllowed(host: endpoint.host) }
+        return endpoint
+    }
+
+    private static func parseUnchecked(_ input: String) throws(SetupCodeError) -> SetupCode {
         let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { throw .empty }
         guard text.utf8.count <= 64 * 1024 else { throw .tooLong }
@@ -65,7 +90,7 @@ package struct SetupCode: Sendable, Equatable {
             } else {
                 continue
             }
-            do { return try parse(candidate) } catch { firstError = firstError ?? error }
+            do { return try parseUnchecked(candidate) } catch { firstError = firstError ?? error }
         }
         throw firstError ?? .noCodeFound
     }
@@ -145,8 +170,7 @@ package struct SetupCode: Sendable, Equatable {
         code.token = try string("token", max: 4096) ?? code.token
         code.password = try string("password", max: 4096) ?? code.password
         if let fp = try string("tlsFingerprint", max: 200) {
-            guard let hex = Fingerprint.normalize(fp) else { throw .badFingerprint }
-            code.tlsFingerprint = hex
+            do { code.tlsFingerprint = try CertificateFingerprint.normalize(fp) } catch { throw .badFingerprint }
         }
         if let e = o["expiresAtMs"], e != .null {
             guard let ms = e.intValue, ms >= 0 else { throw .wrongType(field: "expiresAtMs", expected: "a time in milliseconds") }

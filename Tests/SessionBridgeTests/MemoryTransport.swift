@@ -106,7 +106,7 @@ enum FakeGateway {
         let v3 = (["v3"] + fields + [(c["platform"]?.stringValue ?? "").lowercased(),
                                      (c["deviceFamily"]?.stringValue ?? "").lowercased()]).joined(separator: "|")
         let v2 = (["v2"] + fields).joined(separator: "|")
-        guard SHA256.hash(pub).hexString == d["id"]?.stringValue else { return nil }
+        guard Digest.hex(Digest.sha256(pub)) == d["id"]?.stringValue else { return nil }
         if Ed25519.verify(sig, of: Array(v3.utf8), publicKey: pub) { return "v3" }
         if Ed25519.verify(sig, of: Array(v2.utf8), publicKey: pub) { return "v2" }
         return nil
