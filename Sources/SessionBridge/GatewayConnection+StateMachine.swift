@@ -39,7 +39,10 @@ extension GatewayConnection {
 
         /// A `shutdown` event: the next reconnect waits at least `restartExpectedMs`.
         package mutating func shutdownAnnounced(restartExpectedMs: Int64?) {
-            notBeforeSeconds = restartExpectedMs.map { Double($0) / 1000 }
+            // The estimate counts from the announcement, before the Gateway has even closed its sockets:
+            // a small margin makes the first attempt land after it listens again instead of being refused
+            // and pushed a whole backoff step later.
+            notBeforeSeconds = restartExpectedMs.map { Double($0) / 1000 * 1.1 + 0.1 }
         }
 
         /// The socket died after a successful handshake (closed, tick watchdog, ping failure).
