@@ -26,6 +26,8 @@ extension GatewayConnection {
         package private(set) var payloadVersion: DeviceAuthPayload.Version = .v3
         private var triedV2 = false
         private var notBeforeSeconds: Double?
+        /// Attempts left at the initial backoff while a Gateway restart announced by `shutdown` is under way.
+        private var restartRetriesLeft = 0
 
         /// Pairing approval is polled at least this often, so an approval is noticed promptly.
         static let approvalPollSeconds = 5.0
@@ -35,6 +37,7 @@ extension GatewayConnection {
         package mutating func helloReceived() {
             attempt = 0
             notBeforeSeconds = nil
+            restartRetriesLeft = 0
         }
 
         /// A `shutdown` event: the next reconnect waits at least `restartExpectedMs`.
@@ -43,6 +46,9 @@ extension GatewayConnection {
             // a small margin makes the first attempt land after it listens again instead of being refused
             // and pushed a whole backoff step later.
             notBeforeSeconds = restartExpectedMs.map { Double($0) / 1000 * 1.1 + 0.1 }
+            // A Gateway that said it is coming back is polled at the initial backoff for a while,
+            // so it is found within one short step of listening again.
+            if restartExpectedMs != nil { restartRetriesLeft = 20 }
         }
 
         /// The socket died after a successful handshake (closed, tick watchdog, ping failure).
@@ -54,6 +60,10 @@ extension GatewayConnection {
         /// Opening the socket failed before any Gateway frame.
         package mutating func transportFailed(permanent: Bool, reason: String, unit: Double) -> Decision {
             if permanent { return .stop(reason: reason, paused: false) }
+            if restartRetriesLeft > 0 {
+                restartRetriesLeft -= 1
+                return .reconnect(afterSeconds: backoff.delay(attempt: 1, unit: unit), attempt: attempt)
+            }
             attempt += 1
             return .reconnect(afterSeconds: takeDelay(unit: unit, floor: nil), attempt: attempt)
         }

@@ -217,6 +217,15 @@ final class ScriptedGateway: Sendable {
         #expect(m.connectFailed(busy, unit: 0) == .reconnect(afterSeconds: 2.5, attempt: 1))
     }
 
+    @Test func `after an announced restart a refused connect is retried at the initial step`() {
+        var m = GatewayConnection.StateMachine()
+        m.shutdownAnnounced(restartExpectedMs: 1000)
+        _ = m.connectionLost(unit: 0)
+        for _ in 0..<5 {
+            #expect(m.transportFailed(permanent: false, reason: "refused", unit: 0) == .reconnect(afterSeconds: 0.5, attempt: 1))
+        }
+    }
+
     @Test func `permanent transport failures stop, others back off`() {
         var m = GatewayConnection.StateMachine()
         #expect(m.transportFailed(permanent: false, reason: "refused", unit: 0) == .reconnect(afterSeconds: 0.5, attempt: 1))
