@@ -5,8 +5,8 @@ import TalkLogging
 /// (caps talk + voiceWake) and an `operator` socket (scopes from its token; `chat.send` needs
 /// `operator.write`). The operator socket starts once there is a credential for it.
 package actor GatewaySession {
-    package let node: GatewayConnection
-    package let operatorConnection: GatewayConnection
+    package nonisolated let node: GatewayConnection
+    package nonisolated let operatorConnection: GatewayConnection
     private let credentials: CredentialStore
     private let sleep: @Sendable (Duration) async throws -> Void
 
