@@ -34,6 +34,10 @@ def build_parser():
                       help="mint a setup code and put it in the startup JSON")
     auth.add_argument("--auth-failure-limit", type=int, default=20,
                       help="auth failures per key per minute before AUTH_RATE_LIMITED (0 = off)")
+    auth.add_argument("--startup-unavailable", type=int, default=0, metavar="N",
+                      help="answer the first N connects with UNAVAILABLE (startup-sidecars)")
+    auth.add_argument("--startup-retry-after-ms", type=int, default=1000,
+                      help="retryAfterMs of those UNAVAILABLE answers")
     pair = p.add_argument_group("pairing")
     pair.add_argument("--auto-approve", action="store_true", help="approve every pairing at once")
     pair.add_argument("--auto-approve-after-attempts", type=int, default=0, metavar="N")

@@ -3,13 +3,15 @@
 import asyncio
 import json
 import secrets
+import sys
+import traceback
 import uuid
 
 from websockets.exceptions import ConnectionClosed
 
 from .codec import dumps, now_ms, preview
 from .errors import ConnectRejected, CLOSE_POLICY, close_reason_bytes_safe, error_shape
-from .handshake import admit
+from .handshake import admit, hello_ok
 from .methods import MethodError
 
 CLOSE_TOO_BIG = 1009
@@ -56,15 +58,24 @@ class Connection:
                         return
                 await self.handle(raw)
         except ConnectionClosed as closed:
-            if closed.sent is not None and closed.sent.code == CLOSE_TOO_BIG:
-                limit = gw.options.max_payload if self.authenticated \
-                    else gw.options.preauth_max_payload
-                gw.violations.record(self.conn_id, "oversized", "<frame over %d bytes>" % limit,
-                                     ["frame larger than %s limit %d bytes" % (
-                                         "maxPayload" if self.authenticated else "pre-auth",
-                                         limit)])
+            self._note_oversized(closed)
+        except Exception as failure:  # a refgw bug must not take the whole Gateway down
+            gw.log("BUG: connection %s failed: %r" % (self.conn_id, failure))
+            traceback.print_exc(file=sys.stderr)
+            await self.ws.close(1011, "internal error")
         finally:
             gw.log("connection %s closed (code %s)" % (self.conn_id, self.ws.close_code))
+
+    def _note_oversized(self, closed):
+        """Records a message over the size limit (websockets already closed with 1009)."""
+        if closed.sent is None or closed.sent.code != CLOSE_TOO_BIG:
+            return
+        options = self.gateway.options
+        limit = options.max_payload if self.authenticated else options.preauth_max_payload
+        phase = "maxPayload" if self.authenticated else "pre-auth"
+        self.gateway.violations.record(self.conn_id, "oversized", "<frame over %d bytes>" % limit,
+                                       ["frame larger than the %s limit of %d bytes"
+                                        % (phase, limit)])
 
     async def close(self, code, reason):
         await self.ws.close(code, close_reason_bytes_safe(reason))
@@ -109,18 +120,27 @@ class Connection:
             if not self.authenticated:
                 await self.close(CLOSE_POLICY, "invalid frame")
             return
+        if _is_cancel(frame):
+            return  # additive client frame newer than the schema; old Gateways ignore it (§1.2)
         errors = gw.check_frame(frame)
         if errors:
             gw.violations.record(self.conn_id, "schema", frame, errors)
             req_id = frame.get("id")
             if frame.get("type") == "req" and isinstance(req_id, str) and req_id:
+                details = {"reason": "schema", "errors": errors}
+                device_code = _device_detail_code(errors)
+                if device_code and frame.get("method") == "connect":
+                    details["code"] = device_code
                 await self.respond(req_id, error=error_shape(
-                    "INVALID_REQUEST", "invalid frame: " + errors[0],
-                    details={"reason": "schema", "errors": errors}))
+                    "INVALID_REQUEST", "invalid frame: " + errors[0], details=details))
             if not self.authenticated:
                 await self.close(CLOSE_POLICY, "invalid frame")
             return
         if frame.get("type") != "req":
+            if not self.authenticated:
+                gw.violations.record(self.conn_id, "protocol", frame,
+                                     ["the first client frame must be the connect request"])
+                await self.close(CLOSE_POLICY, "first request must be connect")
             return  # responses (node.invoke results) and client events need no answer here
         if not self.authenticated:
             await self._connect(frame)
@@ -141,6 +161,8 @@ class Connection:
     async def _connect(self, frame):
         gw = self.gateway
         if frame["method"] != "connect":
+            gw.violations.record(self.conn_id, "protocol", frame,
+                                 ["the first request must be connect, not %s" % frame["method"]])
             await self.respond(frame["id"], error=error_shape(
                 "INVALID_REQUEST", "first request must be connect"))
             await self.close(CLOSE_POLICY, "first request must be connect")
@@ -157,11 +179,14 @@ class Connection:
         self.role, self.scopes = admission.role, admission.scopes
         self.device_id, self.client = admission.device_id, admission.client
         self.ws.protocol.max_message_size = gw.options.max_payload
-        await self.respond(frame["id"], payload=admission.hello)
+        changed = gw.presence.join(self.conn_id, self.client, self.role, self.scopes,
+                                   self.device_id)
+        await self.respond(frame["id"], payload=hello_ok(gw, self.conn_id, admission))
         gw.log("connect %s ok: role=%s client=%s/%s device=%s" % (
             self.conn_id, self.role, self.client.get("id"), self.client.get("mode"),
             (self.device_id or "-")[:12]))
-        await gw.joined(self)
+        if changed:
+            await gw.broadcast_presence()
 
     async def _request(self, frame):
         try:
@@ -170,6 +195,22 @@ class Connection:
             await self.respond(frame["id"], error=failure.shape)
             return
         await self.respond(frame["id"], payload=payload)
+
+
+def _is_cancel(frame):
+    """A well-formed `{type: "cancel", id}` frame."""
+    return (frame.get("type") == "cancel" and set(frame) == {"type", "id"}
+            and isinstance(frame["id"], str) and bool(frame["id"]))
+
+
+def _device_detail_code(errors):
+    """The DEVICE_AUTH_* code a schema error in `params.device` amounts to, if any."""
+    device_errors = [e for e in errors if e.startswith("params.device")]
+    if not device_errors:
+        return None
+    if any("nonce" in e for e in device_errors):
+        return "DEVICE_AUTH_NONCE_REQUIRED"
+    return "DEVICE_AUTH_INVALID"
 
 
 def _peer(ws):

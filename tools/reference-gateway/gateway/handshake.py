@@ -24,28 +24,30 @@ BOOTSTRAP_PROFILES = {
 class Admission:
     """What a successful connect established for the connection."""
 
-    def __init__(self, role, scopes, device_id, client, protocol, hello):
+    def __init__(self, role, scopes, device_id, client, protocol, auth):
         self.role = role
         self.scopes = scopes
         self.device_id = device_id
         self.client = client
-        self.protocol = protocol
-        self.hello = hello
+        self.protocol = protocol   # negotiated (N-1 for nodes); hello-ok reports the server's
+        self.auth = auth           # the hello-ok `auth` object
 
 
 def admit(gateway, conn_id, params, challenge):
     """Runs every connect check; returns an `Admission` or raises `ConnectRejected`."""
-    options = gateway.options
     forced = gateway.faults.next_connect_failure()
     if forced is not None:
         raise forced
+    _check_shape(params)
     client = params.get("client") or {}
     role = params.get("role") or "operator"
     scopes = list(params.get("scopes") or [])
     _check_role_and_scopes(role, scopes)
-    protocol = _negotiate_protocol(options.protocol, params, role, client)
+    protocol = _negotiate_protocol(gateway.options.protocol, params, role, client)
     device = params.get("device")
-    limiter_key = (device or {}).get("id") or "addr:" + conn_id
+    # Keyed by device: every client here comes from loopback, so one address-wide limit would
+    # lock out every test client at once. Device-less attempts are keyed per connection.
+    limiter_key = (device or {}).get("id") or "conn:" + conn_id
     gateway.limiter.check(limiter_key)
     try:
         device_id = _verify_device(gateway, params, challenge, client)
@@ -55,16 +57,48 @@ def admit(gateway, conn_id, params, challenge):
             gateway.limiter.record_failure(limiter_key)
         raise
     if device_id is not None:
-        _require_pairing(gateway, params, device_id, role, scopes, client, result)
+        _require_pairing(gateway, params, device_id, role, scopes, result)
     auth = _issue_tokens(gateway, params, device_id, role, scopes, result)
-    hello = {"type": "hello-ok", "protocol": options.protocol,
-             "server": {"version": VERSION, "connId": conn_id},
-             "features": {"methods": gateway.method_names(), "events": gateway.event_names()},
-             "snapshot": gateway.snapshot(), "auth": auth,
-             "policy": {"maxPayload": options.max_payload,
-                        "maxBufferedBytes": options.max_buffered_bytes,
-                        "tickIntervalMs": options.tick_interval_ms}}
-    return Admission(role, scopes, device_id, client, protocol, hello)
+    return Admission(role, scopes, device_id, client, protocol, auth)
+
+
+def hello_ok(gateway, conn_id, admission):
+    """The hello-ok payload; built after the client joined presence so the snapshot lists it."""
+    options = gateway.options
+    return {"type": "hello-ok", "protocol": options.protocol,
+            "server": {"version": VERSION, "connId": conn_id},
+            "features": {"methods": gateway.method_names(), "events": gateway.event_names()},
+            "snapshot": gateway.snapshot(), "auth": admission.auth,
+            "policy": {"maxPayload": options.max_payload,
+                       "maxBufferedBytes": options.max_buffered_bytes,
+                       "tickIntervalMs": options.tick_interval_ms}}
+
+
+def _check_shape(params):
+    """The types the checks below rely on (the schema says more, but may be absent)."""
+    def fail(what):
+        raise ConnectRejected("INVALID_REQUEST", "invalid connect params: " + what)
+    if not isinstance(params, dict):
+        fail("params must be an object")
+    for key in ("client", "auth", "device"):
+        if key in params and not isinstance(params[key], dict):
+            fail("%s must be an object" % key)
+    if not isinstance(params.get("role", "operator"), str):
+        fail("role must be a string")
+    scopes = params.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+        fail("scopes must be an array of strings")
+    for key, value in (params.get("auth") or {}).items():
+        if not isinstance(value, str):
+            fail("auth.%s must be a string" % key)
+    device = params.get("device") or {}
+    for key in ("id", "publicKey", "signature", "nonce"):
+        if key in device and not isinstance(device[key], str):
+            fail("device.%s must be a string" % key)
+    client = params.get("client") or {}
+    for key, value in client.items():
+        if not isinstance(value, str):
+            fail("client.%s must be a string" % key)
 
 
 def _check_role_and_scopes(role, scopes):
@@ -112,20 +146,16 @@ def _verify_device(gateway, params, challenge, client):
     return params["device"]["id"]
 
 
-def _require_pairing(gateway, params, device_id, role, scopes, client, result):
-    verdict = gateway.pairing.take_verdict(device_id)
-    if verdict is not None:
-        kind, request_id = verdict
-        code = "PAIRING_REJECTED" if kind == "rejected" else "PAIRING_EXPIRED"
-        raise ConnectRejected("NOT_PAIRED", "pairing %s (requestId: %s)" % (kind, request_id),
-                              details={"code": code, "requestId": request_id,
-                                       "deviceId": device_id,
-                                       "recommendedNextStep": "review_auth_configuration",
-                                       "retryable": kind == "expired",
-                                       "pauseReconnect": kind == "rejected"})
+def _require_pairing(gateway, params, device_id, role, scopes, result):
     record = gateway.state.token_record(device_id, role)
     if record is not None and set(scopes) <= set(record["scopes"]):
         return
+    verdict = gateway.pairing.take_verdict(device_id)
+    stale = gateway.pairing.expire_stale(device_id)
+    if verdict is None and stale is not None:
+        verdict = ("expired", stale)
+    if verdict is not None:
+        raise _verdict_rejection(*verdict, device_id)
     known = gateway.state.device(device_id)
     if known is None:
         reason = "not-paired"
@@ -133,9 +163,7 @@ def _require_pairing(gateway, params, device_id, role, scopes, client, result):
         reason = "role-upgrade"
     else:
         reason = "scope-upgrade"
-    metadata = {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
-                "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
-                "clientId": client.get("id"), "clientMode": client.get("mode")}
+    metadata = _device_metadata(params)
     is_bootstrap = result.method == "bootstrap"
     request, approved = gateway.pairing.request(device_id, metadata, role, scopes, reason,
                                                 is_bootstrap)
@@ -157,14 +185,30 @@ def _require_pairing(gateway, params, device_id, role, scopes, client, result):
                                        % (reason, request["requestId"]))
 
 
+def _verdict_rejection(kind, request_id, device_id):
+    """PAIRING_REJECTED (stop and tell the user) or PAIRING_EXPIRED (retry for a new request)."""
+    expired = kind == "expired"
+    details = {"code": "PAIRING_EXPIRED" if expired else "PAIRING_REJECTED",
+               "requestId": request_id, "deviceId": device_id,
+               "recommendedNextStep": "wait_then_retry" if expired else "review_auth_configuration",
+               "retryable": expired, "pauseReconnect": not expired}
+    return ConnectRejected("NOT_PAIRED", "pairing %s (requestId: %s)" % (kind, request_id),
+                           details=details)
+
+
+def _device_metadata(params):
+    """What a device record remembers about the client that paired it."""
+    client = params.get("client") or {}
+    return {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
+            "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
+            "clientId": client.get("id"), "clientMode": client.get("mode")}
+
+
 def _issue_tokens(gateway, params, device_id, role, scopes, result):
     auth = {"role": role, "scopes": scopes}
     if device_id is None:
         return auth
-    client = params.get("client") or {}
-    metadata = {"publicKey": params["device"]["publicKey"], "displayName": client.get("displayName"),
-                "platform": client.get("platform"), "deviceFamily": client.get("deviceFamily"),
-                "clientId": client.get("id"), "clientMode": client.get("mode")}
+    metadata = _device_metadata(params)
     record = gateway.state.pair(device_id, metadata, role, scopes)
     auth.update({"deviceToken": record["token"], "issuedAtMs": record["issuedAtMs"]})
     if result.method == "bootstrap":

@@ -95,7 +95,7 @@ class Methods:
 
     async def _chat_send(self, conn, params):
         # PLACEHOLDER (later issues replace this with real chat runs).
-        key = (params.get("sessionKey"), params.get("idempotencyKey"))
+        key = (str(params.get("sessionKey")), str(params.get("idempotencyKey")))
         if key in self.chat_runs:
             return {"runId": self.chat_runs[key], "status": "in_flight"}
         run_id = str(uuid.uuid4())

@@ -39,6 +39,14 @@ class PairingRequests:
         """A rejection or expiry the device has not been told about yet (told once)."""
         return self.verdicts.pop(device_id, None)
 
+    def expire_stale(self, device_id):
+        """Drops the device's request if it outlived the TTL; returns its requestId or None."""
+        existing = self.for_device(device_id)
+        if existing and now_ms() - existing["createdAtMs"] > self.policy.ttl_ms:
+            del self.pending[existing["requestId"]]
+            return existing["requestId"]
+        return None
+
     def request(self, device_id, metadata, role, scopes, reason, is_bootstrap):
         """Creates or refreshes the pending request; returns (request, approved).
 
@@ -46,10 +54,6 @@ class PairingRequests:
         """
         existing = self.for_device(device_id)
         now = now_ms()
-        if existing and now - existing["createdAtMs"] > self.policy.ttl_ms:
-            del self.pending[existing["requestId"]]
-            self.verdicts[device_id] = ("expired", existing["requestId"])
-            existing = None
         if existing and (existing["role"] != role or existing["scopes"] != list(scopes)):
             del self.pending[existing["requestId"]]
             existing = None

@@ -35,7 +35,8 @@ class Gateway:
             auto_approve=options.auto_approve, after_attempts=options.auto_approve_after_attempts,
             after_ms=options.auto_approve_after_ms, ttl_ms=options.pairing_ttl_ms),
             on_event=self._pairing_event)
-        self.faults = Faults()
+        self.faults = Faults(unavailable_left=options.startup_unavailable,
+                             unavailable_retry_after_ms=options.startup_retry_after_ms)
         self.limiter = AuthRateLimiter(options.auth_failure_limit)
         self.auth_config = AuthConfig(options.token, options.password)
         self.violations = ViolationLog()
@@ -63,9 +64,9 @@ class Gateway:
         host = "[%s]" % self.options.host if ":" in self.options.host else self.options.host
         return "%s://%s:%d" % (scheme, host, self.port)
 
-    async def listen(self):
+    async def listen(self, attempts=1):
         """Starts listening (on the same port as before after a restart)."""
-        for attempt in range(50):
+        for attempt in range(attempts):
             try:
                 self.server = await serve(
                     self._handler, self.options.host, self.port, ssl=self.ssl_context,
@@ -73,7 +74,7 @@ class Gateway:
                     compression=None, open_timeout=10, close_timeout=2)
                 break
             except OSError:
-                if self.port == 0 or attempt == 49:
+                if attempt == attempts - 1:
                     raise
                 await asyncio.sleep(0.1)
         self.port = self.server.sockets[0].getsockname()[1]
@@ -99,7 +100,12 @@ class Gateway:
 
         async def come_back():
             await asyncio.sleep(down_ms / 1000)
-            await self.listen()
+            try:
+                await self.listen(attempts=50)
+            except OSError as failure:
+                print("refgw: cannot listen again on port %d: %s" % (self.port, failure),
+                      file=sys.stderr, flush=True)
+                return
             self.log("listening again on %s" % self.url)
         self.spawn(come_back())
 
@@ -127,14 +133,10 @@ class Gateway:
         finally:
             del self.connections[conn.conn_id]
             if conn.authenticated and self.presence.leave(conn.conn_id):
-                await self._broadcast_presence()
+                await self.broadcast_presence()
 
-    async def joined(self, conn):
-        """Called after hello-ok: presence is updated and announced."""
-        if self.presence.join(conn.conn_id, conn.client, conn.role, conn.scopes, conn.device_id):
-            await self._broadcast_presence()
-
-    async def _broadcast_presence(self):
+    async def broadcast_presence(self):
+        """Announces the presence list to every authenticated connection."""
         await self.broadcast("presence", {"presence": self.presence.listing()},
                              state_version=self.state_version())
 

@@ -40,15 +40,18 @@ class GatewayState:
         return (device or {}).get("roles", {}).get(role)
 
     def pair(self, device_id, metadata, role, scopes):
-        """Records an approved role for a device, issuing its device token when new or widened."""
+        """Records an approved role for a device, issuing its device token the first time."""
         device = self.devices.setdefault(device_id, {"deviceId": device_id, "roles": {},
                                                      "pairedAtMs": now_ms()})
         device.update({k: v for k, v in metadata.items() if v is not None})
         record = device["roles"].get(role)
-        if record is None or not set(scopes) <= set(record["scopes"]):
-            merged = sorted(set(scopes) | set((record or {}).get("scopes", [])))
-            record = {"token": new_device_token(), "scopes": merged, "issuedAtMs": now_ms()}
+        if record is None:
+            record = {"token": new_device_token(), "scopes": sorted(set(scopes)),
+                      "issuedAtMs": now_ms()}
             device["roles"][role] = record
+        elif not set(scopes) <= set(record["scopes"]):
+            # A scope upgrade widens the existing token so the device can reconnect with it.
+            record["scopes"] = sorted(set(scopes) | set(record["scopes"]))
         self.save()
         return record
 
