@@ -16,9 +16,25 @@ final class PeerProcess: Sendable {
     private let stdinPipe: Pipe
     private let lines: LineLog
 
-    /// Lines the peer reported after its first, shared with the pipe's reading thread.
+    /// Lines the peer printed, shared with the pipe's reading thread.
     final class LineLog: Sendable {
-        let lines = Mutex<[String]>([])
+        private let state = Mutex<(lines: [String], partial: String)>(([], ""))
+
+        func append(_ data: Data) {
+            state.withLock { state in
+                state.partial += String(decoding: data, as: UTF8.self)
+                while let newline = state.partial.firstIndex(of: "\n") {
+                    state.lines.append(String(state.partial[..<newline]))
+                    state.partial = String(state.partial[state.partial.index(after: newline)...])
+                }
+            }
+        }
+
+        var first: String? { state.withLock { $0.lines.first } }
+
+        func first(startingWith prefix: String) -> String? {
+            state.withLock { $0.lines.dropFirst().first { $0.hasPrefix(prefix) } }
+        }
     }
 
     enum StartError: Error, CustomStringConvertible {
@@ -28,8 +44,16 @@ final class PeerProcess: Sendable {
         }
     }
 
-    /// Starts the peer with `arguments` (e.g. `["--raw"]`, `["--tls"]`) and waits for its port.
-    init(_ arguments: [String] = []) throws {
+    private init(info: Info, process: Process, stdinPipe: Pipe, lines: LineLog) {
+        self.info = info
+        self.process = process
+        self.stdinPipe = stdinPipe
+        self.lines = lines
+    }
+
+    /// Starts the peer with `arguments` (e.g. `["--raw"]`, `["--tls"]`) and waits for its port without
+    /// blocking a cooperative thread (tests run in parallel on a pool as small as the core count).
+    static func start(_ arguments: [String] = []) async throws -> PeerProcess {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Peers/ws_echo_peer.py").path
         let process = Process()
@@ -39,32 +63,26 @@ final class PeerProcess: Sendable {
         let stdoutPipe = Pipe()
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
-        try process.run()
-        self.process = process
-        self.stdinPipe = stdinPipe
         let lines = LineLog()
-        self.lines = lines
-
-        // First line: the JSON with the port. Read it synchronously (bounded by the peer's start-up).
-        var firstLine = Data()
-        let handle = stdoutPipe.fileHandleForReading
-        while let byte = try handle.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) {
-            firstLine.append(byte)
-        }
-        guard let info = try? JSONDecoder().decode(Info.self, from: firstLine) else {
-            process.terminate()
-            throw StartError.noPortLine(String(decoding: firstLine, as: UTF8.self))
-        }
-        self.info = info
-        handle.readabilityHandler = { handle in
+        stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
                 return
             }
-            let text = String(decoding: data, as: UTF8.self)
-            lines.lines.withLock { $0.append(contentsOf: text.split(separator: "\n").map(String.init)) }
+            lines.append(data)
         }
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let first = lines.first, let info = try? JSONDecoder().decode(Info.self, from: Data(first.utf8)) {
+                return PeerProcess(info: info, process: process, stdinPipe: stdinPipe, lines: lines)
+            }
+            if !process.isRunning { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        process.terminate()
+        throw StartError.noPortLine(lines.first ?? "")
     }
 
     var port: Int { info.port }
@@ -73,7 +91,7 @@ final class PeerProcess: Sendable {
     func waitForLine(startingWith prefix: String, timeout: Duration = .seconds(5)) async -> String? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let line = lines.lines.withLock({ $0.first { $0.hasPrefix(prefix) } }) { return line }
+            if let line = lines.first(startingWith: prefix) { return line }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return nil
@@ -87,4 +105,34 @@ final class PeerProcess: Sendable {
     }
 
     deinit { stop() }
+}
+
+extension PeerProcess {
+    /// `route` with a random query tag, so tests sharing a peer find their own reported lines.
+    static func tagged(_ route: String) -> String {
+        let tag = String(UInt32.random(in: .min ... .max), radix: 16)
+        return route + (route.contains("?") ? "&" : "?") + "t=" + tag
+    }
+}
+
+/// One peer process of a kind for the whole test run, started on first use. It ends with the test
+/// process: its stdin closes and it exits.
+actor SharedPeer {
+    static let websockets = SharedPeer([])
+    static let raw = SharedPeer(["--raw"])
+    static let tls = SharedPeer(["--tls"])
+
+    private let arguments: [String]
+    private var starting: Task<PeerProcess, any Error>?
+
+    private init(_ arguments: [String]) { self.arguments = arguments }
+
+    /// The running peer.
+    func get() async throws -> PeerProcess {
+        if let starting { return try await starting.value }
+        let arguments = arguments
+        let task = Task { try await PeerProcess.start(arguments) }
+        starting = task
+        return try await task.value
+    }
 }

@@ -8,10 +8,10 @@ import Testing
     let logger = Logger(label: "test.ws")
 
     @Test func `text and binary messages echo over ws`() async throws {
-        let peer = try PeerProcess()
-        defer { peer.stop() }
+        let peer = try await SharedPeer.websockets.get()
+        let path = PeerProcess.tagged("/echo")
         let client = try await WebSocketClient.connect(
-            to: GatewayEndpoint(parsing: "ws://127.0.0.1:\(peer.port)/echo"), options: .init(), logger: logger)
+            to: GatewayEndpoint(parsing: "ws://127.0.0.1:\(peer.port)\(path)"), options: .init(), logger: logger)
         try await client.send(text: "hello, gateway ✓")
         #expect(try await client.receive() == .text("hello, gateway ✓"))
         let blob = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
@@ -19,15 +19,15 @@ import Testing
         try await client.send(binary: blob)
         #expect(try await client.receive() == .binary(blob))
         await client.close()
-        #expect(await peer.waitForLine(startingWith: "CLOSE /echo") == "CLOSE /echo 1000")
+        #expect(await peer.waitForLine(startingWith: "CLOSE \(path) ") == "CLOSE \(path) 1000")
     }
 
     @Test func `text and binary messages echo over wss with the pinned fingerprint`() async throws {
-        let peer = try PeerProcess(["--tls"])
-        defer { peer.stop() }
+        let peer = try await SharedPeer.tls.get()
+        let path = PeerProcess.tagged("/echo")
         let pin = try #require(peer.info.fingerprint)
         let client = try await WebSocketClient.connect(
-            to: GatewayEndpoint(parsing: "wss://127.0.0.1:\(peer.port)/echo"),
+            to: GatewayEndpoint(parsing: "wss://127.0.0.1:\(peer.port)\(path)"),
             options: .init(tlsPinSHA256: pin), logger: logger)
         #expect(client.peerCertificateSHA256 == pin)
         try await client.send(text: "over tls")
@@ -35,6 +35,6 @@ import Testing
         try await client.send(binary: [1, 2, 3])
         #expect(try await client.receive() == .binary([1, 2, 3]))
         await client.close()
-        #expect(await peer.waitForLine(startingWith: "CLOSE /echo") == "CLOSE /echo 1000")
+        #expect(await peer.waitForLine(startingWith: "CLOSE \(path) ") == "CLOSE \(path) 1000")
     }
 }

@@ -51,6 +51,10 @@ package struct GatewayEndpoint: Sendable, Equatable, CustomStringConvertible {
         var path = String(rest[authorityEnd...])
         if path.hasPrefix("?") { path = "/" + path }
         if path.isEmpty { path = "/" }
+        // The path goes verbatim into the request line: nothing that could end or split it.
+        guard path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+            throw invalid("the path must be printable ASCII without spaces (percent-encode the rest)")
+        }
         guard !authority.contains("@") else { throw invalid("credentials in the URL are not supported") }
 
         let host: Substring

@@ -14,15 +14,22 @@ final class TLSSocketIO: SocketIO {
         case verify(pin: String?, caFile: String?)
         /// Accept any certificate: only to read its fingerprint for a trust prompt.
         case probe
+
+        /// With a pin the trust store is irrelevant, so it is not loaded at all.
+        var trust: TLSContextCache.Trust {
+            switch self {
+            case .verify(let pin?, _): .none
+            case .verify(nil, let caFile): .system(caFile: caFile)
+            case .probe: .none
+            }
+        }
     }
 
     let fileDescriptor: Int32
-    private let context: OpaquePointer
     private let ssl: OpaquePointer
 
-    private init(fileDescriptor: Int32, context: OpaquePointer, ssl: OpaquePointer) {
+    private init(fileDescriptor: Int32, ssl: OpaquePointer) {
         self.fileDescriptor = fileDescriptor
-        self.context = context
         self.ssl = ssl
     }
 
@@ -31,18 +38,21 @@ final class TLSSocketIO: SocketIO {
     static func handshake(
         fileDescriptor: Int32, host: String, port: Int, policy: Policy, waiter: SocketWaiter
     ) throws(TransportError) -> (TLSSocketIO, String) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else {
-            close(fileDescriptor)
-            throw .tlsHandshakeFailed(reason: "SSL_CTX_new: \(Self.errorQueueText())")
-        }
-        guard let ssl = SSL_new(context) else {
-            SSL_CTX_free(context)
-            close(fileDescriptor)
-            throw .tlsHandshakeFailed(reason: "SSL_new: \(Self.errorQueueText())")
-        }
-        let session = TLSSocketIO(fileDescriptor: fileDescriptor, context: context, ssl: ssl)
+        let context: OpaquePointer
+        let ssl: OpaquePointer
         do throws(TransportError) {
-            try session.configure(host: host, policy: policy)
+            context = try TLSContextCache.context(for: policy.trust)
+            guard let made = SSL_new(context) else {
+                throw .tlsHandshakeFailed(reason: "SSL_new: \(Self.errorQueueText())")
+            }
+            ssl = made
+        } catch {
+            close(fileDescriptor)
+            throw error
+        }
+        let session = TLSSocketIO(fileDescriptor: fileDescriptor, ssl: ssl)
+        do throws(TransportError) {
+            session.configure(host: host)
             try session.runHandshake(host: host, port: port, waiter: waiter)
             let fingerprint = try session.peerFingerprint()
             try session.judge(fingerprint: fingerprint, host: host, policy: policy)
@@ -53,16 +63,7 @@ final class TLSSocketIO: SocketIO {
         }
     }
 
-    private func configure(host: String, policy: Policy) throws(TransportError) {
-        _ = cssl_ctx_set_min_tls12(context)
-        cssl_ctx_ignore_unexpected_eof(context)
-        SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
-        if case .verify(_, let caFile) = policy {
-            SSL_CTX_set_default_verify_paths(context)
-            if let caFile, SSL_CTX_load_verify_locations(context, caFile, nil) != 1 {
-                throw .caFileUnreadable(path: caFile, reason: Self.errorQueueText())
-            }
-        }
+    private func configure(host: String) {
         cssl_set_io_modes(ssl)
         SSL_set_fd(ssl, fileDescriptor)
         if IPAddress(host) != nil {
@@ -159,7 +160,6 @@ final class TLSSocketIO: SocketIO {
 
     func release() {
         SSL_free(ssl)
-        SSL_CTX_free(context)
         _ = Glibc.close(fileDescriptor)
     }
 

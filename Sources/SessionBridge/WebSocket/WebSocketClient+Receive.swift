@@ -22,6 +22,9 @@ extension WebSocketClient {
             decoder.maxPayloadLength = aggregator.remainingCapacity
             do {
                 if let frame = try decoder.nextFrame() { return frame }
+            } catch .invalidFrameLength {
+                // The frame limit is only what is left of the message limit: report the message limit.
+                _ = try await handle(stateMachine.protocolViolation(.messageTooLarge(limit: aggregator.maxMessageSize)))
             } catch {
                 _ = try await handle(stateMachine.protocolViolation(error))
             }
@@ -69,11 +72,23 @@ extension WebSocketClient {
         case .failConnection(let error, let sendClose):
             if sendClose, let code = error.closeCode {
                 try? await stream.write(Self.closeFrame(code: code, reason: ""))
+                await lingerUntilPeerCloses()
             }
             logger.debug("connection failed", metadata: ["ws.error": "\(error)"])
             try await finish(error)
         }
         return nil
+    }
+
+    /// Reads and discards until the server closes or a short bound passes. Closing a socket with unread
+    /// data makes the kernel send a reset, which can destroy our close frame before the server reads
+    /// it; draining first lets the server see the close code. Nothing is kept, so memory stays bounded.
+    private func lingerUntilPeerCloses() async {
+        let stream = stream
+        let deadline = ContinuousClock.now + min(closeTimeout, .seconds(1))
+        _ = try? await Self.withDeadline(deadline, endpoint: endpoint, stage: "WebSocket close") {
+            while try await !stream.read(maxBytes: Self.readChunkSize).isEmpty {}
+        }
     }
 
     /// Ends the connection: closes the stream and remembers the error every later call reports.

@@ -127,6 +127,10 @@ package actor WebSocketClient {
         try await stream.write(WebSocketFrameEncoder.encodeClientFrame(opcode: .ping, payload: Digest.randomBytes(8)))
     }
 
+    /// The most received bytes ever held undecoded at once: shows that an oversized message is refused
+    /// from its header instead of being buffered.
+    package var peakBufferedByteCount: Int { decoder.peakBufferedByteCount }
+
     /// Changes the largest incoming message accepted, e.g. to `policy.maxPayload` after `hello-ok`.
     package func setMaxMessageSize(_ bytes: Int) {
         aggregator.maxMessageSize = max(0, bytes)

@@ -101,11 +101,12 @@ package struct WebSocketHeader: Sendable, Equatable {
         self.value = value
     }
 
-    /// Names must be HTTP tokens and values free of line breaks, so a header cannot inject another.
+    /// Names must be HTTP tokens and values free of line breaks (checked per scalar: "\r\n" is one
+    /// `Character`), so a header cannot inject another.
     var isValid: Bool {
         let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~")
             .union(.alphanumerics)
         return !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && tokenCharacters.contains($0) }
-            && !value.contains(where: { $0 == "\r" || $0 == "\n" })
+            && !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
     }
 }

@@ -11,7 +11,8 @@ Default mode runs a `websockets` server whose behaviour is chosen by the request
 --tls serves wss:// with a self-signed certificate it generates (SAN: --cert-host, 127.0.0.1, ::1).
 
 The first stdout line is JSON: {"port": N, "fingerprint": sha256-hex-of-leaf-DER-or-null, "cert": path}.
-Later lines report what the client sent that tests check, e.g. "CLOSE /masked 1002".
+Later lines report what the client sent that tests check, with the full request path, e.g.
+"CLOSE /masked?t=abc 1002": tests sharing one peer tell their connections apart by a query tag.
 The peer exits when its stdin closes, so it never outlives the test process.
 """
 import argparse
@@ -20,6 +21,7 @@ import base64
 import datetime
 import hashlib
 import json
+import logging
 import os
 import ssl
 import struct
@@ -92,11 +94,9 @@ async def handle_websocket(ws):
             await ws.send(chunks)
         except Exception:
             pass
-    if ws.close_code is not None:
-        report(f"CLOSE {path} {ws.close_code}")
 
 
-async def serve_websockets(tls_context):
+async def serve_websockets(host, tls_context):
     from websockets.asyncio.server import serve
 
     async def handler(ws):
@@ -104,9 +104,9 @@ async def serve_websockets(tls_context):
             await handle_websocket(ws)
         finally:
             await ws.wait_closed()
-            report(f"CLOSE {urlsplit(ws.request.path).path} {ws.close_code}")
+            report(f"CLOSE {ws.request.path} {ws.close_code}")
 
-    return await serve(handler, "127.0.0.1", 0, ssl=tls_context, max_size=None, ping_interval=None)
+    return await serve(handler, host, 0, ssl=tls_context, max_size=None, ping_interval=None)
 
 
 # ---------------------------------------------------------------- raw mode
@@ -159,8 +159,9 @@ async def report_client_close(reader, path):
     return None, None
 
 
-async def raw_scenario(path, reader, writer):
+async def raw_scenario(full_path, reader, writer):
     w = writer.write
+    path = urlsplit(full_path).path
     if path == "/fragmented":
         w(frame(0x1, b"Hel", fin=False))
         w(frame(0x9, b"mid-ping"))
@@ -172,7 +173,7 @@ async def raw_scenario(path, reader, writer):
         opcode, masked, data = await asyncio.wait_for(read_client_frame(reader), 5)
         w(frame(0x1, f"got {opcode:#x} {data.decode()} masked={masked}".encode()))
         await writer.drain()
-        await report_client_close(reader, path)
+        await report_client_close(reader, full_path)
         return
     if path == "/masked":
         w(frame(0x1, b"hello", mask=b"\x01\x02\x03\x04"))
@@ -208,14 +209,15 @@ async def raw_scenario(path, reader, writer):
     elif path == "/close-invalid-code":
         w(frame(0x8, struct.pack("!H", 1005)))
     await writer.drain()
-    await report_client_close(reader, path)
+    await report_client_close(reader, full_path)
 
 
 async def handle_raw(reader, writer):
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
         lines = head.decode().split("\r\n")
-        path = lines[0].split(" ")[1]
+        full_path = lines[0].split(" ")[1]
+        path = urlsplit(full_path).path
         headers = {}
         for line in lines[1:]:
             if ":" in line:
@@ -237,8 +239,8 @@ async def handle_raw(reader, writer):
             writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                           f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode())
             await writer.drain()
-            report(f"HEADERS {path} {json.dumps(headers, sort_keys=True)}")
-            await raw_scenario(path, reader, writer)
+            report(f"HEADERS {full_path} {json.dumps(headers, sort_keys=True)}")
+            await raw_scenario(full_path, reader, writer)
         await writer.drain()
     except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, OSError):
         pass
@@ -258,10 +260,13 @@ async def exit_when_stdin_closes():
 
 
 async def main():
+    # Handler tracebacks for connections a test kills on purpose are noise in the test log.
+    logging.getLogger("websockets").setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser()
     parser.add_argument("--raw", action="store_true")
     parser.add_argument("--tls", action="store_true")
     parser.add_argument("--cert-host", default="localhost")
+    parser.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1", "::1"])
     args = parser.parse_args()
 
     tls_context, cert_path, fingerprint = None, None, None
@@ -272,9 +277,9 @@ async def main():
         tls_context.load_cert_chain(cert_path, key_path)
 
     if args.raw:
-        server = await asyncio.start_server(handle_raw, "127.0.0.1", 0, ssl=tls_context)
+        server = await asyncio.start_server(handle_raw, args.host, 0, ssl=tls_context)
     else:
-        server = await serve_websockets(tls_context)
+        server = await serve_websockets(args.host, tls_context)
     port = server.sockets[0].getsockname()[1]
     report(json.dumps({"port": port, "fingerprint": fingerprint, "cert": cert_path}))
     await exit_when_stdin_closes()
