@@ -67,7 +67,7 @@ final class ScriptedGateway: Sendable {
     }
 
     /// Waits (bounded) until the connection reports a state matching `predicate`.
-    func waitFor(_ c: GatewayConnection, within seconds: Double = 3, _ predicate: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
+    func waitFor(_ c: GatewayConnection, within seconds: Double = 15, _ predicate: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         let updates = await c.stateUpdates()
         return try? await withDeadline(.milliseconds(Int(seconds * 1000)), sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
             for await s in updates where predicate(s) { return s }

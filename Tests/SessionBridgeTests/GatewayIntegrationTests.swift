@@ -26,6 +26,17 @@ import Testing
             root = try TempDir()
         }
 
+        /// Starts refgw off the cooperative pool (its start-up blocks on Python's imports).
+        static func start(_ args: [String]) async throws -> Harness {
+            let gateway = try await offPool { try ReferenceGatewayProcess(args) }
+            return try Harness(gateway: gateway)
+        }
+
+        private init(gateway: ReferenceGatewayProcess) throws {
+            self.gateway = gateway
+            root = try TempDir()
+        }
+
         func setup(code: SetupCode, trust: @escaping @Sendable (String, String) async -> Bool? = { _, _ in nil },
                    assumeYes: Bool = false) async throws -> GatewaySetup.Outcome {
             var s = GatewaySetup(paths: paths, version: "0.1.0-test", logger: logger)
@@ -68,7 +79,7 @@ import Testing
     static func connected(_ s: ConnectionState) -> Bool { if case .connected = s { true } else { false } }
 
     @Test func `first pairing from a setup code over wss asks to trust the certificate and waits for approval`() async throws {
-        let h = try Harness(["--tls", "--print-setup-code", "--tick-interval-ms", "500"])
+        let h = try await Harness.start(["--tls", "--print-setup-code", "--tick-interval-ms", "500"])
         let startup = h.gateway.startup
         // A code without a pin, so the certificate must be confirmed by the user.
         var code = try SetupCode.parse(#"{"url":"\#(startup.url)","bootstrapToken":"\#(startup.bootstrapToken ?? "")"}"#)
@@ -95,7 +106,7 @@ import Testing
     }
 
     @Test func `a stored device token reconnects without the setup code or another approval`() async throws {
-        let h = try Harness(["--tls", "--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
+        let h = try await Harness.start(["--tls", "--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         #expect(try h.gateway.control("approve")["approved"]?.arrayValue?.isEmpty == true)
         let session = try GatewaySession.fromStoredSetup(paths: h.paths, version: "0.1.0-test", timing: Self.fastTiming, logger: h.logger)
@@ -111,7 +122,7 @@ import Testing
     }
 
     @Test func `a certificate that does not match the pin is refused, showing both fingerprints`() async throws {
-        let h = try Harness(["--tls", "--print-setup-code", "--auto-approve"])
+        let h = try await Harness.start(["--tls", "--print-setup-code", "--auto-approve"])
         var code = try SetupCode.parse(h.gateway.startup.setupCode ?? "")
         code.tlsFingerprint = String(repeating: "ab", count: 32)
         do {
@@ -125,7 +136,7 @@ import Testing
     }
 
     @Test func `without a terminal or a flag an untrusted certificate stops with the flag to use`() async throws {
-        let h = try Harness(["--tls", "--print-setup-code", "--auto-approve"])
+        let h = try await Harness.start(["--tls", "--print-setup-code", "--auto-approve"])
         let code = try SetupCode.parse(#"{"url":"\#(h.gateway.startup.url)","bootstrapToken":"\#(h.gateway.startup.bootstrapToken ?? "")"}"#)
         await #expect(throws: SetupError.trustNeedsAnswer(fingerprint: h.gateway.startup.tlsFingerprint ?? "")) {
             _ = try await h.setup(code: code)
@@ -146,7 +157,7 @@ import Testing
     }
 
     @Test func `stopped ticks are noticed within twice the tick interval and the socket comes back`() async throws {
-        let h = try Harness(["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300"])
+        let h = try await Harness.start(["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         let session = try GatewaySession.fromStoredSetup(paths: h.paths, version: "0.1.0-test", timing: Self.fastTiming, logger: h.logger)
         let run = Task { await session.run() }
@@ -164,7 +175,7 @@ import Testing
     }
 
     @Test func `after a Gateway restart the sockets are connected again within two seconds of it coming back`() async throws {
-        let h = try Harness(["--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
+        let h = try await Harness.start(["--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         let session = try GatewaySession.fromStoredSetup(paths: h.paths, version: "0.1.0-test", logger: h.logger)
         let run = Task { await session.run() }

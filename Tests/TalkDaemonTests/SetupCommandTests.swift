@@ -41,6 +41,10 @@ import Testing
         return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 
+    static func runOffPool(_ args: [String], home: String, stdin: String? = nil) async throws -> Run {
+        try await offPool { try run(args, home: home, stdin: stdin) }
+    }
+
     static func tempHome() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/oct-cmd-XXXXXX").utf8CString)
         guard let p = mkdtemp(&template) else { throw StorageError.io(path: "mkdtemp", errno: errno) }
@@ -48,7 +52,7 @@ import Testing
     }
 
     @Test func `setup from a code read on stdin pairs, prints the Gateway version and shows no secret`() async throws {
-        let gw = try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--print-setup-code"])
+        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--print-setup-code"]) }
         defer { gw.stop() }
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -60,7 +64,7 @@ import Testing
             return 0
         }
         let code = gw.startup.setupCode ?? ""
-        let r = try Self.run(["setup", "-", "--display-name", "cmd test"], home: home, stdin: code + "\n")
+        let r = try await Self.runOffPool(["setup", "-", "--display-name", "cmd test"], home: home, stdin: code + "\n")
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(try await approver.value == 1)
         #expect(r.stdout.hasPrefix("Connected to \(gw.startup.url) (Gateway \(gw.startup.version))"))
@@ -79,18 +83,18 @@ import Testing
         }
     }
 
-    @Test func `an untrusted certificate without a terminal or a flag names the flag to use`() throws {
-        let gw = try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--auto-approve", "--token", "shared-secret"])
+    @Test func `an untrusted certificate without a terminal or a flag names the flag to use`() async throws {
+        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--auto-approve", "--token", "shared-secret"]) }
         defer { gw.stop() }
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let r = try Self.run(["setup", "--gateway", gw.startup.url, "--token", "shared-secret"], home: home)
+        let r = try await Self.runOffPool(["setup", "--gateway", gw.startup.url, "--token", "shared-secret"], home: home)
         #expect(r.status == 1)
         #expect(r.stderr.contains("--trust \(gw.startup.tlsFingerprint ?? "?")"))
         #expect(r.stderr.contains("--yes"))
         #expect(!(r.stdout + r.stderr).contains("shared-secret"))
         // With --trust it goes through, pinning the certificate.
-        let ok = try Self.run(["setup", "--gateway", gw.startup.url, "--token", "shared-secret", "--trust", gw.startup.tlsFingerprint ?? ""], home: home)
+        let ok = try await Self.runOffPool(["setup", "--gateway", gw.startup.url, "--token", "shared-secret", "--trust", gw.startup.tlsFingerprint ?? ""], home: home)
         #expect(ok.status == 0, "stderr: \(ok.stderr)")
         #expect(ok.stdout.contains("Connected to \(gw.startup.url)"))
         #expect(!(ok.stdout + ok.stderr).contains("shared-secret"))
@@ -102,10 +106,10 @@ import Testing
         (["setup", "ws://203.0.113.9:18789", "--token", "t"], "unencrypted ws:// connection is refused"),
         (["setup", "--gateway", "wss://127.0.0.1:1"], "No credential"),
     ])
-    func `bad input is a usage error that says what was wrong`(_ args: [String], _ message: String) throws {
+    func `bad input is a usage error that says what was wrong`(_ args: [String], _ message: String) async throws {
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let r = try Self.run(args, home: home)
+        let r = try await Self.runOffPool(args, home: home)
         #expect(r.status == 2)
         #expect(r.stderr.contains(message), "stderr: \(r.stderr)")
     }
