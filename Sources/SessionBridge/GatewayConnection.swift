@@ -70,6 +70,8 @@ package actor GatewayConnection {
     private var live: Live?
     private var pending: [String: (generation: Int, slot: PendingSlot)] = [:]
     private var nextRequestNumber = 0
+    /// Why the last attempt or connection ended, for the `reconnecting` state.
+    private var lastReason = ""
     private var stateSubscribers: [Int: AsyncStream<ConnectionState>.Continuation] = [:]
     private var eventSubscribers: [Int: AsyncStream<GatewayFrame.Event>.Continuation] = [:]
     private var nextSubscriber = 0
@@ -150,8 +152,6 @@ package actor GatewayConnection {
         }
         publish(.disconnected(reason: "Stopped."))
     }
-
-    private var lastReason = ""
 
     private enum AttemptOutcome {
         case connectedThenLost(String)
@@ -241,7 +241,10 @@ package actor GatewayConnection {
                 }
             }
             let first = await group.next() ?? .cancelled
-            // Closing unblocks the reader, whose receive may not honour cancellation.
+            // Requests in flight fail now, not after the close handshake; then closing unblocks the
+            // reader, whose receive may not honour cancellation.
+            self.live = nil
+            self.failPending(generation: gen)
             await transport.close()
             group.cancelAll()
             return first

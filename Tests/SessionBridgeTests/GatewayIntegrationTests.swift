@@ -196,4 +196,22 @@ import Testing
         #expect(await Self.waitFor(session.operatorConnection, within: .seconds(3), Self.connected) != nil)
         try h.expectNoViolations()
     }
+
+    @Test func `a Gateway that only verifies v2 proofs is joined through the v2 fallback`() async throws {
+        let h = try await Harness.start(["--print-setup-code", "--auto-approve", "--signature-versions", "v2"])
+        let outcome = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
+        #expect(outcome.serverVersion == h.gateway.startup.version)
+        #expect(outcome.operatorConnected)
+        try h.expectNoViolations()
+    }
+
+    @Test func `a Gateway that is still starting is retried after the time it asks for`() async throws {
+        let h = try await Harness.start(["--print-setup-code", "--auto-approve"])
+        try h.gateway.control("unavailable 2 300")
+        let start = ContinuousClock.now
+        let outcome = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
+        #expect(outcome.serverVersion == h.gateway.startup.version)
+        #expect(ContinuousClock.now - start >= .milliseconds(600), "both retryAfterMs waits were honoured")
+        try h.expectNoViolations()
+    }
 }
