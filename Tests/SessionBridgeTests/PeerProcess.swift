@@ -121,6 +121,7 @@ actor SharedPeer {
     static let websockets = SharedPeer([])
     static let raw = SharedPeer(["--raw"])
     static let tls = SharedPeer(["--tls"])
+    static let rawTLS = SharedPeer(["--raw", "--tls"])
 
     private let arguments: [String]
     private var starting: Task<PeerProcess, any Error>?

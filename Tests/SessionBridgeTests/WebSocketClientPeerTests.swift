@@ -193,6 +193,52 @@ import Testing
         #expect(ContinuousClock.now - start < .seconds(3))
     }
 
+    @Test(arguments: ["ws", "wss"])
+    func `sending to a peer that hung up fails with an error instead of SIGPIPE`(scheme: String) async throws {
+        let peer = try await (scheme == "ws" ? SharedPeer.raw : SharedPeer.rawTLS).get()
+        let client = try await WebSocketClient.connect(
+            to: GatewayEndpoint(parsing: "\(scheme)://127.0.0.1:\(peer.port)\(PeerProcess.tagged("/drop"))"),
+            options: .init(tlsPinSHA256: peer.info.fingerprint), logger: logger)
+        // The peer closed right after the upgrade; the first writes may still land in the socket buffer.
+        var failure: (any Error)?
+        for _ in 0..<200 where failure == nil {
+            do {
+                try await client.send(binary: [UInt8](repeating: 1, count: 4_096))
+                try await Task.sleep(for: .milliseconds(5))
+            } catch {
+                failure = error
+            }
+        }
+        // We are still alive (no SIGPIPE) and were told why.
+        guard case .ioFailed? = failure as? TransportError else {
+            Issue.record("expected a transport error, got \(String(describing: failure))")
+            return
+        }
+    }
+
+    @Test func `a client dropped without close releases its socket`() async throws {
+        let peer = try await SharedPeer.websockets.get()
+        let path = PeerProcess.tagged("/echo")
+        var client: WebSocketClient? = try await connect(peer, path)
+        try await client?.send(text: "x")
+        #expect(try await client?.receive() == .text("x"))
+        client = nil
+        // The server sees the TCP connection end without a close frame: 1006.
+        #expect(await peer.waitForLine(startingWith: "CLOSE \(path) ") == "CLOSE \(path) 1006")
+    }
+
+    @Test func `cancelling a connect that waits for the upgrade returns promptly`() async throws {
+        let peer = try await SharedPeer.raw.get()
+        let endpoint = try GatewayEndpoint(parsing: "ws://127.0.0.1:\(peer.port)\(PeerProcess.tagged("/silent"))")
+        let logger = logger
+        let attempt = Task { try await WebSocketClient.connect(to: endpoint, options: .init(), logger: logger) }
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        attempt.cancel()
+        await #expect(throws: CancellationError.self) { try await attempt.value }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
     @Test func `connecting to a closed port fails with the reason`() async throws {
         // Bind a port, then close it, so nothing listens there.
         let peer = try await PeerProcess.start()

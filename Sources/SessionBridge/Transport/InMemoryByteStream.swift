@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Two connected in-memory byte streams, NIOEmbedded's role: what one writes the other reads.
-/// For unit tests of the WebSocket layer without sockets.
+/// For unit tests of the WebSocket layer without sockets. Reads honour cancellation like the socket streams.
 package final class InMemoryByteStream: ByteStream {
     private final class Pipe: Sendable {
         struct State {
@@ -25,18 +25,27 @@ package final class InMemoryByteStream: ByteStream {
         }
 
         func pull(maxBytes: Int) async throws -> [UInt8] {
-            try await withCheckedThrowingContinuation { continuation in
-                let ready: [UInt8]? = state.withLock { state in
-                    if !state.bytes.isEmpty {
-                        let count = min(max(1, maxBytes), state.bytes.count)
-                        defer { state.bytes.removeFirst(count) }
-                        return Array(state.bytes.prefix(count))
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let ready: Result<[UInt8], any Error>? = state.withLock { state in
+                        if !state.bytes.isEmpty {
+                            let count = min(max(1, maxBytes), state.bytes.count)
+                            defer { state.bytes.removeFirst(count) }
+                            return .success(Array(state.bytes.prefix(count)))
+                        }
+                        if state.closed { return .success([]) }
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.reader = (max(1, maxBytes), continuation)
+                        return nil
                     }
-                    if state.closed { return [] }
-                    state.reader = (max(1, maxBytes), continuation)
-                    return nil
+                    if let ready { continuation.resume(with: ready) }
                 }
-                if let ready { continuation.resume(returning: ready) }
+            } onCancel: {
+                let reader = state.withLock { state in
+                    defer { state.reader = nil }
+                    return state.reader
+                }
+                reader?.continuation.resume(throwing: CancellationError())
             }
         }
 

@@ -49,7 +49,9 @@ final class SocketIOThread: Sendable {
         open: @escaping @Sendable (SocketWaiter) throws(TransportError) -> (any SocketIO, Info)
     ) async throws -> (SocketIOThread, Info) {
         var wake: [Int32] = [-1, -1]
-        guard pipe(&wake) == 0 else { throw TransportError.ioFailed(reason: "pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&wake) == 0 else {
+            throw TransportError.ioFailed(reason: "pipe: \(String(cString: strerror(errno)))")
+        }
         for fd in wake {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -67,7 +69,8 @@ final class SocketIOThread: Sendable {
                     } catch {
                         engine.finish(failure: error)
                         // Only a cancelled connect aborts the setup waits.
-                        continuation.resume(throwing: (error as? TransportError) == .streamClosed ? CancellationError() : error)
+                        let aborted = (error as? TransportError) == .streamClosed
+                        continuation.resume(throwing: aborted ? CancellationError() : error)
                     }
                 }
                 thread.name = name
@@ -120,6 +123,16 @@ final class SocketIOThread: Sendable {
             }
             if let refusal { continuation.resume(throwing: refusal) } else { wake() }
         }
+    }
+
+    /// Asks the thread to close the socket without waiting: for a stream dropped without `close()`.
+    func requestClose() {
+        let shouldWake = state.withLock { state in
+            guard !state.finished else { return false }
+            state.closing = true
+            return true
+        }
+        if shouldWake { wake() }
     }
 
     /// Asks the thread to close the socket and waits until it has.
@@ -175,7 +188,9 @@ final class SocketIOThread: Sendable {
             }
             if let readMax {
                 let count = min(readMax, readBuffer.count)
-                let result = readBuffer.withUnsafeMutableBytes { io.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count])) }
+                let result = readBuffer.withUnsafeMutableBytes { buffer in
+                    io.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]))
+                }
                 switch result {
                 case .transferred(let count):
                     progressed = true
@@ -268,5 +283,17 @@ final class SocketIOThread: Sendable {
         if let read, let error { read.continuation.resume(throwing: error) }
         for write in writes { write.continuation.resume(throwing: TransportError.streamClosed) }
         for closer in closers { closer.resume() }
+    }
+}
+
+extension SocketIOThread {
+    /// Held by the stream values, never by the I/O thread: when the last copy of a stream is dropped
+    /// without `close()`, this closes the socket so neither the descriptor nor the thread leaks.
+    final class Owner: Sendable {
+        let engine: SocketIOThread
+
+        init(_ engine: SocketIOThread) { self.engine = engine }
+
+        deinit { engine.requestClose() }
     }
 }

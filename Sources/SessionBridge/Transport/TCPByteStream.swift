@@ -1,6 +1,6 @@
 /// A plain TCP connection (POSIX sockets, IPv4 or IPv6) served by its own I/O thread.
 package struct TCPByteStream: ByteStream {
-    private let engine: SocketIOThread
+    private let owner: SocketIOThread.Owner
 
     /// Resolves `host` and connects within `timeout`.
     package static func connect(host: String, port: Int, timeout: Duration) async throws -> TCPByteStream {
@@ -9,10 +9,10 @@ package struct TCPByteStream: ByteStream {
             let fd = try TCPConnector.connect(host: host, port: port, waiter: waiter)
             return (PlainSocketIO(fileDescriptor: fd), ())
         }
-        return TCPByteStream(engine: engine)
+        return TCPByteStream(owner: SocketIOThread.Owner(engine))
     }
 
-    package func read(maxBytes: Int) async throws -> [UInt8] { try await engine.read(maxBytes: maxBytes) }
-    package func write(_ bytes: [UInt8]) async throws { try await engine.write(bytes) }
-    package func close() async { await engine.close() }
+    package func read(maxBytes: Int) async throws -> [UInt8] { try await owner.engine.read(maxBytes: maxBytes) }
+    package func write(_ bytes: [UInt8]) async throws { try await owner.engine.write(bytes) }
+    package func close() async { await owner.engine.close() }
 }

@@ -1,7 +1,7 @@
 /// A TLS connection over TCP (OpenSSL 3) served by its own I/O thread. Trust: the pin if one is given,
 /// otherwise the system store (plus an optional CA file) with host-name verification and SNI.
 package struct TLSByteStream: ByteStream {
-    private let engine: SocketIOThread
+    private let owner: SocketIOThread.Owner
     /// Lowercase hex SHA-256 of the server's leaf certificate (DER).
     package let peerCertificateSHA256: String
 
@@ -16,12 +16,12 @@ package struct TLSByteStream: ByteStream {
             return try TLSSocketIO.handshake(
                 fileDescriptor: fd, host: host, port: port, policy: .verify(pin: pin, caFile: caFile), waiter: waiter)
         }
-        return TLSByteStream(engine: engine, peerCertificateSHA256: fingerprint)
+        return TLSByteStream(owner: SocketIOThread.Owner(engine), peerCertificateSHA256: fingerprint)
     }
 
-    package func read(maxBytes: Int) async throws -> [UInt8] { try await engine.read(maxBytes: maxBytes) }
-    package func write(_ bytes: [UInt8]) async throws { try await engine.write(bytes) }
-    package func close() async { await engine.close() }
+    package func read(maxBytes: Int) async throws -> [UInt8] { try await owner.engine.read(maxBytes: maxBytes) }
+    package func write(_ bytes: [UInt8]) async throws { try await owner.engine.write(bytes) }
+    package func close() async { await owner.engine.close() }
 }
 
 /// Connects to `host:port` with TLS, accepting any certificate, and returns the SHA-256 of the leaf

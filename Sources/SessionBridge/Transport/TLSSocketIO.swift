@@ -171,7 +171,8 @@ final class TLSSocketIO: SocketIO {
             guard code != 0 else { break }
             var buffer = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            let text = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+            parts.append(String(decoding: text, as: UTF8.self))
         }
         return parts.isEmpty ? "unknown error" : parts.joined(separator: "; ")
     }

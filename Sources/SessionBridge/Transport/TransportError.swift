@@ -32,7 +32,8 @@ package enum TransportError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidEndpoint(let text, let reason):
             "\"\(text)\" is not a Gateway URL: \(reason)."
         case .plaintextNotAllowed(let host):
-            "Refusing plaintext ws:// to \(host): it is not a loopback, private, link-local or .local host. Use wss://\(host) instead."
+            "Refusing plaintext ws:// to \(host): it is not a loopback, private, link-local or .local host. "
+                + "Use wss://\(host) instead."
         case .resolveFailed(let host, let reason):
             "Could not resolve \(host): \(reason). Check the host name and your network."
         case .connectFailed(let host, let port, let reason):
@@ -42,9 +43,11 @@ package enum TransportError: Error, Sendable, Equatable, CustomStringConvertible
         case .tlsHandshakeFailed(let reason):
             "The TLS handshake with the Gateway failed: \(reason). Does it serve wss:// on this port?"
         case .untrustedCertificate(let host, let fingerprint, let reason):
-            "The certificate of \(host) is not trusted (\(reason)). Its SHA-256 fingerprint is \(fingerprint); verify it out of band, then trust it with --trust \(fingerprint)."
+            "The certificate of \(host) is not trusted (\(reason)). Its SHA-256 fingerprint is \(fingerprint); "
+                + "verify it out of band, then trust it with --trust \(fingerprint)."
         case .pinMismatch(let expected, let actual):
-            "The Gateway's certificate does not match the pinned fingerprint: expected \(expected), got \(actual). Connection refused; if the Gateway's certificate really changed, pin the new fingerprint."
+            "The Gateway's certificate does not match the pinned fingerprint: expected \(expected), got \(actual). "
+                + "Connection refused; if the Gateway's certificate really changed, pin the new fingerprint."
         case .invalidPin(let text):
             "\"\(text)\" is not a SHA-256 fingerprint (64 hex digits, colons allowed)."
         case .caFileUnreadable(let path, let reason):

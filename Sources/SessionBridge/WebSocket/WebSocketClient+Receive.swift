@@ -19,6 +19,8 @@ extension WebSocketClient {
     /// what is left of the message limit, so an oversized frame fails from its header.
     private func nextFrame() async throws -> WebSocketFrame {
         while true {
+            // close() may have finished the connection while this receive waited for bytes.
+            if let terminalError { throw terminalError }
             decoder.maxPayloadLength = aggregator.remainingCapacity
             do {
                 if let frame = try decoder.nextFrame() { return frame }
@@ -123,7 +125,9 @@ extension WebSocketClient {
 
     /// A close frame: the code (omitted for 1005, which may not be sent) and a reason cut to fit 125 bytes.
     static func closeFrame(code: WebSocketErrorCode, reason: String) -> [UInt8] {
-        guard code.isSendable else { return WebSocketFrameEncoder.encodeClientFrame(opcode: .connectionClose, payload: []) }
+        guard code.isSendable else {
+            return WebSocketFrameEncoder.encodeClientFrame(opcode: .connectionClose, payload: [])
+        }
         var payload = [UInt8(code.codeNumber >> 8), UInt8(code.codeNumber & 0xFF)]
         var reasonBytes = Array(reason.utf8.prefix(123))
         while String(validating: reasonBytes, as: UTF8.self) == nil { reasonBytes.removeLast() }

@@ -55,7 +55,7 @@ package actor WebSocketClient {
             throw TransportError.invalidHeader(name: bad.name)
         }
         let deadline = ContinuousClock.now + options.connectTimeout
-        logger.debug("connecting", metadata: ["ws.endpoint": "\(endpoint)"])
+        logger.debug("connecting", metadata: endpoint.logMetadata)
         let stream: any ByteStream
         var fingerprint: String?
         switch endpoint.scheme {
@@ -101,7 +101,7 @@ package actor WebSocketClient {
                     received.append(contentsOf: bytes)
                 }
             }
-            logger.debug("connected", metadata: ["ws.endpoint": "\(endpoint)"])
+            logger.debug("connected", metadata: endpoint.logMetadata)
             return WebSocketClient(
                 stream: stream, leftover: leftover, endpoint: endpoint, options: options,
                 peerCertificateSHA256: peerCertificateSHA256, logger: logger)
@@ -145,5 +145,12 @@ package actor WebSocketClient {
     private func checkOpen() throws {
         if let terminalError { throw terminalError }
         guard stateMachine.isOpen else { throw WebSocketError.closed(code: .normalClosure, reason: "closing") }
+    }
+}
+
+extension GatewayEndpoint {
+    /// Scheme, host and port only: a path or query may carry a token, and tokens never go to the log.
+    var logMetadata: Logger.Metadata {
+        ["ws.scheme": "\(scheme.rawValue)", "ws.host": "\(host)", "ws.port": "\(port)"]
     }
 }

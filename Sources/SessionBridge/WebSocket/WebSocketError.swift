@@ -88,7 +88,8 @@ package enum WebSocketError: Error, Sendable, Equatable, CustomStringConvertible
         case .malformedUpgradeResponse(let reason):
             "The server's answer to the WebSocket upgrade was not valid (\(reason)); is this an OpenClaw Gateway?"
         case .acceptKeyMismatch(let expected, let received):
-            "The server's Sec-WebSocket-Accept was \(received.isEmpty ? "missing" : received.joined(separator: ", ")), expected \(expected); is a proxy in the way?"
+            "The server's Sec-WebSocket-Accept was \(received.isEmpty ? "missing" : received.joined(separator: ", ")), "
+                + "expected \(expected); is a proxy in the way?"
         case .upgradeResponseTooLarge(let limit):
             "The server's upgrade response headers exceeded \(limit) bytes; is this an OpenClaw Gateway?"
         case .closed(let code, let reason):
