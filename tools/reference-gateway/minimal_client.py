@@ -35,7 +35,7 @@ class Identity:
 def connect_params(identity, challenge, *, role="operator", scopes=(), client_id="test",
                    mode="test", platform="Linux ", device_family="Desktop", auth=None,
                    version="v3", min_protocol=3, max_protocol=3, signed_at=None, nonce=None,
-                   device_id=None, sign_token=None):
+                   device_id=None, sign_token=None, public_key=None):
     """ConnectParams with a device proof; keyword overrides make a proof wrong on purpose."""
     auth = dict(auth or {})
     token = sign_token if sign_token is not None else (
@@ -52,7 +52,9 @@ def connect_params(identity, challenge, *, role="operator", scopes=(), client_id
                          "instanceId": "inst-" + identity.device_id[:8],
                          "displayName": "selftest"},
               "role": role, "scopes": list(scopes), "caps": [], "locale": "en-US",
-              "device": {"id": device_id or identity.device_id, "publicKey": identity.public_b64,
+              "device": {"id": device_id or identity.device_id,
+                         "publicKey": identity.public_b64 + "=" if public_key == "padded"
+                         else identity.public_b64,
                          "signature": identity.sign("|".join(fields)), "signedAt": signed_at,
                          "nonce": nonce}}
     if auth:

@@ -1,110 +1,17 @@
-"""Self-test of the reference Gateway over real sockets, with an independent minimal client.
+"""Self-test of the reference Gateway: handshake, proofs, auth and pairing over real sockets.
 
 Run: python3 -m unittest discover -s tools/reference-gateway -v
 """
 
 import asyncio
-import hashlib
 import json
-import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 import unittest
 
-from websockets.exceptions import ConnectionClosed
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-from minimal_client import Client, Identity, connect_params, handshake  # noqa: E402
-from gateway.setup_code import decode_setup_code  # noqa: E402
-
-REFGW = os.path.join(HERE, "refgw.py")
-SHARED_TOKEN = "shared-secret-for-selftest"
-READ_WRITE = ["operator.read", "operator.write"]
-
-
-class GatewayProcess:
-    """A refgw child process, its startup JSON and its control channel."""
-
-    def __init__(self, *args):
-        self.args = list(args)
-        self.stderr = tempfile.NamedTemporaryFile(prefix="refgw-stderr-", delete=False)
-        self.proc = subprocess.Popen([sys.executable, REFGW, *self.args], stdout=subprocess.PIPE,
-                                     stderr=self.stderr, text=True)
-        self.stderr.close()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("refgw did not start: " + self.stderr_text())
-        self.info = json.loads(line)
-        self.url = self.info["url"]
-        self.control_port = self.info["controlPort"]
-
-    def control(self, line):
-        """Sends one control line; returns the decoded reply."""
-        if not isinstance(line, str):
-            line = json.dumps(line)
-        with socket.create_connection(("127.0.0.1", self.control_port), timeout=10) as sock:
-            handle = sock.makefile("rw")
-            handle.write(line + "\n")
-            handle.flush()
-            return json.loads(handle.readline())
-
-    def stop(self):
-        """Shuts the Gateway down through the control channel; returns its exit status."""
-        if self.proc.poll() is None:
-            try:
-                self.control("shutdown")
-            except OSError:
-                self.proc.terminate()
-        try:
-            return self.proc.wait(timeout=10)
-        finally:
-            self.proc.stdout.close()
-
-    def stderr_text(self):
-        with open(self.stderr.name, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-
-
-def error_code(response):
-    return (response.get("error") or {}).get("details", {}).get("code")
-
-
-async def close_code(client, timeout=5):
-    """Waits for the server to close the socket; returns (code, reason)."""
-    try:
-        while True:
-            await client.recv(timeout)
-    except ConnectionClosed as closed:
-        frame = closed.rcvd
-        return (frame.code, frame.reason) if frame else (None, "")
-
-
-class GatewayTestCase(unittest.IsolatedAsyncioTestCase):
-    """Async test case whose blocking control calls do not trip asyncio's slow-callback log."""
-
-    async def asyncSetUp(self):
-        asyncio.get_running_loop().slow_callback_duration = 30
-        self.clients = []
-
-    async def asyncTearDown(self):
-        for client in self.clients:
-            await client.close()
-
-    async def handshake(self, url, identity, **kwargs):
-        """A full handshake whose socket is closed when the test ends."""
-        client, response = await handshake(url, identity, **kwargs)
-        self.clients.append(client)
-        return client, response
-
-    async def open(self, url):
-        client = await Client.open(url)
-        self.clients.append(client)
-        return client
+from refgw_harness import (READ_WRITE, SHARED_TOKEN, GatewayProcess, GatewayTestCase, close_code,
+                           decode_setup_code, error_code)
+from minimal_client import Identity, connect_params
 
 
 class HandshakeTests(GatewayTestCase):
@@ -163,7 +70,8 @@ class HandshakeTests(GatewayTestCase):
         cases = [({"sign_token": "not-the-token"}, "DEVICE_AUTH_SIGNATURE_INVALID"),
                  ({"device_id": "0" * 64}, "DEVICE_AUTH_DEVICE_ID_MISMATCH"),
                  ({"signed_at": stale}, "DEVICE_AUTH_SIGNATURE_EXPIRED"),
-                 ({"nonce": "some-other-nonce"}, "DEVICE_AUTH_NONCE_MISMATCH")]
+                 ({"nonce": "some-other-nonce"}, "DEVICE_AUTH_NONCE_MISMATCH"),
+                 ({"public_key": "padded"}, "DEVICE_AUTH_PUBLIC_KEY_INVALID")]
         for tamper, expected in cases:
             with self.subTest(expected=expected):
                 client, res = await self.connect(**tamper)
@@ -452,202 +360,6 @@ class PairingTests(GatewayTestCase):
                                  auth={"bootstrapToken": minted["bootstrapToken"]})
         self.assertEqual(error_code(res), "AUTH_BOOTSTRAP_TOKEN_INVALID")
         self.assertEqual(res["error"]["details"]["reason"], "expired")
-
-
-class RestartTests(GatewayTestCase):
-    """Restarts in process and as a new process keep the port and the pairings."""
-
-    async def test_restart_announces_shutdown_and_keeps_port_and_pairings(self):
-        state_dir = tempfile.TemporaryDirectory(prefix="refgw-state-")
-        gw = GatewayProcess("--token", SHARED_TOKEN, "--auto-approve", "--state-dir",
-                            state_dir.name, "--tick-interval-ms", "300")
-        try:
-            identity = Identity()
-            client, res = await self.handshake(gw.url, identity, auth={"token": SHARED_TOKEN},
-                                          scopes=READ_WRITE)
-            token = res["payload"]["auth"]["deviceToken"]
-            for name in ("devices.json", "bootstrap-tokens.json"):
-                mode = os.stat(os.path.join(state_dir.name, name)).st_mode & 0o777
-                self.assertEqual(mode, 0o600, name)
-            self.assertTrue(gw.control({"cmd": "restart", "downMs": 300})["ok"])
-            shutdown = await client.wait_event("shutdown")
-            self.assertEqual(shutdown["payload"]["restartExpectedMs"], 300)
-            code, _ = await close_code(client)
-            self.assertEqual(code, 1012)
-            await asyncio.sleep(0.6)
-            self.assertEqual(gw.control("status")["port"], gw.info["port"])
-            client, res = await self.handshake(gw.url, identity, auth={"token": token},
-                                          scopes=READ_WRITE)
-            self.assertTrue(res["ok"], res)
-            await client.close()
-        finally:
-            gw.stop()
-        again = GatewayProcess("--token", SHARED_TOKEN, "--state-dir", state_dir.name,
-                               "--port", str(gw.info["port"]))
-        try:
-            self.assertEqual(again.url, gw.url)
-            client, res = await self.handshake(again.url, identity, auth={"token": token},
-                                          scopes=READ_WRITE)
-            self.assertTrue(res["ok"], res)
-            await client.close()
-        finally:
-            again.stop()
-            state_dir.cleanup()
-
-    async def test_startup_unavailable_then_auto_approve_after_attempts(self):
-        gw = GatewayProcess("--startup-unavailable", "1", "--startup-retry-after-ms", "50",
-                            "--auto-approve-after-attempts", "2")
-        try:
-            identity = Identity()
-            _, res = await self.handshake(gw.url, identity)
-            self.assertEqual((res["error"]["code"], res["error"]["retryAfterMs"]),
-                             ("UNAVAILABLE", 50))
-            _, res = await self.handshake(gw.url, identity)
-            self.assertEqual(error_code(res), "PAIRING_REQUIRED")
-            client, res = await self.handshake(gw.url, identity)
-            self.assertTrue(res["ok"], res)
-        finally:
-            gw.stop()
-
-    async def test_drop_closes_sockets_without_a_close_frame(self):
-        gw = GatewayProcess("--auto-approve")
-        try:
-            client, res = await self.handshake(gw.url, Identity())
-            self.assertTrue(res["ok"], res)
-            self.assertEqual(gw.control("drop")["dropped"], 1)
-            code, _ = await close_code(client)
-            self.assertIsNone(code)
-        finally:
-            gw.stop()
-
-
-class PasswordAndRobustnessTests(GatewayTestCase):
-    """Password mode, size limits after hello, hostile input, and raw frames sent to clients."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.gw = GatewayProcess("--password", "pw-selftest", "--auto-approve", "--max-payload",
-                                "100000", "--handshake-timeout-ms", "500", "--quiet")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.gw.stop()
-        log = cls.gw.stderr_text()
-        assert "pw-selftest" not in log, "the password leaked into the Gateway's log"
-        assert "Traceback" not in log, "refgw crashed on hostile input:\n" + log[-3000:]
-
-    def tearDown(self):
-        self.gw.control("clear-violations")
-
-    async def test_password_checks(self):
-        for auth, expected in (({}, "AUTH_PASSWORD_MISSING"),
-                               ({"password": "nope"}, "AUTH_PASSWORD_MISMATCH")):
-            _, res = await self.handshake(self.gw.url, Identity(), auth=auth)
-            self.assertEqual(error_code(res), expected)
-        client, res = await self.handshake(self.gw.url, Identity(),
-                                           auth={"password": "pw-selftest"})
-        self.assertTrue(res["ok"], res)
-        self.assertEqual(res["payload"]["policy"]["maxPayload"], 100000)
-
-    async def test_max_payload_is_enforced_after_hello(self):
-        client, res = await self.handshake(self.gw.url, Identity(),
-                                           auth={"password": "pw-selftest"})
-        await client.ws.send(json.dumps({"type": "req", "id": "big", "method": "health",
-                                         "params": {"pad": "z" * 120000}}))
-        code, _ = await close_code(client)
-        self.assertEqual(code, 1009)
-
-    async def test_first_request_must_be_connect_and_silence_times_out(self):
-        client = await self.open(self.gw.url)
-        res = await client.request("health", {})
-        self.assertEqual(res["error"]["code"], "INVALID_REQUEST")
-        self.assertEqual((await close_code(client))[0], 1008)
-        client = await self.open(self.gw.url)
-        code, reason = await close_code(client, timeout=3)
-        self.assertEqual((code, reason), (1008, "handshake timeout"))
-
-    async def test_hostile_client_frames_never_break_the_gateway(self):
-        hostile = ["", "{", "[]", "null", "42", '"x"', '{"type":"req"}', '{"type":"req","id":""}',
-                   '{"type":"req","id":"1","method":"connect","params":[]}',
-                   '{"type":"req","id":"1","method":"connect","params":{"client":7}}',
-                   '{"type":"req","id":"1","method":"connect","params":{"minProtocol":3,'
-                   '"maxProtocol":3,"client":{"id":"test","version":"1","platform":"x","mode":"test"},'
-                   '"device":{"id":1,"publicKey":[],"signature":{},"signedAt":"now","nonce":null}}}',
-                   b"\xff\xfe\x00garbage", b"\x00" * 100, '{"type":"cancel","id":""}']
-        for message in hostile * 5:
-            client = await self.open(self.gw.url)
-            await client.ws.send(message)
-            await close_code(client, timeout=3)
-        client, res = await self.handshake(self.gw.url, Identity(),
-                                           auth={"password": "pw-selftest"})
-        for message in hostile:
-            await client.ws.send(message)
-        res = await client.request("health", {})
-        self.assertTrue(res["ok"], res)
-        self.assertEqual(self.gw.control("status")["serverViolations"], 0)
-        if self.gw.info["schema"] is not None:  # without it only unparseable frames are counted
-            self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
-        else:
-            print("SKIPPED: ../shared not found: violation count of hostile frames not checked")
-
-    async def test_send_raw_reaches_connected_clients(self):
-        client, _ = await self.handshake(self.gw.url, Identity(), auth={"password": "pw-selftest"})
-        async def next_raw():
-            while True:  # skip the Gateway's own presence/tick events
-                message = await asyncio.wait_for(client.ws.recv(), 2)
-                if not (isinstance(message, str) and message.startswith('{"type":"event","event":"')
-                        and not message.startswith('{"type":"event","event":"refgw.filler"')):
-                    return message
-        self.assertEqual(self.gw.control({"cmd": "send-raw", "text": "not json"})["sent"], 1)
-        self.assertEqual(await next_raw(), "not json")
-        self.gw.control({"cmd": "send-raw", "hex": "00ff", "binary": True})
-        self.assertEqual(await next_raw(), b"\x00\xff")
-        self.gw.control({"cmd": "send-raw", "size": 70000})
-        self.assertEqual(len(await next_raw()), 70000)
-        self.gw.control({"cmd": "send-raw", "wire": "8a"})   # a truncated frame header
-        self.gw.control("drop")
-
-
-class TlsAndExitTests(GatewayTestCase):
-    """wss:// with a self-signed certificate, the strict exit status and the no-schema mode."""
-
-    async def test_wss_serves_the_printed_fingerprint_and_setup_code_carries_it(self):
-        gw = GatewayProcess("--tls", "--auto-approve", "--print-setup-code")
-        try:
-            self.assertTrue(gw.url.startswith("wss://"))
-            fingerprint = gw.info["tlsFingerprint"]
-            self.assertRegex(fingerprint, "^[0-9a-f]{64}$")
-            self.assertEqual(decode_setup_code(gw.info["setupCode"])["tlsFingerprint"], fingerprint)
-            client, res = await self.handshake(gw.url, Identity())
-            self.assertTrue(res["ok"], res)
-            der = client.ws.transport.get_extra_info("ssl_object").getpeercert(binary_form=True)
-            self.assertEqual(hashlib.sha256(der).hexdigest(), fingerprint)
-            await client.close()
-        finally:
-            gw.stop()
-
-    async def test_strict_mode_exits_with_status_3_after_a_violation(self):
-        gw = GatewayProcess("--strict", "--auto-approve")
-        if gw.info["schema"] is None:
-            gw.stop()
-            self.skipTest("SKIPPED: ../shared not found: strict schema exit not checked")
-        client = await self.open(gw.url)
-        await client.ws.send('{"type":"req","id":"1","method":"connect","params":{}}')
-        await close_code(client)
-        self.assertEqual(gw.stop(), 3)
-        clean = GatewayProcess("--strict")
-        self.assertEqual(clean.stop(), 0)
-
-    async def test_missing_schema_is_said_plainly(self):
-        gw = GatewayProcess("--schema", "/nonexistent/schema.json", "--auto-approve")
-        try:
-            self.assertIsNone(gw.info["schema"])
-            client, res = await self.handshake(gw.url, Identity())
-            self.assertTrue(res["ok"], res)
-            await client.close()
-        finally:
-            gw.stop()
-        self.assertIn("WITHOUT schema validation", gw.stderr_text())
 
 
 if __name__ == "__main__":

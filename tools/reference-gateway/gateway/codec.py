@@ -15,11 +15,10 @@ def b64url_encode(data):
 
 
 def b64url_decode(text):
-    """Decodes base64url with or without padding; raises ValueError on anything else."""
-    if not isinstance(text, str) or any(c not in _B64URL for c in text.rstrip("=")):
-        raise ValueError("not base64url")
-    stripped = text.rstrip("=")
-    return base64.urlsafe_b64decode(stripped + "=" * (-len(stripped) % 4))
+    """Decodes base64url without padding (as the protocol writes it); ValueError otherwise."""
+    if not isinstance(text, str) or any(c not in _B64URL for c in text) or len(text) % 4 == 1:
+        raise ValueError("not unpadded base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 _B64URL = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
@@ -35,18 +34,33 @@ def dumps(obj):
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
+def safe_dumps(obj):
+    """JSON for logs; a deeply nested hostile frame becomes a note instead of an exception."""
+    try:
+        return json.dumps(obj, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return '"<frame not printable>"'
+
+
 def redact(value):
     """A copy of `value` with every secret-bearing field replaced by a length marker."""
+    try:
+        return _redact(value)
+    except RecursionError:
+        return "<frame nested too deeply to show>"
+
+
+def _redact(value):
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if key in SECRET_KEYS and isinstance(item, str):
                 out[key] = "<redacted len=%d>" % len(item)
             else:
-                out[key] = redact(item)
+                out[key] = _redact(item)
         return out
     if isinstance(value, list):
-        return [redact(item) for item in value]
+        return [_redact(item) for item in value]
     return value
 
 

@@ -154,8 +154,8 @@ class Connection:
         try:
             text = raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else raw
             frame = json.loads(text)
-        except (UnicodeDecodeError, ValueError):
-            return None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None  # RecursionError: nesting deeper than the parser allows
         return frame if isinstance(frame, dict) else None
 
     async def _connect(self, frame):

@@ -9,14 +9,16 @@ import json
 
 from .codec import dumps
 from .faults import SIGNATURE_MODES
+from .hostile_frames import KINDS, HostileFrames
 
 # Positional argument names for the word form, per command.
 POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["requestId"],
               "forget": ["deviceId"], "restart": ["downMs"], "reject-signature": ["mode"],
               "no-challenge": ["mode"], "unavailable": ["count", "retryAfterMs"],
               "fail-connect": ["code", "count"], "rate-limit": ["count", "retryAfterMs"],
-              "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"]}
-INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size"}
+              "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
+              "fuzz": ["count", "seed"]}
+INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
 
 
 class ControlError(Exception):
@@ -64,7 +66,12 @@ class ControlServer:
                 if not line.strip():
                     continue
                 reply, after = await self.execute(line.decode("utf-8", errors="replace"))
-                writer.write((dumps(reply) + "\n").encode("utf-8"))
+                try:
+                    text = dumps(reply)
+                except (RecursionError, ValueError):
+                    text = dumps({"ok": False, "error": "reply holds a frame nested too deeply "
+                                                        "to encode; use clear-violations"})
+                writer.write((text + "\n").encode("utf-8"))
                 await writer.drain()
                 if after is not None:
                     await after()
@@ -144,6 +151,8 @@ class ControlServer:
 
     async def cmd_restart(self, args):
         down_ms = int(args.get("downMs", 1000))
+        if not self.gateway.listening:
+            raise ControlError("not listening (a restart is already under way)")
         await self.gateway.restart(down_ms)
         return {"downMs": down_ms, "port": self.gateway.port}
 
@@ -160,7 +169,8 @@ class ControlServer:
                 "violations": len(gw.violations.entries),
                 "serverViolations": len(gw.violations.server_entries),
                 "ticksStopped": gw.faults.ticks_stopped,
-                "rejectSignature": gw.faults.reject_signature, "uptimeMs": gw.uptime_ms()}
+                "rejectSignature": gw.faults.reject_signature, "uptimeMs": gw.uptime_ms(),
+                "fuzz": dict(gw.fuzz_progress)}
 
     # -- faults --------------------------------------------------------------------------------
 
@@ -201,6 +211,22 @@ class ControlServer:
         return await self.cmd_fail_connect({"code": "AUTH_RATE_LIMITED",
                                             "count": args.get("count", 1),
                                             "retryAfterMs": args.get("retryAfterMs", 1000)})
+
+    async def cmd_fuzz(self, args):
+        gw = self.gateway
+        if gw.fuzz_progress["running"]:
+            raise ControlError("a fuzz run is still sending (see status)")
+        generator = HostileFrames(int(args.get("seed", 0)), args.get("kinds") or KINDS)
+        count = int(args.get("count", 100))
+        # Sent in the background: a client that reads on the thread that sent this command
+        # would otherwise deadlock against a full socket buffer. `wait: true` replies when done.
+        task = gw.spawn(gw.send_hostile(generator, count, args.get("target", "authenticated"),
+                                        gw.fuzz_progress))
+        if args.get("wait"):
+            await task
+            return dict(gw.fuzz_progress)
+        return {"started": True, "count": count, "connections": len(gw.targets(
+            args.get("target", "authenticated")))}
 
     async def cmd_send_raw(self, args):
         if not any(k in args for k in ("text", "hex", "size", "wire")):

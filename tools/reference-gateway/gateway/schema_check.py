@@ -11,7 +11,7 @@ import sys
 
 import jsonschema
 
-from .codec import now_ms, redact
+from .codec import now_ms, redact, safe_dumps
 
 FRAME_DEFINITIONS = {"req": "RequestFrame", "res": "ResponseFrame", "event": "EventFrame"}
 EVENT_DEFINITIONS = {"tick": "TickEvent", "shutdown": "ShutdownEvent", "chat": "ChatEvent",
@@ -101,7 +101,7 @@ class ViolationLog:
     def record(self, conn_id, kind, frame, errors):
         """Keeps and prints one client violation."""
         shown = redact(frame) if isinstance(frame, (dict, list)) else frame
-        text = json.dumps(shown, ensure_ascii=False) if not isinstance(shown, str) else shown
+        text = safe_dumps(shown) if not isinstance(shown, str) else shown
         if len(text) > MAX_FRAME_CHARS:
             text = text[:MAX_FRAME_CHARS] + "...(truncated)"
         entry = {"ts": now_ms(), "connId": conn_id, "kind": kind, "errors": list(errors),
@@ -115,7 +115,7 @@ class ViolationLog:
     def record_server(self, frame, errors):
         """Keeps and prints a frame this Gateway sent that breaks the schema (a refgw bug)."""
         entry = {"ts": now_ms(), "errors": list(errors),
-                 "frame": json.dumps(redact(frame))[:MAX_FRAME_CHARS]}
+                 "frame": safe_dumps(redact(frame))[:MAX_FRAME_CHARS]}
         self.server_entries.append(entry)
         print("refgw: BUG outgoing frame violates the schema: %s" % "; ".join(errors),
               file=sys.stderr, flush=True)

@@ -7,9 +7,10 @@ import sys
 import time
 
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 
 from .auth import AuthConfig, AuthRateLimiter
-from .codec import dumps, now_ms, preview, redact
+from .codec import now_ms, preview, redact, safe_dumps
 from .connection import Connection
 from .errors import CLOSE_GOING_AWAY, CLOSE_RESTART
 from .faults import Faults
@@ -22,6 +23,7 @@ from .state import GatewayState
 from . import tls
 
 FRAME_LOG_SIZE = 2000
+FRAME_LOG_FULL_BYTES = 16 * 1024
 
 
 class Gateway:
@@ -51,6 +53,7 @@ class Gateway:
         self.ssl_context = None
         self.fingerprint = None
         self.stopped = asyncio.Event()
+        self.fuzz_progress = {"running": False, "sent": 0}
         self._tasks = set()
         logging.getLogger("websockets").setLevel(logging.CRITICAL)
         if options.tls:
@@ -187,7 +190,10 @@ class Gateway:
     def check_frame(self, frame):
         """Schema errors for a received frame; a minimal shape check when there is no schema."""
         if self.checker is not None:
-            return self.checker.check_frame(frame)
+            try:
+                return self.checker.check_frame(frame)
+            except RecursionError:
+                return ["<frame>: nested too deeply to validate"]
         if frame.get("type") == "req" and not (isinstance(frame.get("id"), str) and frame["id"]
                                                and isinstance(frame.get("method"), str)):
             return ["<frame>: a request needs a non-empty string id and a method"]
@@ -204,12 +210,33 @@ class Gateway:
         code = encode_setup_code(url, token, self.fingerprint)
         return {"setupCode": code, "bootstrapToken": token, "expiresAtMs": expires, "url": url}
 
+    def targets(self, target):
+        """Live connections matching all | authenticated | preauth | a connId."""
+        return [c for c in list(self.connections.values())
+                if target == "all" or (target == "authenticated" and c.authenticated)
+                or (target == "preauth" and not c.authenticated) or target == c.conn_id]
+
+    async def send_hostile(self, generator, count, target, progress):
+        """Sends `count` generated hostile messages to each target, counting into `progress`."""
+        conns = self.targets(target)
+        progress.update({"running": True, "sent": 0, "count": count, "connections": len(conns),
+                         "byKind": {}})
+        by_kind = collections.Counter()
+        for _ in range(count):
+            kind, message = generator.next()
+            by_kind[kind] += 1
+            for conn in conns:
+                try:
+                    await conn.ws.send(message, text=kind != "binary-garbage")
+                except ConnectionClosed:
+                    pass
+            progress["sent"] += 1
+        progress.update({"running": False, "byKind": dict(by_kind)})
+        self.log("fuzz: sent %d hostile messages to %d connection(s)" % (count, len(conns)))
+
     async def send_raw(self, spec):
         """Sends a hostile message to clients; see README (`send-raw`). Returns the count sent."""
-        target = spec.get("target", "all")
-        conns = [c for c in list(self.connections.values())
-                 if target == "all" or (target == "authenticated" and c.authenticated)
-                 or (target == "preauth" and not c.authenticated) or target == c.conn_id]
+        conns = self.targets(spec.get("target", "all"))
         if "wire" in spec:
             data = bytes.fromhex(spec["wire"])
             for conn in conns:
@@ -238,11 +265,14 @@ class Gateway:
 
     def log_frame(self, conn_id, raw, frame):
         kind = "binary" if isinstance(raw, (bytes, bytearray)) else "text"
-        shown = redact(frame) if frame is not None else preview(raw)
+        if frame is not None and len(raw) <= FRAME_LOG_FULL_BYTES:
+            shown = redact(frame)
+        else:  # large frames (or unparseable ones) are kept as a short redacted preview
+            shown = preview(safe_dumps(redact(frame))) if frame is not None else preview(raw)
         entry = {"ts": now_ms(), "connId": conn_id, "kind": kind, "size": len(raw), "frame": shown}
         self.frames.append(entry)
         if self.options.log_frames:
-            print("refgw: <- " + dumps(entry)[:2000], file=sys.stderr, flush=True)
+            print("refgw: <- " + safe_dumps(entry)[:2000], file=sys.stderr, flush=True)
 
     def spawn(self, coro):
         task = asyncio.get_running_loop().create_task(coro)
