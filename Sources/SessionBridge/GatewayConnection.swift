@@ -224,7 +224,7 @@ package actor GatewayConnection {
                         let bytes = try await transport.receive()
                         await self.handle(bytes, generation: gen)
                     } catch {
-                        return .lost("The socket closed: \(error)")
+                        return Task.isCancelled ? .cancelled : .lost("The socket closed: \(error)")
                     }
                 }
             }

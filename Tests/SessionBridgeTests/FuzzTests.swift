@@ -185,7 +185,7 @@ enum Mutate {
 @Suite(.serialized) struct SocketFuzzTests {
     @Test func `garbage, oversized and truncated frames over a real socket never crash and the connection recovers`() async throws {
         let h = try await GatewayIntegrationTests.Harness.start(
-            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300", "--max-payload", "100000"])
+            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300", "--max-payload", "200000"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         let session = try GatewaySession.fromStoredSetup(
             paths: h.paths, version: "0.1.0-test", timing: GatewayIntegrationTests.fastTiming, logger: h.logger)
@@ -205,6 +205,11 @@ enum Mutate {
             sent += Int(try h.gateway.control(command.jsonText)["sent"]?.intValue ?? 0)
         }
         #expect(sent >= 300)
+        // And refgw's own seeded generator: every kind that is legal WebSocket traffic. (Text messages
+        // with invalid UTF-8 must close the socket under RFC 6455, so that kind is one of the breakers.)
+        let kinds: JSONValue = ["bad-json", "wrong-types", "unknown", "binary-garbage", "deep-nesting", "stray-response", "huge-numbers"]
+        let fuzz = try h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
+        #expect(fuzz["sent"]?.intValue ?? 0 >= 1000, "refgw fuzz: \(fuzz)")
         // Garbage messages (binary, or UTF-8 text that is not a frame) must not cost the connection.
         let reply = try await node.request(method: "health", timeout: .seconds(5))
         #expect(reply != nil)
@@ -212,7 +217,7 @@ enum Mutate {
 
         // Each of these breaks the socket; every time it must come back.
         let breakers: [JSONValue] = [
-            ["cmd": "send-raw", "size": 200_000, "target": "authenticated"],                 // over maxPayload
+            ["cmd": "send-raw", "size": 300_000, "target": "authenticated"],                 // over maxPayload
             ["cmd": "send-raw", "hex": "7bc3287d", "asText": true, "target": "authenticated"], // text that is not UTF-8
             ["cmd": "send-raw", "wire": "817f0000", "target": "authenticated"],              // truncated 64-bit length
             ["cmd": "send-raw", "wire": "ff00", "target": "authenticated"],                  // reserved bits and opcode
