@@ -44,7 +44,7 @@ extension OpenClawTalk {
                         "sinceRestart": reconnect.sinceRestart.json,
                         "afterGatewayBack": reconnect.afterBack.json,
                     ],
-                    "memoryPerConnectionKiB": ["ws": .double(ws.kibPerConnection), "wss": .double(wss.kibPerConnection)],
+                    "memoryPerConnectionKiB": ["ws": .double((ws.kibPerConnection * 10).rounded() / 10), "wss": .double((wss.kibPerConnection * 10).rounded() / 10)],
                     "rounds": .int(Int64(rounds)), "connectionsHeld": .int(Int64(connections)),
                 ]
                 print(out.jsonText)
