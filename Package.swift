@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge"]),
     ],
     swiftLanguageModes: [.v6]
 )

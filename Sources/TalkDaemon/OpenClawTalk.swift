@@ -12,6 +12,7 @@ struct OpenClawTalk: ParsableCommand {
             Play.self,
             Record.self,
             Devices.self,
+            Setup.self,
             Bench.self,
         ]
     )

@@ -4,7 +4,10 @@ extension OpenClawTalk {
         static let configuration = CommandConfiguration(
             commandName: "bench",
             abstract: "Measure speed, latency and accuracy on this machine.",
-            subcommands: [Audio.self]
+            subcommands: [
+                Audio.self,
+                GatewayBench.self,
+            ]
         )
     }
 }

@@ -1,0 +1,29 @@
+import TalkLogging
+
+extension GatewaySession {
+    /// The session `openclaw-talk setup` left behind: the stored Gateway URL, certificate pin, identity and
+    /// device tokens. Fails with a message telling the user to run setup when nothing is stored.
+    package static func fromStoredSetup(
+        paths: StoragePaths, version: String, timing: GatewayConnection.Timing = GatewayConnection.Timing(),
+        caFile: String? = nil, logger: Logger
+    ) throws -> GatewaySession {
+        guard let config = try GatewayConfig.load(paths: paths) else { throw StoredSetupError.notConfigured }
+        let endpoint = try GatewayEndpoint(parsing: config.url)
+        let identity = try DeviceIdentity.loadOrCreate(paths: paths)
+        let credentials = try CredentialStore(paths: paths)
+        return GatewaySession(
+            identity: identity, credentials: credentials, displayName: config.displayName ?? ClientProfile.hostName,
+            version: version,
+            openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: config.tlsFingerprint, caFile: caFile, logger: logger),
+            timing: timing, logger: logger)
+    }
+}
+
+/// Nothing to connect with yet.
+package enum StoredSetupError: Error, Equatable, CustomStringConvertible {
+    case notConfigured
+
+    package var description: String {
+        "No Gateway is configured yet; run 'openclaw-talk setup CODE' (or setup --gateway URL --token TOKEN) first."
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+
+/// The reference Gateway (`tools/reference-gateway/refgw.py`) as a child process, for tests, benchmarks
+/// and the demo: started on free loopback ports, its startup JSON read from the first stdout line,
+/// driven through its control port, and killed on `stop()` or when the value goes away.
+package final class ReferenceGatewayProcess: Sendable {
+    /// The first line refgw prints once it listens.
+    package struct Startup: Decodable, Sendable {
+        package let url: String
+        package let port: Int
+        package let tls: Bool
+        package let tlsFingerprint: String?
+        package let controlPort: Int
+        package let version: String
+        package let schema: String?
+        package let setupCode: String?
+        package let bootstrapToken: String?
+    }
+
+    package let startup: Startup
+    private let process: Process
+
+    /// refgw could not be started.
+    package enum StartError: Error, CustomStringConvertible {
+        case scriptMissing(String)
+        case noStartupLine(String)
+        package var description: String {
+            switch self {
+            case .scriptMissing(let p):
+                "The reference Gateway is not at \(p); run from the openclaw-talk source folder or pass its path."
+            case .noStartupLine(let s):
+                "The reference Gateway did not start (is python3 with websockets, cryptography and jsonschema installed? "
+                    + "scripts/install-deps.sh installs them): \(s.prefix(400))"
+            }
+        }
+    }
+
+    /// Starts `python3 <repositoryRoot>/tools/reference-gateway/refgw.py --quiet <arguments>`.
+    package init(repositoryRoot: String, arguments: [String]) throws {
+        let script = repositoryRoot + "/tools/reference-gateway/refgw.py"
+        guard FileManager.default.fileExists(atPath: script) else { throw StartError.scriptMissing(script) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, "--quiet"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        var line = Data()
+        let handle = out.fileHandleForReading
+        while let byte = try handle.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) { line.append(byte) }
+        guard let startup = try? JSONDecoder().decode(Startup.self, from: line) else {
+            process.terminate()
+            throw StartError.noStartupLine(String(decoding: line, as: UTF8.self))
+        }
+        self.startup = startup
+    }
+
+    /// Sends one control command (a line, e.g. `restart 500`) and returns its JSON reply.
+    @discardableResult
+    package func control(_ line: String) throws -> JSONValue {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw StorageError.io(path: "control socket", errno: errno) }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(startup.controlPort).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard ok == 0 else { throw StorageError.io(path: "control connect", errno: errno) }
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        var reply: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !reply.contains(10) {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            reply += chunk[0..<n]
+        }
+        return JSONValue.parse(reply) ?? .null
+    }
+
+    /// Kills the process; safe to call more than once.
+    package func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
