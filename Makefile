@@ -21,6 +21,7 @@ release:
 test: deps
 	$(SWIFT) build --build-tests
 	scripts/with-pulse.sh $(SWIFT) test --skip-build
+	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 
 demo: deps
 	$(SWIFT) build -c release

@@ -32,4 +32,6 @@ package protocol AudioPlaybackDevice: Sendable {
     func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome
     /// Silences playback at once (within 50 ms): buffered audio is flushed, not drained.
     func stop() async
+    /// Releases the device (the sound-server connection, the file). Idempotent.
+    func close() async
 }

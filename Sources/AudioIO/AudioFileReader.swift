@@ -8,22 +8,24 @@ package enum AudioFileReader {
     /// The sample rate assumed for headerless `.raw` and `.pcm` files.
     package static let rawSampleRate = 16_000
 
-    /// Reads `path` as mono 16-bit PCM at `sampleRate`.
+    /// Reads `path` as mono 16-bit PCM at `sampleRate`, or at the file's own rate when `sampleRate` is nil
+    /// (48 kHz for Ogg Opus, 16 kHz for raw files).
     /// - Throws: `WAVError` for unreadable or malformed WAV and raw files, `OpusError` for Ogg Opus ones,
     ///   `ResamplerError` if resampling fails.
-    package static func readMono(path: String, sampleRate: Int = AudioFrame.sampleRate) throws -> PCMBuffer {
+    package static func readMono(path: String, sampleRate: Int? = AudioFrame.sampleRate) throws -> PCMBuffer {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
         if ext == "opus" || ext == "ogg" {
-            return try OggOpusReader.read(path: path, sampleRate: sampleRate)
+            return try OggOpusReader.read(path: path, sampleRate: sampleRate ?? 48_000)
         }
         if ext == "raw" || ext == "pcm" {
-            return try PCMBuffer(sampleRate: rawSampleRate, samples: readRaw(path: path)).resampled(to: sampleRate)
+            return try PCMBuffer(sampleRate: rawSampleRate, samples: readRaw(path: path)).resampled(to: sampleRate ?? rawSampleRate)
         }
         let audio = try WAVAudio.read(path: path)
         // Mix and resample in float so the only rounding to 16 bits happens once, at the end.
         let mono = audio.mixedToMonoFloat()
-        let resampled = try Resampler.resample(mono, from: audio.sampleRate, to: sampleRate)
-        return PCMBuffer(sampleRate: sampleRate, samples: resampled.map(floatToInt16))
+        let rate = sampleRate ?? audio.sampleRate
+        let resampled = rate == audio.sampleRate ? mono : try Resampler.resample(mono, from: audio.sampleRate, to: rate)
+        return PCMBuffer(sampleRate: rate, samples: resampled.map(floatToInt16))
     }
 
     private static func readRaw(path: String) throws -> [Int16] {

@@ -3,11 +3,12 @@ import Foundation
 import TalkLogging
 
 extension OpenClawTalk.Bench {
-    /// `bench audio`: PulseAudio capture latency, idle capture CPU, playback start and stop latency.
+    /// `bench audio`: Opus encode/decode cost and bitrate, resampler cost; PulseAudio capture latency, idle
+    /// capture CPU, playback start and stop latency (when a sound server is reachable).
     struct Audio: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "audio",
-            abstract: "Measure PulseAudio capture latency and CPU, and playback start/stop latency.",
+            abstract: "Measure Opus and resampler cost, PulseAudio capture latency and CPU, playback start/stop latency.",
             discussion: "Playback is listened to on the sink's monitor source, so run it where a test tone may be heard "
                 + "(or against a headless server: scripts/with-pulse.sh openclaw-talk bench audio).",
             options: [
@@ -33,11 +34,26 @@ extension OpenClawTalk.Bench {
             trials = try parsed.intOption("trials", range: 1...100) ?? 5
         }
 
+        /// Both halves in one JSON object; `pulse` is null (with `pulseUnavailable` saying why) without a server.
+        struct Report: Encodable {
+            var opus: OpusBenchmarkReport
+            var pulse: PulseBenchmark.Report?
+            var pulseUnavailable: String?
+        }
+
         func run() async throws {
-            let benchmark = PulseBenchmark(
-                source: source, sink: sink, idleSeconds: seconds, trials: trials,
-                logger: Logger(label: "openclaw-talk.bench.audio"))
-            let report = try await benchmark.run()
+            let speechPath = "/usr/share/pocketsphinx/test/data/goforward.raw"
+            let speech = try? AudioFileReader.readMono(path: speechPath)
+            let opus = try OpusBenchmark.run(speech: speech?.samples, signalName: speech == nil ? nil : "goforward.raw")
+            var report = Report(opus: opus)
+            do {
+                report.pulse = try await PulseBenchmark(
+                    source: source, sink: sink, idleSeconds: seconds, trials: trials,
+                    logger: Logger(label: "openclaw-talk.bench.audio")
+                ).run()
+            } catch {
+                report.pulseUnavailable = String(describing: error)
+            }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -47,14 +63,26 @@ extension OpenClawTalk.Bench {
                 return
             }
             func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
-            print("PulseAudio (source \(report.source), sink \(report.sink), monitor \(report.monitor))")
-            print("  capture-to-frame latency   p50 \(ms(report.captureLatencyP50Ms))  p95 \(ms(report.captureLatencyP95Ms))"
-                + (report.serverCaptureLatencyMs.map { "  (server reports \(ms($0)))" } ?? ""))
-            print("  frame age at arrival       p50 \(ms(report.frameAgeP50Ms))  p95 \(ms(report.frameAgeP95Ms))")
-            print("  idle capture CPU           \(String(format: "%.2f", report.idleCaptureCPUPercent)) % of one core over \(report.idleCaptureSeconds) s")
-            print("  playback start latency     median \(ms(report.playbackStartLatencyMs.median))  max \(ms(report.playbackStartLatencyMs.max))")
-            print("  playback stop latency      median \(ms(report.playbackStopLatencyMs.median))  max \(ms(report.playbackStopLatencyMs.max))")
-            print("  (\(report.trials) playback trials)")
+            func us(_ v: Double) -> String { String(format: "%.0f µs", v) }
+            print("Opus (\(opus.signal), \(opus.sampleRate) Hz, \(opus.bitrate / 1000) kbit/s, complexity \(opus.complexity))")
+            print("  encode per 20 ms frame     median \(us(opus.encodeMicrosecondsMedian))  p95 \(us(opus.encodeMicrosecondsP95))")
+            print("  decode per 20 ms frame     median \(us(opus.decodeMicrosecondsMedian))  p95 \(us(opus.decodeMicrosecondsP95))")
+            print("  sent                       \(String(format: "%.0f", opus.bytesPerSecond)) bytes/s (PCM16 would be 32000)")
+            for r in opus.resampler {
+                print("  resample \(r.fromRate)->\(r.toRate) (\(r.quality))  \(us(r.microsecondsPerAudioSecond)) per audio second")
+            }
+            guard let pulse = report.pulse else {
+                print("PulseAudio: not measured: \(report.pulseUnavailable ?? "no server")")
+                return
+            }
+            print("PulseAudio (source \(pulse.source), sink \(pulse.sink), monitor \(pulse.monitor))")
+            print("  capture-to-frame latency   p50 \(ms(pulse.captureLatencyP50Ms))  p95 \(ms(pulse.captureLatencyP95Ms))"
+                + (pulse.serverCaptureLatencyMs.map { "  (server reports \(ms($0)))" } ?? ""))
+            print("  frame age at arrival       p50 \(ms(pulse.frameAgeP50Ms))  p95 \(ms(pulse.frameAgeP95Ms))")
+            print("  idle capture CPU           \(String(format: "%.2f", pulse.idleCaptureCPUPercent)) % of one core over \(pulse.idleCaptureSeconds) s")
+            print("  playback start latency     median \(ms(pulse.playbackStartLatencyMs.median))  max \(ms(pulse.playbackStartLatencyMs.max))")
+            print("  playback stop latency      median \(ms(pulse.playbackStopLatencyMs.median))  max \(ms(pulse.playbackStopLatencyMs.max))")
+            print("  (\(pulse.trials) playback trials)")
         }
     }
 }

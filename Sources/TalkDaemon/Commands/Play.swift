@@ -7,12 +7,12 @@ extension OpenClawTalk {
     struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "play",
-            abstract: "Play an audio file (WAV) through the playback path.",
+            abstract: "Play an audio file (WAV, raw 16 kHz PCM, Ogg Opus) through the playback path.",
             options: [
                 .option("output", value: "file.wav", help: "Write what would be played to this WAV file instead of a sound card."),
                 .option("sink", value: "name", help: "The PulseAudio sink to play to (default: the server's default)."),
             ],
-            arguments: [ArgumentSpec(name: "file", help: "The WAV file to play.")]
+            arguments: [ArgumentSpec(name: "file", help: "The audio file to play (.wav, .raw, .opus, .ogg).")]
         )
 
         var file: String
@@ -27,22 +27,29 @@ extension OpenClawTalk {
         }
 
         func run() async throws {
-            let audio = try WAVAudio.read(path: file)
+            let logger = Logger(label: "openclaw-talk.play")
+            // Files are read at their own rate (any of them) so the playback device sees what a producer hands over.
+            let audio = try AudioFileReader.readMono(path: file, sampleRate: nil)
+            let device: any AudioPlaybackDevice
             if let output {
-                try WAVAudio(audio.mixedToMono()).write(path: output)
-                print("Wrote \(String(format: "%.2f", audio.durationSeconds)) s to \(output)")
-                return
+                device = try WAVFileSink(path: output, logger: logger)
+            } else {
+                device = try PulsePlayback(sink: sink, logger: logger)
             }
-            let playback = try PulsePlayback(sink: sink, logger: Logger(label: "openclaw-talk.play"))
             let outcome: PlaybackOutcome
             do {
-                outcome = try await playback.play(audio.mixedToMono())
+                outcome = try await device.play(audio)
             } catch {
-                await playback.close()
+                await device.close()
                 throw error
             }
-            await playback.close()
-            print("Played \(String(format: "%.2f", audio.durationSeconds)) s to \(sink ?? "the default sink") (\(outcome))")
+            await device.close()
+            let seconds = String(format: "%.2f", audio.durationSeconds)
+            if let output {
+                print("Wrote \(seconds) s to \(output)")
+            } else {
+                print("Played \(seconds) s to \(sink ?? "the default sink") (\(outcome))")
+            }
         }
     }
 }
