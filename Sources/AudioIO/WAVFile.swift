@@ -16,7 +16,7 @@ package enum WAVError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .unreadable(let p, let r): return "Cannot read WAV file \(p): \(r)"
         case .empty(let p): return "WAV file \(p) is empty (0 bytes)"
-        case .truncatedHeader(let p, let n): return "WAV file \(p) is truncated: its header needs at least 44 bytes, the file has \(n)"
+        case .truncatedHeader(let p, let n): return "WAV file \(p) is truncated: it ends inside its header, after \(n) bytes (a WAV header takes at least 44)"
         case .notRIFFWave(let p): return "\(p) is not a WAV file (no RIFF/WAVE signature)"
         case .missingChunk(let p, let c): return "WAV file \(p) has no '\(c)' chunk"
         case .unsupportedFormat(let p, let tag, let bits):
@@ -89,7 +89,10 @@ extension WAVAudio {
             let size = Int(readLE32(bytes, offset + 4))
             let body = offset + 8
             if id == "fmt " {
-                guard size >= 16, body + 16 <= bytes.count else {
+                guard body + min(max(size, 16), 40) <= bytes.count else {
+                    throw WAVError.truncatedHeader(path: path, bytes: bytes.count)
+                }
+                guard size >= 16 else {
                     throw WAVError.invalidFormat(path: path, reason: "format chunk is \(size) bytes, needs 16")
                 }
                 var tag = Int(readLE16(bytes, body))
