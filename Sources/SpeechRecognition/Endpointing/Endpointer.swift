@@ -38,7 +38,8 @@ package struct Endpointer: Sendable {
     package let settings: EndpointerSettings
     private var state: State = .listening
     private var floor: NoiseFloorTracker
-    private var buffer: [AudioFrame] = []
+    /// Frames waiting while listening, with their levels (dBFS).
+    private var buffer: [(frame: AudioFrame, level: Double)] = []
     /// Frames judged silence and never handed to the recogniser.
     package private(set) var droppedFrames = 0
 
@@ -71,15 +72,18 @@ package struct Endpointer: Sendable {
 
         switch state {
         case .listening:
-            buffer.append(frame)
+            buffer.append((frame, level))
             if level >= startThreshold {
-                state = .starting(firstVoicedPositionMs: frame.streamPositionMs, voicedFrames: 1, gapFrames: 0)
+                // Speech began where the level first rose above the keep threshold: soft onsets count.
+                let onset = buffer.reversed().prefix { $0.level >= keepThreshold }
+                let first = onset.last?.frame.streamPositionMs ?? frame.streamPositionMs
+                state = .starting(firstVoicedPositionMs: first, voicedFrames: onset.count, gapFrames: 0)
                 return startIfReady()
             }
             trimBuffer(keepingFromMs: nil)
             return []
         case .starting(let first, let count, let gaps):
-            buffer.append(frame)
+            buffer.append((frame, level))
             if voiced {
                 state = .starting(firstVoicedPositionMs: first, voicedFrames: count + 1, gapFrames: 0)
                 return startIfReady()
@@ -138,10 +142,10 @@ package struct Endpointer: Sendable {
     private mutating func startIfReady() -> [EndpointerEvent] {
         guard case .starting(let first, let count, _) = state,
               count >= EndpointerSettings.frames(settings.speechToStartMs),
-              let last = buffer.last
+              let last = buffer.last?.frame
         else { return [] }
         trimBuffer(keepingFromMs: first)
-        let frames = buffer
+        let frames = buffer.map(\.frame)
         buffer = []
         let lastEnd = last.streamPositionMs + AudioFrame.durationMs
         state = .speaking(utteranceStartMs: frames.first?.streamPositionMs ?? first, lastSpeechEndMs: lastEnd,
@@ -151,10 +155,10 @@ package struct Endpointer: Sendable {
 
     /// Drops frames older than the pre-roll before `keepingFromMs` (or before the newest frame).
     private mutating func trimBuffer(keepingFromMs: Int?) {
-        guard let newest = buffer.last else { return }
+        guard let newest = buffer.last?.frame else { return }
         let anchor = keepingFromMs ?? newest.streamPositionMs + AudioFrame.durationMs
         let oldestKept = anchor - settings.preRollMs
-        let drop = buffer.prefix { $0.streamPositionMs < oldestKept }.count
+        let drop = buffer.prefix { $0.frame.streamPositionMs < oldestKept }.count
         if drop > 0 {
             buffer.removeFirst(drop)
             droppedFrames += drop

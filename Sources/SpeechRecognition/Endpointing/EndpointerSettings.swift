@@ -30,7 +30,7 @@ package struct EndpointerSettings: Sendable, Equatable {
     package init(
         speechToStartMs: Int = 250, silenceMs: Int = 700, preRollMs: Int = 400, maxUtteranceMs: Int = 30_000,
         startMarginDb: Double = 10, hysteresisDb: Double = 4, minimumSpeechDbfs: Double = -55,
-        startGapToleranceMs: Int = 100, floorRiseDbPerSecond: Double = 3, floorRiseInSpeechDbPerSecond: Double = 0.5,
+        startGapToleranceMs: Int = 200, floorRiseDbPerSecond: Double = 3, floorRiseInSpeechDbPerSecond: Double = 0.5,
         useRecognizerVoiceActivity: Bool = false
     ) {
         self.speechToStartMs = speechToStartMs

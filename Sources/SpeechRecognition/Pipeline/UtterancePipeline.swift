@@ -32,6 +32,8 @@ package actor UtterancePipeline {
     private var utterance: OpenUtterance?
     private var summary = PipelineSummary()
     private var lastPartial = ""
+    /// Where the newest frame ends, in stream milliseconds.
+    private var streamEndMs = 0
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
     private var loop: Task<Void, Never>?
 
@@ -116,6 +118,7 @@ package actor UtterancePipeline {
 
     private func handle(_ frame: AudioFrame, generation gen: Int) async throws {
         summary.framesIn += 1
+        streamEndMs = frame.streamPositionMs + AudioFrame.durationMs
         var voice: Bool?
         if utterance != nil {
             voice = try await feed([frame])
@@ -138,8 +141,7 @@ package actor UtterancePipeline {
     }
 
     private func finishSource(generation gen: Int) async throws {
-        let end = summary.framesIn * AudioFrame.durationMs
-        if case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason) = endpointer.finish(atMs: end) {
+        if case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason) = endpointer.finish(atMs: streamEndMs) {
             try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
         }
         guard gen == generation else { return }
