@@ -1,0 +1,59 @@
+/// PocketSphinx search settings that trade accuracy against speed; nil leaves the library's default.
+/// `recommended` holds the values that gave the lowest word error rate on the project's real-speech dev set
+/// (see models/README.md for the measurements).
+package struct DecoderTuning: Sendable, Equatable {
+    /// Main beam width (`-beam`); smaller keeps more hypotheses alive.
+    package var beam: Double?
+    /// Word-exit beam (`-wbeam`).
+    package var wordBeam: Double?
+    /// Language model weight (`-lw`).
+    package var languageWeight: Double?
+    /// Word insertion penalty (`-wip`).
+    package var wordInsertionPenalty: Double?
+    /// Phone insertion penalty (`-pip`).
+    package var phoneInsertionPenalty: Double?
+    /// Whether to run the flat-lexicon second pass (`-fwdflat`).
+    package var flatLexiconPass: Bool?
+    /// Whether to rescore the word lattice for the final hypothesis (`-bestpath`).
+    package var bestPath: Bool?
+    /// Initial cepstral mean (`-cmninit`), a comma-separated vector; applied after the model's `feat.params`.
+    package var cepstralMeanInit: String?
+
+    package init(
+        beam: Double? = nil, wordBeam: Double? = nil, languageWeight: Double? = nil,
+        wordInsertionPenalty: Double? = nil, phoneInsertionPenalty: Double? = nil, flatLexiconPass: Bool? = nil,
+        bestPath: Bool? = nil, cepstralMeanInit: String? = nil
+    ) {
+        self.beam = beam
+        self.wordBeam = wordBeam
+        self.languageWeight = languageWeight
+        self.wordInsertionPenalty = wordInsertionPenalty
+        self.phoneInsertionPenalty = phoneInsertionPenalty
+        self.flatLexiconPass = flatLexiconPass
+        self.bestPath = bestPath
+        self.cepstralMeanInit = cepstralMeanInit
+    }
+
+    /// PocketSphinx's own defaults, as `pocketsphinx_continuous` uses them.
+    package static let libraryDefaults = DecoderTuning()
+
+    /// The best settings measured on the dev set.
+    package static let recommended = DecoderTuning()
+
+    /// The settings as command-line style pairs, in a fixed order.
+    var arguments: [(String, String)] {
+        var pairs: [(String, String)] = []
+        func add(_ name: String, _ value: Double?) {
+            if let value { pairs.append((name, String(value))) }
+        }
+        add("-beam", beam)
+        add("-wbeam", wordBeam)
+        add("-lw", languageWeight)
+        add("-wip", wordInsertionPenalty)
+        add("-pip", phoneInsertionPenalty)
+        if let flatLexiconPass { pairs.append(("-fwdflat", flatLexiconPass ? "yes" : "no")) }
+        if let bestPath { pairs.append(("-bestpath", bestPath ? "yes" : "no")) }
+        if let cepstralMeanInit { pairs.append(("-cmninit", cepstralMeanInit)) }
+        return pairs
+    }
+}
