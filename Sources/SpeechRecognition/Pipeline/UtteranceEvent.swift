@@ -7,6 +7,9 @@ package struct UtteranceResult: Sendable, Equatable {
     package var hypothesis: Hypothesis
     /// First voiced frame, in stream milliseconds.
     package var startMs: Int
+    /// Where the audio handed to the recogniser begins (the pre-roll's start): word times in the
+    /// hypothesis count from here.
+    package var audioStartMs: Int
     /// End of the last voiced frame, as the endpointer placed it.
     package var endMs: Int
     /// End of the frame on which the endpointer closed the utterance.

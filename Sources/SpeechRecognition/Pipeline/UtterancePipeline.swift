@@ -40,6 +40,7 @@ package actor UtterancePipeline {
     /// The utterance being decoded.
     private struct OpenUtterance {
         var startMs: Int
+        var audioStartMs: Int
         var frames = 0
         var cpuSeconds = 0.0
         var framesSincePartial = 0
@@ -128,7 +129,7 @@ package actor UtterancePipeline {
             switch event {
             case .speechStarted(let position, let frames):
                 try await recognizer.startUtterance()
-                utterance = OpenUtterance(startMs: position)
+                utterance = OpenUtterance(startMs: position, audioStartMs: frames.first?.streamPositionMs ?? position)
                 lastPartial = ""
                 emit(.speechStarted(positionMs: position), generation: gen)
                 _ = try await feed(frames)
@@ -189,7 +190,7 @@ package actor UtterancePipeline {
         summary.framesInUtterances += open.frames
         summary.decodeCPUSeconds += cpu
         emit(.final(UtteranceResult(
-            generation: gen, hypothesis: hypothesis, startMs: open.startMs, endMs: lastEnd, closedAtMs: closedAt,
+            generation: gen, hypothesis: hypothesis, startMs: open.startMs, audioStartMs: open.audioStartMs, endMs: lastEnd, closedAtMs: closedAt,
             reason: reason, frameCount: open.frames, finalizeMs: finalizeMs, endToFinalMs: endToFinal,
             decodeCPUSeconds: cpu)), generation: gen)
     }
