@@ -4,7 +4,8 @@ extension OpenClawTalk {
         static let configuration = CommandConfiguration(
             commandName: "bench",
             abstract: "Measure speed, latency and accuracy on this machine.",
-            subcommands: []
+            subcommands: [Speech.self],
+            defaultSubcommand: Speech.self
         )
     }
 }
