@@ -109,6 +109,22 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
         #expect(await recognizer.samplesPerUtterance.reduce(0, +) == summary.framesInUtterances * AudioFrame.samplesPerFrame)
     }
 
+    @Test func `a long utterance is decoded in segments split at pauses and reported as one`() async throws {
+        let piece = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        let pause = SpeechTestAudio.noise(ms: 400, dbfs: -70)
+        let samples = pause + piece + pause + piece + pause + piece + pause
+        let recognizer = CountingRecognizer()
+        let events = try await run(samples, recognizer: recognizer)
+        let finals = events.compactMap { if case .final(let r) = $0 { return r } else { return nil } }
+        try #require(finals.count == 1, "a 400 ms pause is shorter than silenceMs: one utterance")
+        let perSegment = await recognizer.samplesPerUtterance
+        let segments = perSegment.count
+        // Pieces are 7 s: the first pause comes before 8 s are decoded, the second ends a 14 s segment.
+        #expect(segments == 2, "split at the first pause after 8 s: \(perSegment)")
+        #expect(finals[0].hypothesis.text == (1...segments).map { "utterance \($0)" }.joined(separator: " "))
+        #expect(perSegment.reduce(0, +) == finals[0].frameCount * AudioFrame.samplesPerFrame)
+    }
+
     @Test func `silence only gives no utterance and no recogniser work`() async throws {
         let recognizer = CountingRecognizer()
         let events = try await run([Int16](repeating: 0, count: 16_000 * 3), recognizer: recognizer)

@@ -55,6 +55,12 @@ package struct Endpointer: Sendable {
         return false
     }
 
+    /// While speaking: how long since the last voiced frame (0 on a voiced frame); nil while listening.
+    package var silenceSinceSpeechMs: Int? {
+        if case .speaking(_, _, _, let silent) = state { return silent * AudioFrame.durationMs }
+        return nil
+    }
+
     /// The current noise-floor estimate in dBFS.
     package var noiseFloorDb: Double? { floor.floorDb }
 

@@ -25,6 +25,7 @@ package actor UtterancePipeline {
     private let settings: EndpointerSettings
     private let timing: Timing
     private let partialEveryFrames: Int
+    private let segmentation: DecoderSegmentation?
     private let logger: Logger
 
     private var generation = 0
@@ -44,18 +45,24 @@ package actor UtterancePipeline {
         var frames = 0
         var cpuSeconds = 0.0
         var framesSincePartial = 0
+        /// Decoder segments already finished, word times relative to `audioStartMs`.
+        var segments: [Hypothesis] = []
+        /// `frames` when the current decoder segment began.
+        var segmentStartFrames = 0
     }
 
     /// `partialEveryFrames` spaces out partial-hypothesis requests (5 frames = 100 ms) to save CPU.
+    /// `segmentation` splits long utterances for the decoder (see `DecoderSegmentation`); nil never splits.
     package init(
         capture: any AudioCaptureDevice, recognizer: any SpeechRecognizer, settings: EndpointerSettings = .default,
-        timing: Timing, partialEveryFrames: Int = 5, logger: Logger
+        timing: Timing, partialEveryFrames: Int = 5, segmentation: DecoderSegmentation? = .default, logger: Logger
     ) throws {
         self.capture = capture
         self.recognizer = recognizer
         self.settings = try settings.validated()
         self.timing = timing
         self.partialEveryFrames = max(1, partialEveryFrames)
+        self.segmentation = segmentation
         self.logger = logger
         endpointer = Endpointer(settings: self.settings)
     }
@@ -138,7 +145,25 @@ package actor UtterancePipeline {
             }
             guard gen == generation else { return }
         }
+        if utterance != nil { try await splitAtPause(generation: gen) }
         if utterance != nil { try await reportPartial(generation: gen) }
+    }
+
+    /// Finishes the decoder's segment at a pause once it is long, so the search at the endpoint only has
+    /// the last stretch to finish; the user still sees one utterance.
+    private func splitAtPause(generation gen: Int) async throws {
+        guard let rule = segmentation, let open = utterance, let silence = endpointer.silenceSinceSpeechMs,
+              silence >= rule.pauseMs, (open.frames - open.segmentStartFrames) * AudioFrame.durationMs >= rule.afterMs
+        else { return }
+        let cpu0 = processCPUSeconds()
+        var part = try await recognizer.endUtterance()
+        try await recognizer.startUtterance()
+        guard gen == generation else { return }
+        let offset = open.segmentStartFrames * AudioFrame.durationMs
+        part.words = part.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
+        utterance?.segments.append(part)
+        utterance?.segmentStartFrames = open.frames
+        utterance?.cpuSeconds += processCPUSeconds() - cpu0
     }
 
     private func finishSource(generation gen: Int) async throws {
@@ -165,7 +190,8 @@ package actor UtterancePipeline {
     private func reportPartial(generation gen: Int) async throws {
         guard let open = utterance, open.framesSincePartial >= partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
-        let text = await recognizer.partial()?.text ?? ""
+        let current = await recognizer.partial() ?? .empty
+        let text = DecoderSegmentation.joined(open.segments + [current]).text
         guard gen == generation, !text.isEmpty, text != lastPartial else { return }
         lastPartial = text
         emit(.partial(text), generation: gen)
@@ -176,8 +202,11 @@ package actor UtterancePipeline {
         emit(.speechEnded(lastSpeechEndMs: lastEnd, closedAtMs: closedAt), generation: gen)
         let closedNs = monotonicNanoseconds()
         let cpu0 = processCPUSeconds()
-        let hypothesis = try await recognizer.endUtterance()
+        var last = try await recognizer.endUtterance()
         let readyNs = monotonicNanoseconds()
+        let offset = open.segmentStartFrames * AudioFrame.durationMs
+        last.words = last.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
+        let hypothesis = DecoderSegmentation.joined(open.segments + [last])
         utterance = nil
         guard gen == generation else { return }
         let finalizeMs = Double(readyNs &- closedNs) / 1e6
