@@ -5,6 +5,9 @@ import Foundation
 enum DecoderArguments {
     static func make(configuration: RecognizerConfiguration, models: ModelPaths) throws -> [String] {
         var args = ["-hmm", models.acousticModel, "-dict", models.dictionary, "-samprate", "16000"]
+        // The configuration table and progress lines go straight to the log file; errors still reach
+        // PocketSphinxLog through its callback.
+        args += ["-logfn", "/dev/null"]
         switch configuration.mode {
         case .dictation:
             if let lm = models.languageModel { args += ["-lm", lm] }

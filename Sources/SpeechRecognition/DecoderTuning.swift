@@ -18,11 +18,13 @@ package struct DecoderTuning: Sendable, Equatable {
     package var bestPath: Bool?
     /// Initial cepstral mean (`-cmninit`), a comma-separated vector; applied after the model's `feat.params`.
     package var cepstralMeanInit: String?
+    /// Further PocketSphinx options as name/value pairs (`["-maxhmmpf", "10000"]`), passed through unchecked.
+    package var additionalArguments: [String]
 
     package init(
         beam: Double? = nil, wordBeam: Double? = nil, languageWeight: Double? = nil,
         wordInsertionPenalty: Double? = nil, phoneInsertionPenalty: Double? = nil, flatLexiconPass: Bool? = nil,
-        bestPath: Bool? = nil, cepstralMeanInit: String? = nil
+        bestPath: Bool? = nil, cepstralMeanInit: String? = nil, additionalArguments: [String] = []
     ) {
         self.beam = beam
         self.wordBeam = wordBeam
@@ -32,13 +34,22 @@ package struct DecoderTuning: Sendable, Equatable {
         self.flatLexiconPass = flatLexiconPass
         self.bestPath = bestPath
         self.cepstralMeanInit = cepstralMeanInit
+        self.additionalArguments = additionalArguments
     }
 
     /// PocketSphinx's own defaults, as `pocketsphinx_continuous` uses them.
     package static let libraryDefaults = DecoderTuning()
 
-    /// The best settings measured on the dev set.
-    package static let recommended = DecoderTuning()
+    /// The best settings measured for a mode: on the real-speech dev set for dictation, on the digit and
+    /// command clips for grammars (a lower word insertion penalty stops grammars with repeats such as
+    /// `<digit>+` from inserting words).
+    package static func recommended(for mode: RecognitionMode) -> DecoderTuning {
+        switch mode {
+        case .dictation: return DecoderTuning()
+        case .grammar: return DecoderTuning(wordInsertionPenalty: 1e-3)
+        case .keyphrase, .keywordList: return DecoderTuning()
+        }
+    }
 
     /// The settings as command-line style pairs, in a fixed order.
     var arguments: [(String, String)] {
@@ -54,6 +65,9 @@ package struct DecoderTuning: Sendable, Equatable {
         if let flatLexiconPass { pairs.append(("-fwdflat", flatLexiconPass ? "yes" : "no")) }
         if let bestPath { pairs.append(("-bestpath", bestPath ? "yes" : "no")) }
         if let cepstralMeanInit { pairs.append(("-cmninit", cepstralMeanInit)) }
+        for index in stride(from: 0, to: additionalArguments.count - 1, by: 2) {
+            pairs.append((additionalArguments[index], additionalArguments[index + 1]))
+        }
         return pairs
     }
 }

@@ -16,13 +16,17 @@ package struct ModelLocator: Sendable {
     /// Folders searched in order.
     package var searchDirectories: [String]
     package var language: String
+    /// A folder the user named (`--model-dir`): it must exist and hold the acoustic model, rather than being
+    /// skipped silently in favour of another model.
+    package var requiredDirectory: String?
 
     /// Where Debian's pocketsphinx-en-us package puts the model.
     package static let debianModelDirectory = "/usr/share/pocketsphinx/model"
 
-    package init(searchDirectories: [String], language: String = "en-us") {
+    package init(searchDirectories: [String], language: String = "en-us", requiredDirectory: String? = nil) {
         self.searchDirectories = searchDirectories
         self.language = language
+        self.requiredDirectory = requiredDirectory
     }
 
     /// The standard order: the given directory, the project's `models/` folders, then Debian's.
@@ -31,7 +35,7 @@ package struct ModelLocator: Sendable {
         if let modelDirectory { dirs.append(modelDirectory) }
         dirs += Self.projectModelDirectories()
         dirs.append(Self.debianModelDirectory)
-        self.init(searchDirectories: dirs, language: language)
+        self.init(searchDirectories: dirs, language: language, requiredDirectory: modelDirectory)
     }
 
     /// Files a usable acoustic model folder must hold.
@@ -39,7 +43,13 @@ package struct ModelLocator: Sendable {
 
     /// Finds every part the mode needs, checking each one is complete.
     package func locate(for mode: RecognitionMode, dictionary explicitDictionary: String? = nil) throws -> ModelPaths {
-        let acoustic = try findAcousticModel()
+        var isDirectory: ObjCBool = false
+        if let requiredDirectory,
+            !FileManager.default.fileExists(atPath: requiredDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue
+        {
+            throw SpeechRecognitionError.modelDirectoryNotFound(path: requiredDirectory)
+        }
+        let acoustic = try findAcousticModel(in: requiredDirectory.map { [$0] } ?? searchDirectories)
         let dictionary = try explicitDictionary.map { try checkedFile($0) } ?? findFile(
             part: "pronunciation dictionary (\(language) .dict)",
             names: ["cmudict-\(language).dict", "\(language).dict", "cmudict.dict"])
@@ -57,9 +67,9 @@ package struct ModelLocator: Sendable {
         [(dir as NSString).appendingPathComponent(language), dir]
     }
 
-    private func findAcousticModel() throws -> String {
+    private func findAcousticModel(in directories: [String]) throws -> String {
         var searched: [String] = []
-        for dir in searchDirectories {
+        for dir in directories {
             for folder in languageFolders(in: dir) {
                 // Debian nests the acoustic model in a folder named like the language: en-us/en-us/mdef.
                 for candidate in [(folder as NSString).appendingPathComponent(language), folder] {

@@ -10,11 +10,11 @@ final class PocketSphinxDecoder {
     static let millisecondsPerFrame = 10
 
     /// Builds the decoder from argv-style arguments, surfacing PocketSphinx's own error lines on failure.
-    init(arguments: [String], mode: RecognitionMode) throws {
+    init(arguments: [String], mode: RecognitionMode, models: ModelPaths) throws {
         let (made, messages) = PocketSphinxLog.collectingMessages { () -> OpaquePointer? in
             Self.makeDecoder(arguments: arguments)
         }
-        guard let made else { throw Self.initError(mode: mode, messages: messages) }
+        guard let made else { throw Self.initError(mode: mode, models: models, messages: messages) }
         decoder = made
         logMath = ps_get_logmath(made)
     }
@@ -36,9 +36,16 @@ final class PocketSphinxDecoder {
         return ps_init(config)
     }
 
-    private static func initError(mode: RecognitionMode, messages: [String]) -> SpeechRecognitionError {
+    private static func initError(mode: RecognitionMode, models: ModelPaths, messages: [String])
+        -> SpeechRecognitionError
+    {
         let errors = messages.filter { $0.hasPrefix("ERROR") || $0.hasPrefix("FATAL") }
         let details = (errors.isEmpty ? messages : errors).map(Self.stripSourceLocation)
+        // A failure naming a model file is the model's fault, whatever the mode.
+        for path in [models.acousticModel, models.dictionary, models.languageModel].compactMap({ $0 })
+        where details.contains(where: { $0.contains(path) }) {
+            return .modelBroken(path: path, reason: details.joined(separator: "; "))
+        }
         switch mode {
         case .grammar(let path): return .grammarInvalid(path: path, details: details)
         case .keyphrase(let phrase, _): return .keyphraseInvalid(phrase: phrase, details: details)
@@ -53,6 +60,15 @@ final class PocketSphinxDecoder {
             return line
         }
         return String(line[range.upperBound...])
+    }
+
+    /// The words the decoder's dictionary has no pronunciation for.
+    func wordsMissingFromDictionary(_ words: [String]) -> [String] {
+        words.filter { word in
+            guard let pronunciation = ps_lookup_word(decoder, word) else { return true }
+            free(pronunciation)
+            return false
+        }
     }
 
     func startUtterance() throws {

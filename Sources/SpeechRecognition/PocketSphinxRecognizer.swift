@@ -12,6 +12,12 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private let decoder: PocketSphinxDecoder
     private let logger: Logger
     private var inUtterance = false
+    /// Audio of the current utterance, kept only while the cepstral mean is still warming up.
+    private var warmUpAudio: [Int16] = []
+    /// Whether the current utterance is decoded a second time at its end (decided when it starts).
+    private var redecodeThisUtterance = false
+    /// Speech decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
+    private var samplesDecoded = 0
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
     /// keyword list is missing or rejected.
@@ -20,7 +26,16 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         let models = try locator.locate(for: configuration.mode, dictionary: configuration.dictionary)
         let arguments = try DecoderArguments.make(configuration: configuration, models: models)
         let started = ContinuousClock.now
-        self.decoder = try PocketSphinxDecoder(arguments: arguments, mode: configuration.mode)
+        let decoder = try PocketSphinxDecoder(arguments: arguments, mode: configuration.mode, models: models)
+        for phrase in try WakePhrases.phrases(for: configuration.mode) {
+            let missing = decoder.wordsMissingFromDictionary(phrase.split(separator: " ").map(String.init))
+            if !missing.isEmpty {
+                throw SpeechRecognitionError.keyphraseInvalid(
+                    phrase: phrase,
+                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"])
+            }
+        }
+        self.decoder = decoder
         self.configuration = configuration
         self.models = models
         self.logger = logger
@@ -37,11 +52,26 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         inUtterance = false
         try decoder.startUtterance()
         inUtterance = true
+        warmUpAudio = []
+        redecodeThisUtterance = warmingUp
     }
+
+    /// True until the decoder has heard enough speech for its live cepstral mean to fit this microphone.
+    private var warmingUp: Bool { samplesDecoded < configuration.cepstralWarmUpSamples }
 
     package func process(_ samples: [Int16]) throws -> Bool? {
         guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
         try decoder.process(samples)
+        if redecodeThisUtterance {
+            // A long first utterance warms the mean up by itself, and decoding it twice would delay its result.
+            if warmUpAudio.count + samples.count > configuration.cepstralWarmUpSamples {
+                redecodeThisUtterance = false
+                warmUpAudio = []
+            } else {
+                warmUpAudio += samples
+            }
+        }
+        samplesDecoded += samples.count
         return decoder.inSpeech
     }
 
@@ -55,6 +85,16 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "endUtterance") }
         inUtterance = false
         try decoder.endUtterance()
+        if redecodeThisUtterance && !warmUpAudio.isEmpty {
+            // The first pass started from the model's generic cepstral mean; ending it updated the mean from
+            // this speaker and microphone, so decoding the same audio again fits it far better. This costs one
+            // extra decode, and only for the first few seconds of speech a decoder ever hears.
+            let audio = warmUpAudio
+            warmUpAudio = []
+            try decoder.startUtterance()
+            try decoder.process(audio)
+            try decoder.endUtterance()
+        }
         let text = decoder.hypothesisText()
         guard !text.isEmpty else { return .empty }
         return Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
@@ -63,6 +103,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     package func reset() {
         guard inUtterance else { return }
         inUtterance = false
+        warmUpAudio = []
+        redecodeThisUtterance = false
         try? decoder.endUtterance()
     }
 }

@@ -2,6 +2,8 @@
 package enum SpeechRecognitionError: Error, Equatable, CustomStringConvertible {
     /// A model part was not found; `searched` lists every place looked at.
     case modelNotFound(part: String, searched: [String])
+    /// The folder given with `--model-dir` does not exist.
+    case modelDirectoryNotFound(path: String)
     /// A model part exists but is incomplete or unreadable.
     case modelBroken(path: String, reason: String)
     case grammarNotFound(path: String)
@@ -23,6 +25,9 @@ package enum SpeechRecognitionError: Error, Equatable, CustomStringConvertible {
             return "No PocketSphinx \(part) found. Looked in: \(searched.joined(separator: ", ")). "
                 + "Install Debian's pocketsphinx-en-us package (apt-get install pocketsphinx-en-us), "
                 + "or pass --model-dir DIR with the model (see models/README.md)."
+        case .modelDirectoryNotFound(let path):
+            return "The model folder \(path) (--model-dir) does not exist. Give a folder holding an acoustic model "
+                + "(see models/README.md), or leave --model-dir out to use Debian's pocketsphinx-en-us model."
         case .modelBroken(let path, let reason):
             return "The PocketSphinx model at \(path) is broken: \(reason). "
                 + "Reinstall pocketsphinx-en-us (apt-get install --reinstall pocketsphinx-en-us) or fix the model folder."

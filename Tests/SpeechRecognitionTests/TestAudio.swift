@@ -39,7 +39,7 @@ enum TestAudio {
 
     static let logger = Logger(label: "test.speech")
 
-    static func recognizer(_ mode: RecognitionMode, tuning: DecoderTuning = .recommended) throws
+    static func recognizer(_ mode: RecognitionMode, tuning: DecoderTuning? = nil) throws
         -> PocketSphinxRecognizer
     {
         try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: mode, tuning: tuning), logger: logger)
