@@ -73,7 +73,7 @@ import Testing
         }
         let logger = Logger(label: "test.bench")
         let manifest = try BenchManifest.load(path: corpus.appendingPathComponent("manifest.tsv").path)
-        let recognizer = try PocketSphinxRecognizer(configuration: RecognizerConfiguration(tuning: .streaming), logger: logger)
+        let recognizer = try PocketSphinxRecognizer(configuration: RecognizerConfiguration(tuning: .streaming(for: .dictation())), logger: logger)
         let report = try await SpeechBenchmark(manifest: manifest, transcriber: FileTranscriber(recognizer: recognizer, logger: logger)).run()
         #expect(report.files.count == 36)
         #expect(report.wer < 0.46, "WER \(report.wer)")

@@ -24,6 +24,6 @@ struct RecognizerOptions: Sendable {
         } else {
             mode = .dictation()
         }
-        configuration = RecognizerConfiguration(mode: mode, modelDirectory: parsed.option("model-dir"), tuning: .streaming)
+        configuration = RecognizerConfiguration(mode: mode, modelDirectory: parsed.option("model-dir"), tuning: .streaming(for: mode))
     }
 }
