@@ -126,6 +126,24 @@ private func endpoint(_ samples: [Int16], settings: EndpointerSettings = .defaul
         #expect(accounted == result.framesIn)
     }
 
+    @Test func `the recogniser's voice signal keeps an utterance open through soft speech when enabled`() {
+        // Loud speech, then soft voiced sound below the energy keep threshold but well above the floor.
+        let samples = SpeechTestAudio.noise(ms: 1000, dbfs: -70) + SpeechTestAudio.noise(ms: 1000, dbfs: -30, seed: 2)
+            + SpeechTestAudio.noise(ms: 1500, dbfs: -63, seed: 3) + SpeechTestAudio.noise(ms: 1500, dbfs: -70, seed: 4)
+        func lastSpeechEnd(useVoice: Bool) -> Int? {
+            var ep = Endpointer(settings: EndpointerSettings(useRecognizerVoiceActivity: useVoice))
+            for frame in SpeechTestAudio.frames(samples) {
+                let voice = frame.streamPositionMs < 3500  // the engine hears voice until 3.5 s
+                for case .speechEnded(let end, _, _, _) in ep.process(frame, voiceActivity: ep.isInSpeech ? voice : nil) {
+                    return end
+                }
+            }
+            return nil
+        }
+        #expect(lastSpeechEnd(useVoice: false) == 2000)
+        #expect(lastSpeechEnd(useVoice: true) == 3500)
+    }
+
     @Test func `a pure-silence stream gives no utterance and counts every frame as silence`() {
         let result = endpoint([Int16](repeating: 0, count: 16_000 * 5))
         #expect(result.utterances.isEmpty)

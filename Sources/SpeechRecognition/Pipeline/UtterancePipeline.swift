@@ -155,7 +155,7 @@ package actor UtterancePipeline {
         guard let rule = segmentation, let open = utterance, let silence = endpointer.silenceSinceSpeechMs,
               silence >= rule.pauseMs, (open.frames - open.segmentStartFrames) * AudioFrame.durationMs >= rule.afterMs
         else { return }
-        let cpu0 = processCPUSeconds()
+        let cpu0 = ResourceUsage.processCPUSeconds()
         var part = try await recognizer.endUtterance()
         try await recognizer.startUtterance()
         guard gen == generation else { return }
@@ -163,7 +163,7 @@ package actor UtterancePipeline {
         part.words = part.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
         utterance?.segments.append(part)
         utterance?.segmentStartFrames = open.frames
-        utterance?.cpuSeconds += processCPUSeconds() - cpu0
+        utterance?.cpuSeconds += ResourceUsage.processCPUSeconds() - cpu0
     }
 
     private func finishSource(generation gen: Int) async throws {
@@ -178,12 +178,12 @@ package actor UtterancePipeline {
 
     /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
     private func feed(_ frames: [AudioFrame]) async throws -> Bool? {
-        let cpu0 = processCPUSeconds()
+        let cpu0 = ResourceUsage.processCPUSeconds()
         var voice: Bool?
         for frame in frames { voice = try await recognizer.process(frame.samples) }
         utterance?.frames += frames.count
         utterance?.framesSincePartial += frames.count
-        utterance?.cpuSeconds += processCPUSeconds() - cpu0
+        utterance?.cpuSeconds += ResourceUsage.processCPUSeconds() - cpu0
         return voice
     }
 
@@ -201,7 +201,7 @@ package actor UtterancePipeline {
         guard let open = utterance else { return }
         emit(.speechEnded(lastSpeechEndMs: lastEnd, closedAtMs: closedAt), generation: gen)
         let closedNs = monotonicNanoseconds()
-        let cpu0 = processCPUSeconds()
+        let cpu0 = ResourceUsage.processCPUSeconds()
         var last = try await recognizer.endUtterance()
         let readyNs = monotonicNanoseconds()
         let offset = open.segmentStartFrames * AudioFrame.durationMs
@@ -215,7 +215,7 @@ package actor UtterancePipeline {
         case .wallClock: endToFinal = Double(readyNs &- min(lastNs, readyNs)) / 1e6
         case .streamTime: endToFinal = Double(closedAt - lastEnd) + finalizeMs
         }
-        let cpu = open.cpuSeconds + processCPUSeconds() - cpu0
+        let cpu = open.cpuSeconds + ResourceUsage.processCPUSeconds() - cpu0
         summary.framesInUtterances += open.frames
         summary.decodeCPUSeconds += cpu
         emit(.final(UtteranceResult(
@@ -228,11 +228,4 @@ package actor UtterancePipeline {
         guard gen == generation else { return }
         continuation?.yield(event)
     }
-}
-
-/// CPU time used by the whole process so far, in seconds.
-package func processCPUSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
