@@ -1,16 +1,21 @@
 import Foundation
 
 /// Reads speech files for the file-as-microphone path: WAV (16-bit PCM or 32-bit float, any rate, any
-/// channel count) or headerless `.raw`/`.pcm` (16 kHz signed 16-bit little-endian mono, as in
-/// pocketsphinx-testdata), mixed down to mono and resampled to the rate asked for.
+/// channel count), headerless `.raw`/`.pcm` (16 kHz signed 16-bit little-endian mono, as in
+/// pocketsphinx-testdata) or Ogg Opus `.opus`/`.ogg` (such as recorded utterances), mixed down to mono
+/// and resampled to the rate asked for.
 package enum AudioFileReader {
     /// The sample rate assumed for headerless `.raw` and `.pcm` files.
     package static let rawSampleRate = 16_000
 
     /// Reads `path` as mono 16-bit PCM at `sampleRate`.
-    /// - Throws: `WAVError` for unreadable or malformed files, `ResamplerError` if resampling fails.
+    /// - Throws: `WAVError` for unreadable or malformed WAV and raw files, `OpusError` for Ogg Opus ones,
+    ///   `ResamplerError` if resampling fails.
     package static func readMono(path: String, sampleRate: Int = AudioFrame.sampleRate) throws -> PCMBuffer {
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+        if ext == "opus" || ext == "ogg" {
+            return try OggOpusReader.read(path: path, sampleRate: sampleRate)
+        }
         if ext == "raw" || ext == "pcm" {
             return try PCMBuffer(sampleRate: rawSampleRate, samples: readRaw(path: path)).resampled(to: sampleRate)
         }

@@ -1,7 +1,8 @@
 import Foundation
 import TalkLogging
 
-/// A file standing in for the microphone: a WAV (any rate, any channel count) or a 16 kHz `.raw` file,
+/// A file standing in for the microphone: a WAV (any rate, any channel count), a 16 kHz `.raw` file or
+/// an Ogg Opus `.opus` file (see `AudioFileReader`),
 /// mixed down and resampled to 16 kHz mono and delivered as 20 ms `AudioFrame`s, then trailing silence
 /// (so an endpointer can close the last utterance), then `.finished`.
 ///
@@ -44,7 +45,8 @@ package actor FileCaptureDevice: AudioCaptureDevice {
     }
 
     /// Reads the file and starts delivering frames; a capture already running is stopped first.
-    /// - Throws: `WAVError` when the file is missing or malformed (checked before the stream starts).
+    /// - Throws: `WAVError` (`OpusError` for `.opus`) when the file is missing or malformed, before the
+    ///   stream starts.
     package func start() async throws -> AsyncStream<CaptureEvent> {
         stop()
         let audio = try AudioFileReader.readMono(path: path, sampleRate: AudioFrame.sampleRate)
@@ -53,7 +55,8 @@ package actor FileCaptureDevice: AudioCaptureDevice {
             "Capturing from file",
             metadata: [
                 "audio.file": "\(path)", "audio.seconds": "\(audio.durationSeconds)", "audio.frames": "\(frames.count)",
-            ])
+            ]
+        )
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
         let firstSequence = nextSequence
         nextSequence += UInt64(frames.count)
@@ -87,7 +90,10 @@ package actor FileCaptureDevice: AudioCaptureDevice {
     }
 
     private static func deliver(
-        _ frames: [[Int16]], from firstSequence: UInt64, pacing: Pacing, clock: PacingClock,
+        _ frames: [[Int16]],
+        from firstSequence: UInt64,
+        pacing: Pacing,
+        clock: PacingClock,
         to continuation: AsyncStream<CaptureEvent>.Continuation
     ) async {
         let frameNs = UInt64(AudioFrame.durationMs) * 1_000_000
@@ -101,7 +107,11 @@ package actor FileCaptureDevice: AudioCaptureDevice {
                 if index % 50 == 49 { await Task.yield() }
                 if Task.isCancelled { return }
             }
-            let frame = AudioFrame(sequence: firstSequence + UInt64(index), captureTimeNs: clock.now(), samples: samples)
+            let frame = AudioFrame(
+                sequence: firstSequence + UInt64(index),
+                captureTimeNs: clock.now(),
+                samples: samples
+            )
             continuation.yield(.frame(frame))
         }
         continuation.yield(.finished)

@@ -20,5 +20,6 @@ package struct PacingClock: Sendable {
             let now = monotonicNanoseconds()
             if deadline > now { try await Task.sleep(nanoseconds: deadline - now) }
             try Task.checkCancellation()
-        })
+        }
+    )
 }

@@ -11,20 +11,26 @@ package enum WAVError: Error, Equatable, CustomStringConvertible {
     case invalidFormat(path: String, reason: String)
     case sizeMismatch(path: String, declared: Int, available: Int)
     case noSamples(path: String)
+    case unwritable(path: String, reason: String)
 
     package var description: String {
         switch self {
         case .unreadable(let p, let r): return "Cannot read WAV file \(p): \(r)"
         case .empty(let p): return "WAV file \(p) is empty (0 bytes)"
-        case .truncatedHeader(let p, let n): return "WAV file \(p) is truncated: it ends inside its header, after \(n) bytes (a WAV header takes at least 44)"
+        case .truncatedHeader(let p, let n):
+            return "WAV file \(p) is truncated: it ends inside its header, after \(n) bytes"
+                + " (a WAV header takes at least 44)"
         case .notRIFFWave(let p): return "\(p) is not a WAV file (no RIFF/WAVE signature)"
         case .missingChunk(let p, let c): return "WAV file \(p) has no '\(c)' chunk"
         case .unsupportedFormat(let p, let tag, let bits):
-            return "WAV file \(p) uses format \(tag) with \(bits)-bit samples; supported are 16-bit PCM (format 1) and 32-bit float (format 3)"
+            return "WAV file \(p) uses format \(tag) with \(bits)-bit samples;"
+                + " supported are 16-bit PCM (format 1) and 32-bit float (format 3)"
         case .invalidFormat(let p, let r): return "WAV file \(p) has an invalid format chunk: \(r)"
         case .sizeMismatch(let p, let d, let a):
             return "WAV file \(p) says its audio is \(d) bytes but only \(a) bytes follow (truncated or corrupt)"
         case .noSamples(let p): return "WAV file \(p) holds no audio samples"
+        case .unwritable(let p, let r):
+            return "Cannot write WAV file \(p): \(r); check the directory exists and is writable"
         }
     }
 }
@@ -97,10 +103,13 @@ extension WAVAudio {
                 }
                 var tag = Int(readLE16(bytes, body))
                 if tag == 0xFFFE, size >= 40, body + 40 <= bytes.count {
-                    tag = Int(readLE16(bytes, body + 24))  // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID's first two bytes
+                    // WAVE_FORMAT_EXTENSIBLE: the real format is the sub-format GUID's first two bytes.
+                    tag = Int(readLE16(bytes, body + 24))
                 }
-                fmt = (tag, Int(readLE16(bytes, body + 2)), Int(readLE32(bytes, body + 4)),
-                       Int(readLE16(bytes, body + 14)), Int(readLE16(bytes, body + 12)))
+                fmt = (
+                    tag, Int(readLE16(bytes, body + 2)), Int(readLE32(bytes, body + 4)),
+                    Int(readLE16(bytes, body + 14)), Int(readLE16(bytes, body + 12))
+                )
             } else if id == "data" {
                 guard let f = fmt else { throw WAVError.missingChunk(path: path, chunk: "fmt ") }
                 try validate(f, path: path)
@@ -108,8 +117,11 @@ extension WAVAudio {
                 if size > available { throw WAVError.sizeMismatch(path: path, declared: size, available: available) }
                 let usable = size - size % f.blockAlign
                 if usable == 0 { throw WAVError.noSamples(path: path) }
-                return WAVAudio(sampleRate: f.rate, channels: f.channels,
-                                samples: decode(bytes, from: body, count: usable, float: f.tag == 3))
+                return WAVAudio(
+                    sampleRate: f.rate,
+                    channels: f.channels,
+                    samples: decode(bytes, from: body, count: usable, float: f.tag == 3)
+                )
             }
             offset = body + size + (size & 1)
         }
@@ -117,7 +129,9 @@ extension WAVAudio {
         throw WAVError.missingChunk(path: path, chunk: fmt == nil ? "fmt " : "data")
     }
 
-    private static func validate(_ f: (tag: Int, channels: Int, rate: Int, bits: Int, blockAlign: Int), path: String) throws {
+    private static func validate(_ f: (tag: Int, channels: Int, rate: Int, bits: Int, blockAlign: Int), path: String)
+        throws
+    {
         guard (f.tag == 1 && f.bits == 16) || (f.tag == 3 && f.bits == 32) else {
             throw WAVError.unsupportedFormat(path: path, formatTag: f.tag, bitsPerSample: f.bits)
         }
@@ -128,7 +142,10 @@ extension WAVAudio {
             throw WAVError.invalidFormat(path: path, reason: "sample rate \(f.rate) Hz")
         }
         guard f.blockAlign == f.channels * f.bits / 8 else {
-            throw WAVError.invalidFormat(path: path, reason: "block align \(f.blockAlign) does not match \(f.channels) × \(f.bits) bits")
+            throw WAVError.invalidFormat(
+                path: path,
+                reason: "block align \(f.blockAlign) does not match \(f.channels) × \(f.bits) bits"
+            )
         }
     }
 
@@ -155,7 +172,11 @@ extension WAVAudio {
         appendLE16(&d, UInt16(channels * bytesPerSample)); appendLE16(&d, UInt16(bytesPerSample * 8))
         d.append(contentsOf: Array("data".utf8)); appendLE32(&d, UInt32(dataSize))
         for s in samples {
-            if format == .int16 { appendLE16(&d, UInt16(bitPattern: floatToInt16(s))) } else { appendLE32(&d, s.bitPattern) }
+            if format == .int16 {
+                appendLE16(&d, UInt16(bitPattern: floatToInt16(s)))
+            } else {
+                appendLE32(&d, s.bitPattern)
+            }
         }
         return d
     }
@@ -173,4 +194,6 @@ private func readLE32(_ b: [UInt8], _ i: Int) -> UInt32 {
     UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
 }
 private func appendLE16(_ d: inout Data, _ v: UInt16) { d.append(UInt8(v & 0xff)); d.append(UInt8(v >> 8)) }
-private func appendLE32(_ d: inout Data, _ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { d.append(UInt8((v >> UInt32(s)) & 0xff)) } }
+private func appendLE32(_ d: inout Data, _ v: UInt32) {
+    for s in stride(from: 0, to: 32, by: 8) { d.append(UInt8((v >> UInt32(s)) & 0xff)) }
+}

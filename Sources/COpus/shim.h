@@ -8,3 +8,7 @@ static inline int copus_set_dtx(OpusEncoder *e, opus_int32 v) { return opus_enco
 static inline int copus_set_inband_fec(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_INBAND_FEC(v)); }
 static inline int copus_set_packet_loss_perc(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_PACKET_LOSS_PERC(v)); }
 static inline int copus_get_lookahead(OpusEncoder *e, opus_int32 *v) { return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(v)); }
+static inline int copus_set_signal(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(v)); }
+static inline int copus_set_vbr(OpusEncoder *e, opus_int32 v) { return opus_encoder_ctl(e, OPUS_SET_VBR(v)); }
+static inline int copus_reset_encoder(OpusEncoder *e) { return opus_encoder_ctl(e, OPUS_RESET_STATE); }
+static inline int copus_reset_decoder(OpusDecoder *d) { return opus_decoder_ctl(d, OPUS_RESET_STATE); }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TalkLogging
+import Testing
 
 @testable import AudioIO
 
@@ -32,23 +32,43 @@ import TalkLogging
         ("truncated-header.wav", Array(good.prefix(10)), { .truncatedHeader(path: $0, bytes: 10) }),
         ("header-cut-in-fmt.wav", Array(good.prefix(30)), { .truncatedHeader(path: $0, bytes: 30) }),
         ("not-riff.wav", Array("OggS".utf8) + [UInt8](repeating: 0, count: 60), { .notRIFFWave(path: $0) }),
-        ("riff-but-avi.wav", Array("RIFF".utf8) + le32(60) + Array("AVI ".utf8) + [UInt8](repeating: 0, count: 56),
-         { .notRIFFWave(path: $0) }),
-        ("8-bit.wav", riff([("fmt ", fmt(tag: 1, bits: 8)), ("data", pcm)]),
-         { .unsupportedFormat(path: $0, formatTag: 1, bitsPerSample: 8) }),
-        ("24-bit.wav", riff([("fmt ", fmt(tag: 1, bits: 24)), ("data", pcm)]),
-         { .unsupportedFormat(path: $0, formatTag: 1, bitsPerSample: 24) }),
-        ("ima-adpcm.wav", riff([("fmt ", fmt(tag: 0x11, bits: 4, blockAlign: 256) + le16(2) + le16(505)), ("data", pcm)]),
-         { .unsupportedFormat(path: $0, formatTag: 0x11, bitsPerSample: 4) }),
-        ("ms-adpcm.wav", riff([("fmt ", fmt(tag: 2, bits: 4, blockAlign: 256)), ("data", pcm)]),
-         { .unsupportedFormat(path: $0, formatTag: 2, bitsPerSample: 4) }),
-        ("zero-channels.wav", riff([("fmt ", fmt(tag: 1, channels: 0, bits: 16, blockAlign: 2)), ("data", pcm)]),
-         { .invalidFormat(path: $0, reason: "0 channels") }),
-        ("no-fmt.wav", riff([("LIST", [UInt8](repeating: 0x20, count: 26)), ("data", pcm)]),
-         { .missingChunk(path: $0, chunk: "fmt ") }),
-        ("no-data.wav", riff([("fmt ", fmt(tag: 1, bits: 16)), ("LIST", [UInt8](repeating: 0x20, count: 40))]),
-         { .missingChunk(path: $0, chunk: "data") }),
-        ("size-lies.wav", Array(good.prefix(44)) + [1, 2, 3, 4], { .sizeMismatch(path: $0, declared: 64, available: 4) }),
+        (
+            "riff-but-avi.wav", Array("RIFF".utf8) + le32(60) + Array("AVI ".utf8) + [UInt8](repeating: 0, count: 56),
+            { .notRIFFWave(path: $0) }
+        ),
+        (
+            "8-bit.wav", riff([("fmt ", fmt(tag: 1, bits: 8)), ("data", pcm)]),
+            { .unsupportedFormat(path: $0, formatTag: 1, bitsPerSample: 8) }
+        ),
+        (
+            "24-bit.wav", riff([("fmt ", fmt(tag: 1, bits: 24)), ("data", pcm)]),
+            { .unsupportedFormat(path: $0, formatTag: 1, bitsPerSample: 24) }
+        ),
+        (
+            "ima-adpcm.wav",
+            riff([("fmt ", fmt(tag: 0x11, bits: 4, blockAlign: 256) + le16(2) + le16(505)), ("data", pcm)]),
+            { .unsupportedFormat(path: $0, formatTag: 0x11, bitsPerSample: 4) }
+        ),
+        (
+            "ms-adpcm.wav", riff([("fmt ", fmt(tag: 2, bits: 4, blockAlign: 256)), ("data", pcm)]),
+            { .unsupportedFormat(path: $0, formatTag: 2, bitsPerSample: 4) }
+        ),
+        (
+            "zero-channels.wav", riff([("fmt ", fmt(tag: 1, channels: 0, bits: 16, blockAlign: 2)), ("data", pcm)]),
+            { .invalidFormat(path: $0, reason: "0 channels") }
+        ),
+        (
+            "no-fmt.wav", riff([("LIST", [UInt8](repeating: 0x20, count: 26)), ("data", pcm)]),
+            { .missingChunk(path: $0, chunk: "fmt ") }
+        ),
+        (
+            "no-data.wav", riff([("fmt ", fmt(tag: 1, bits: 16)), ("LIST", [UInt8](repeating: 0x20, count: 40))]),
+            { .missingChunk(path: $0, chunk: "data") }
+        ),
+        (
+            "size-lies.wav", Array(good.prefix(44)) + [1, 2, 3, 4],
+            { .sizeMismatch(path: $0, declared: 64, available: 4) }
+        ),
         ("no-samples.wav", riff([("fmt ", fmt(tag: 1, bits: 16)), ("data", [])]), { .noSamples(path: $0) }),
     ]
 

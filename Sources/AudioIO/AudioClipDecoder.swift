@@ -1,0 +1,75 @@
+import Foundation
+
+/// Why a whole audio clip (a Gateway `talk.speak` reply) could not be turned into PCM.
+package enum AudioClipError: Error, Equatable, CustomStringConvertible {
+    case empty
+    /// A format this build cannot decode (MP3, FLAC, µ-law ...), as named by the clip or sniffed from it.
+    case unsupportedFormat(String)
+    case invalidPCMRate(String)
+
+    package var description: String {
+        switch self {
+        case .empty:
+            return "The audio clip is empty"
+        case .unsupportedFormat(let format):
+            return "Cannot play an audio clip in \(format); ask the Gateway for outputFormat pcm_24000 or opus"
+        case .invalidPCMRate(let format):
+            return "The audio clip format \(format) names no usable sample rate (expected e.g. pcm_24000)"
+        }
+    }
+}
+
+/// Decodes one whole audio clip as the Gateway returns it from `talk.speak` (`audioBase64` with
+/// `outputFormat`, `mimeType`, `fileExtension`) into mono PCM for playback: raw `pcm_<rate>` (16-bit
+/// little-endian mono), WAV, or Ogg Opus (decoded at 48 kHz). What the clip says it is wins; when it says
+/// nothing, the bytes are sniffed (`OggS`, `RIFF`).
+package enum AudioClipDecoder {
+    /// - Throws: `AudioClipError` for empty or unsupported clips, `WAVError` or `OpusError` for broken ones.
+    package static func decode(
+        _ bytes: [UInt8],
+        outputFormat: String? = nil,
+        mimeType: String? = nil,
+        fileExtension: String? = nil
+    ) throws -> PCMBuffer {
+        if bytes.isEmpty { throw AudioClipError.empty }
+        let format = outputFormat?.lowercased() ?? ""
+        let mime = mimeType?.lowercased().split(separator: ";").first.map(String.init) ?? ""
+        let ext = fileExtension?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) ?? ""
+
+        if format.hasPrefix("pcm") {
+            return try rawPCM(bytes, format: format)
+        }
+        if mime == "audio/ogg" || mime == "audio/opus" || ["ogg", "opus", "oga"].contains(ext)
+            || format.hasPrefix("opus")
+            || bytes.starts(with: Array("OggS".utf8))
+        {
+            return try OggOpusReader.decode(bytes, source: "audio clip (\(mime.isEmpty ? "Ogg" : mime))")
+        }
+        if ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(mime) || ext == "wav"
+            || format.hasPrefix("wav") || bytes.starts(with: Array("RIFF".utf8))
+        {
+            return try WAVAudio.parse(Data(bytes), path: "audio clip").mixedToMono()
+        }
+        let named = [outputFormat, mimeType, fileExtension].compactMap { $0 }.first
+        throw AudioClipError.unsupportedFormat(named ?? sniffedName(bytes))
+    }
+
+    /// `pcm_24000` and the like: headerless 16-bit little-endian mono at the named rate.
+    private static func rawPCM(_ bytes: [UInt8], format: String) throws -> PCMBuffer {
+        guard let rate = format.split(separator: "_").last.flatMap({ Int($0) }), (8_000...192_000).contains(rate) else {
+            throw AudioClipError.invalidPCMRate(format)
+        }
+        let samples = bytes.withUnsafeBytes { raw in
+            (0..<bytes.count / 2).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) }
+        }
+        return PCMBuffer(sampleRate: rate, samples: samples)
+    }
+
+    private static func sniffedName(_ bytes: [UInt8]) -> String {
+        if bytes.starts(with: Array("ID3".utf8)) || (bytes.count > 1 && bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0) {
+            return "MP3"
+        }
+        if bytes.starts(with: Array("fLaC".utf8)) { return "FLAC" }
+        return "an unknown format"
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import TalkLogging
+import Testing
+
+@testable import AudioIO
+
+@Suite struct WAVFileSinkTests {
+    let logger = Logger(label: "test.wav-sink")
+
+    @Test func `buffers at any rate land in one file at the sink's rate, readable after every play`() async throws {
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("out.wav").path
+        let sink = try WAVFileSink(path: path, logger: logger)
+        let speech = PCMBuffer(
+            sampleRate: 22_050,
+            samples: TestAudio.sineInt16(frequency: 500, rate: 22_050, seconds: 0.5)
+        )
+        #expect(try await sink.play(speech) == .completed)
+        let first = try WAVAudio.read(path: path)
+        #expect(first.sampleRate == 24_000 && first.channels == 1 && first.frameCount == 12_000)
+
+        let clip = PCMBuffer(
+            sampleRate: 44_100,
+            samples: TestAudio.sineInt16(frequency: 1000, rate: 44_100, seconds: 0.25)
+        )
+        #expect(try await sink.play(clip) == .completed)
+        await sink.close()
+        let all = try WAVAudio.read(path: path).mixedToMono()
+        #expect(all.samples.count == 18_000)
+        #expect(abs(TestAudio.estimatedFrequency(Array(all.samples[0..<12_000]), rate: 24_000) - 500) < 2)
+        #expect(abs(TestAudio.estimatedFrequency(Array(all.samples[12_000...]), rate: 24_000) - 1000) < 2)
+        await #expect(throws: WAVError.unwritable(path: path, reason: "the sink is closed")) {
+            _ = try await sink.play(clip)
+        }
+    }
+
+    @Test func `paced playback takes 20 ms steps on the clock`() async throws {
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clock = VirtualClock()
+        let start = clock.now
+        let sink = try WAVFileSink(
+            path: dir.appendingPathComponent("paced.wav").path,
+            sampleRate: 16_000,
+            pacing: clock.pacingClock,
+            logger: logger
+        )
+        let outcome = try await sink.play(PCMBuffer(sampleRate: 16_000, samples: [Int16](repeating: 100, count: 8000)))
+        #expect(outcome == .completed)
+        #expect(clock.sleeps == (1...25).map { start + UInt64($0) * 20_000_000 })
+    }
+
+    @Test func `stop during paced playback keeps only what was heard`() async throws {
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("stopped.wav").path
+        let sink = try WAVFileSink(path: path, sampleRate: 16_000, pacing: .live, logger: logger)
+        let twoSeconds = PCMBuffer(
+            sampleRate: 16_000,
+            samples: TestAudio.sineInt16(frequency: 300, rate: 16_000, seconds: 2)
+        )
+        let playing = Task { try await sink.play(twoSeconds) }
+        // Wait (bounded) until playback is under way; a busy machine may take a while to start it.
+        for _ in 0..<200 where await sink.writtenSeconds < 0.1 { try await Task.sleep(nanoseconds: 10_000_000) }
+        let heardAtStop = await sink.writtenSeconds
+        await sink.stop()
+        #expect(try await playing.value == .stopped)
+        let heard = try WAVAudio.read(path: path).durationSeconds
+        // At most the chunk being heard when stop() came (20 ms), plus one that may have begun meanwhile.
+        #expect(
+            heardAtStop >= 0.1 && heard <= heardAtStop + 0.04 && heard < 2,
+            "\(heard) s written, \(heardAtStop) s at stop"
+        )
+        #expect(try await sink.play(PCMBuffer(sampleRate: 16_000, samples: [1, 2, 3])) == .completed)
+    }
+
+    @Test func `an unwritable path is reported`() {
+        #expect(throws: WAVError.unwritable(path: "/nonexistent/out.wav", reason: "it cannot be created")) {
+            try WAVFileSink(path: "/nonexistent/out.wav", logger: logger)
+        }
+    }
+}
