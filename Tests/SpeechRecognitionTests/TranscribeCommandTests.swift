@@ -7,6 +7,7 @@ import Testing
         var start: Double
         var end: Double
         var text: String
+        var audio: String?
     }
 
     private func temporaryWAV(_ samples: [Int16]) throws -> String { try SpeechTestAudio.writeTemporaryWAV(samples, name: "transcribe") }
@@ -34,6 +35,32 @@ import Testing
         for (u, known) in zip(utterances, clip.speech) {
             #expect(abs(u.start * 1000 - Double(known.startMs)) <= 150)
             #expect(abs(u.end * 1000 - Double(known.endMs)) <= 150)
+        }
+    }
+
+    @Test func `with a record folder each utterance's audio is saved to its own Opus file`() throws {
+        var clip = PaddedClip()
+        clip.addSilence(ms: 800)
+        clip.addSpeech(try SpeechTestAudio.speech(SpeechTestAudio.cards(1)))
+        clip.addSilence(ms: 1500)
+        clip.addSpeech(try SpeechTestAudio.speech(SpeechTestAudio.cards(5)))
+        clip.addSilence(ms: 800)
+        let path = try temporaryWAV(clip.withNoise(dbfs: -70))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(at: dir)
+        }
+        let r = try BuiltTool.run(["transcribe", path, "--json", "--record-dir", dir.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let utterances = try JSONDecoder().decode([Utterance].self, from: Data(r.stdout.utf8))
+        #expect(utterances.count == 2)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".opus") }
+        #expect(files.count == 2)
+        for u in utterances {
+            let audio = try #require(u.audio)
+            let data = try #require(FileManager.default.contents(atPath: audio))
+            #expect(data.starts(with: Array("OggS".utf8)) && data.count > 1000, "\(audio) is not a playable Ogg file")
         }
     }
 

@@ -22,17 +22,20 @@ package struct FileTranscriber: Sendable {
     package var recognizer: any SpeechRecognizer
     package var settings: EndpointerSettings
     package var realTime: Bool
+    /// Writes each utterance's audio to its own file when given.
+    package var recorder: UtteranceRecorder?
     package var logger: Logger
     /// Called with each event as it happens (partials for a live display); nil ignores them.
     package var onEvent: (@Sendable (UtteranceEvent) -> Void)?
 
     package init(
         recognizer: any SpeechRecognizer, settings: EndpointerSettings = .default, realTime: Bool = false,
-        logger: Logger, onEvent: (@Sendable (UtteranceEvent) -> Void)? = nil
+        recorder: UtteranceRecorder? = nil, logger: Logger, onEvent: (@Sendable (UtteranceEvent) -> Void)? = nil
     ) {
         self.recognizer = recognizer
         self.settings = settings
         self.realTime = realTime
+        self.recorder = recorder
         self.logger = logger
         self.onEvent = onEvent
     }
@@ -47,7 +50,7 @@ package struct FileTranscriber: Sendable {
             logger: logger)
         let pipeline = try UtterancePipeline(
             capture: device, recognizer: recognizer, settings: settings, timing: realTime ? .wallClock : .streamTime,
-            logger: logger)
+            recorder: recorder, logger: logger)
         var results: [UtteranceResult] = []
         var summary: PipelineSummary?
         for await event in try await pipeline.start() {

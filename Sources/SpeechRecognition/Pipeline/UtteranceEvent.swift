@@ -24,6 +24,8 @@ package struct UtteranceResult: Sendable, Equatable {
     package var endToFinalMs: Double
     /// CPU time spent decoding this utterance (feeding frames and finishing the search).
     package var decodeCPUSeconds: Double
+    /// The utterance's audio file, when the pipeline records.
+    package var recording: String? = nil
 }
 
 /// What the pipeline reports to the Talk loop, the transcriber and the benchmark, in order.

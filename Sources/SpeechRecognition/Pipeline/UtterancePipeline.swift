@@ -26,6 +26,7 @@ package actor UtterancePipeline {
     private let timing: Timing
     private let partialEveryFrames: Int
     private let segmentation: DecoderSegmentation?
+    private let recorder: UtteranceRecorder?
     private let logger: Logger
 
     private var generation = 0
@@ -53,9 +54,11 @@ package actor UtterancePipeline {
 
     /// `partialEveryFrames` spaces out partial-hypothesis requests (5 frames = 100 ms) to save CPU.
     /// `segmentation` splits long utterances for the decoder (see `DecoderSegmentation`); nil never splits.
+    /// `recorder`, when given, gets each utterance's audio (exactly what the recogniser heard) as a file.
     package init(
         capture: any AudioCaptureDevice, recognizer: any SpeechRecognizer, settings: EndpointerSettings = .default,
-        timing: Timing, partialEveryFrames: Int = 5, segmentation: DecoderSegmentation? = .default, logger: Logger
+        timing: Timing, partialEveryFrames: Int = 5, segmentation: DecoderSegmentation? = .default,
+        recorder: UtteranceRecorder? = nil, logger: Logger
     ) throws {
         self.capture = capture
         self.recognizer = recognizer
@@ -63,6 +66,7 @@ package actor UtterancePipeline {
         self.timing = timing
         self.partialEveryFrames = max(1, partialEveryFrames)
         self.segmentation = segmentation
+        self.recorder = recorder
         self.logger = logger
         endpointer = Endpointer(settings: self.settings)
     }
@@ -89,6 +93,7 @@ package actor UtterancePipeline {
         loop = nil
         await capture.stop()
         if utterance != nil { await recognizer.reset() }
+        await recorder?.cancel()
         utterance = nil
         endpointer.reset()
         continuation?.finish()
@@ -104,6 +109,7 @@ package actor UtterancePipeline {
                     try await handle(frame, generation: gen)
                 case .interrupted(let reason):
                     if utterance != nil { await recognizer.reset() }
+                    await recorder?.cancel()
                     utterance = nil
                     endpointer.reset()
                     emit(.interrupted(reason: reason), generation: gen)
@@ -136,7 +142,9 @@ package actor UtterancePipeline {
             switch event {
             case .speechStarted(let position, let frames):
                 try await recognizer.startUtterance()
-                utterance = OpenUtterance(startMs: position, audioStartMs: frames.first?.streamPositionMs ?? position)
+                let audioStart = frames.first?.streamPositionMs ?? position
+                try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(audioStart) / 1000))
+                utterance = OpenUtterance(startMs: position, audioStartMs: audioStart)
                 lastPartial = ""
                 emit(.speechStarted(positionMs: position), generation: gen)
                 _ = try await feed(frames)
@@ -181,9 +189,11 @@ package actor UtterancePipeline {
         let cpu0 = ResourceUsage.processCPUSeconds()
         var voice: Bool?
         for frame in frames { voice = try await recognizer.process(frame.samples) }
+        let cpu1 = ResourceUsage.processCPUSeconds()
+        if let recorder { for frame in frames { try await recorder.append(frame) } }
         utterance?.frames += frames.count
         utterance?.framesSincePartial += frames.count
-        utterance?.cpuSeconds += ResourceUsage.processCPUSeconds() - cpu0
+        utterance?.cpuSeconds += cpu1 - cpu0
         return voice
     }
 
@@ -216,12 +226,13 @@ package actor UtterancePipeline {
         case .streamTime: endToFinal = Double(closedAt - lastEnd) + finalizeMs
         }
         let cpu = open.cpuSeconds + ResourceUsage.processCPUSeconds() - cpu0
+        let recording = try await recorder?.finish()
         summary.framesInUtterances += open.frames
         summary.decodeCPUSeconds += cpu
         emit(.final(UtteranceResult(
             generation: gen, hypothesis: hypothesis, startMs: open.startMs, audioStartMs: open.audioStartMs, endMs: lastEnd, closedAtMs: closedAt,
             reason: reason, frameCount: open.frames, finalizeMs: finalizeMs, endToFinalMs: endToFinal,
-            decodeCPUSeconds: cpu)), generation: gen)
+            decodeCPUSeconds: cpu, recording: recording?.path)), generation: gen)
     }
 
     private func emit(_ event: UtteranceEvent, generation gen: Int) {

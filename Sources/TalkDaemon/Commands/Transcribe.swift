@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import SpeechRecognition
 import TalkLogging
@@ -14,6 +15,7 @@ extension OpenClawTalk {
                 RecognizerOptions.grammar, RecognizerOptions.keyphrase, RecognizerOptions.modelDirectory,
                 .flag("realtime", help: "Feed the file at the pace of a live microphone."),
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default 700)."),
+                .option("record-dir", value: "dir", help: "Also save each utterance's audio as an .opus file here."),
             ],
             arguments: [ArgumentSpec(name: "file", help: "The WAV file (or 16 kHz .raw) to transcribe.")]
         )
@@ -23,6 +25,7 @@ extension OpenClawTalk {
         var realTime: Bool
         var recognizer: RecognizerOptions
         var settings = EndpointerSettings.default
+        var recordDirectory: String?
 
         init(_ parsed: ParsedArguments) throws {
             file = parsed.argument("file") ?? ""
@@ -30,13 +33,16 @@ extension OpenClawTalk {
             realTime = parsed.flag("realtime")
             recognizer = try RecognizerOptions(parsed)
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { settings.silenceMs = silence }
+            recordDirectory = parsed.option("record-dir")
         }
 
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.transcribe")
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
-            let result = try await FileTranscriber(recognizer: engine, settings: settings, realTime: realTime, logger: logger)
-                .transcribe(path: file)
+            let recorder = try recordDirectory.map { try UtteranceRecorder(directory: URL(fileURLWithPath: $0), logger: logger) }
+            let result = try await FileTranscriber(
+                recognizer: engine, settings: settings, realTime: realTime, recorder: recorder, logger: logger
+            ).transcribe(path: file)
             if json {
                 print(try TranscriptJSON.encode(result.utterances))
             } else if result.utterances.isEmpty {
@@ -44,6 +50,7 @@ extension OpenClawTalk {
             } else {
                 for u in result.utterances {
                     print(String(format: "%7.2f %7.2f  ", Double(u.startMs) / 1000, Double(u.endMs) / 1000) + u.hypothesis.text)
+                    if let recording = u.recording { print("                 audio: \(recording)") }
                 }
             }
         }
@@ -65,6 +72,8 @@ enum TranscriptJSON {
         var text: String
         var words: [Word]?
         var confidence: Double?
+        /// The utterance's audio file, with `--record-dir`.
+        var audio: String?
     }
 
     static func encode(_ utterances: [UtteranceResult]) throws -> String {
@@ -75,7 +84,7 @@ enum TranscriptJSON {
                     Word(word: $0.word, start: Double(u.audioStartMs + $0.startMs) / 1000, end: Double(u.audioStartMs + $0.endMs) / 1000,
                          confidence: $0.confidence)
                 },
-                confidence: u.hypothesis.confidence)
+                confidence: u.hypothesis.confidence, audio: u.recording)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
