@@ -4,7 +4,9 @@ extension OpenClawTalk {
         static let configuration = CommandConfiguration(
             commandName: "bench",
             abstract: "Measure speed, latency and accuracy on this machine.",
-            subcommands: []
+            subcommands: [
+                Recognizer.self,
+            ]
         )
     }
 }
