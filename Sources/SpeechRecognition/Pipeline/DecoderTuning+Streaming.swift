@@ -6,7 +6,7 @@ extension DecoderTuning {
     /// under 150 MB; at most 10 000 active HMMs a frame (`-maxhmmpf`), which bounds the CPU spent on hard
     /// audio. Measured with `bench` on the 36-clip real-speech dev set (2-core machine shared with other
     /// builds): library defaults WER 44.8 %, rtf 0.27-0.32, finalize p95 1190 ms, RSS 161 MB; these settings
-    /// WER 45.1 %, rtf 0.19, finalize p95 43 ms, RSS 134 MB (pocketsphinx_continuous: WER 46.6 %).
+    /// WER 44.4-45.1 %, rtf 0.14-0.19, finalize p95 15-43 ms, RSS 134 MB (pocketsphinx_continuous: WER 46.6 %).
     /// `-maxhmmpf 6000` gave rtf 0.14 at WER 45.4 %, 3000 rtf 0.09 at WER 47.8 %.
     /// Other modes keep `recommended(for:)`: their searches are small.
     package static func streaming(for mode: RecognitionMode) -> DecoderTuning {
