@@ -10,9 +10,10 @@ struct OpenClawTalk: ParsableCommand {
         abstract: "OpenClaw Talk mode for the Linux desktop: speak to your assistant, hear the answer.",
         subcommands: [
             Play.self,
-            Record.self,
-            Devices.self,
             Setup.self,
+            Transcribe.self,
+            Devices.self,
+            Record.self,
             Bench.self,
         ]
     )

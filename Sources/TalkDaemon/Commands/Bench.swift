@@ -5,9 +5,12 @@ extension OpenClawTalk {
             commandName: "bench",
             abstract: "Measure speed, latency and accuracy on this machine.",
             subcommands: [
+                Speech.self,
                 Audio.self,
                 GatewayBench.self,
-            ]
+                Recognizer.self,
+            ],
+            defaultSubcommand: Speech.self
         )
     }
 }

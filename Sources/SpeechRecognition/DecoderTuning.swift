@@ -1,0 +1,73 @@
+/// PocketSphinx search settings that trade accuracy against speed; nil leaves the library's default.
+/// `recommended` holds the values that gave the lowest word error rate on the project's real-speech dev set
+/// (see models/README.md for the measurements).
+package struct DecoderTuning: Sendable, Equatable {
+    /// Main beam width (`-beam`); smaller keeps more hypotheses alive.
+    package var beam: Double?
+    /// Word-exit beam (`-wbeam`).
+    package var wordBeam: Double?
+    /// Language model weight (`-lw`).
+    package var languageWeight: Double?
+    /// Word insertion penalty (`-wip`).
+    package var wordInsertionPenalty: Double?
+    /// Phone insertion penalty (`-pip`).
+    package var phoneInsertionPenalty: Double?
+    /// Whether to run the flat-lexicon second pass (`-fwdflat`).
+    package var flatLexiconPass: Bool?
+    /// Whether to rescore the word lattice for the final hypothesis (`-bestpath`).
+    package var bestPath: Bool?
+    /// Initial cepstral mean (`-cmninit`), a comma-separated vector; applied after the model's `feat.params`.
+    package var cepstralMeanInit: String?
+    /// Further PocketSphinx options as name/value pairs (`["-maxhmmpf", "10000"]`), passed through unchecked.
+    package var additionalArguments: [String]
+
+    package init(
+        beam: Double? = nil, wordBeam: Double? = nil, languageWeight: Double? = nil,
+        wordInsertionPenalty: Double? = nil, phoneInsertionPenalty: Double? = nil, flatLexiconPass: Bool? = nil,
+        bestPath: Bool? = nil, cepstralMeanInit: String? = nil, additionalArguments: [String] = []
+    ) {
+        self.beam = beam
+        self.wordBeam = wordBeam
+        self.languageWeight = languageWeight
+        self.wordInsertionPenalty = wordInsertionPenalty
+        self.phoneInsertionPenalty = phoneInsertionPenalty
+        self.flatLexiconPass = flatLexiconPass
+        self.bestPath = bestPath
+        self.cepstralMeanInit = cepstralMeanInit
+        self.additionalArguments = additionalArguments
+    }
+
+    /// PocketSphinx's own defaults, as `pocketsphinx_continuous` uses them.
+    package static let libraryDefaults = DecoderTuning()
+
+    /// The best settings measured for a mode: on the real-speech dev set for dictation, on the digit and
+    /// command clips for grammars (a lower word insertion penalty stops grammars with repeats such as
+    /// `<digit>+` from inserting words).
+    package static func recommended(for mode: RecognitionMode) -> DecoderTuning {
+        switch mode {
+        case .dictation: return DecoderTuning()
+        case .grammar: return DecoderTuning(wordInsertionPenalty: 1e-3)
+        case .keyphrase, .keywordList: return DecoderTuning()
+        }
+    }
+
+    /// The settings as command-line style pairs, in a fixed order.
+    var arguments: [(String, String)] {
+        var pairs: [(String, String)] = []
+        func add(_ name: String, _ value: Double?) {
+            if let value { pairs.append((name, String(value))) }
+        }
+        add("-beam", beam)
+        add("-wbeam", wordBeam)
+        add("-lw", languageWeight)
+        add("-wip", wordInsertionPenalty)
+        add("-pip", phoneInsertionPenalty)
+        if let flatLexiconPass { pairs.append(("-fwdflat", flatLexiconPass ? "yes" : "no")) }
+        if let bestPath { pairs.append(("-bestpath", bestPath ? "yes" : "no")) }
+        if let cepstralMeanInit { pairs.append(("-cmninit", cepstralMeanInit)) }
+        for index in stride(from: 0, to: additionalArguments.count - 1, by: 2) {
+            pairs.append((additionalArguments[index], additionalArguments[index + 1]))
+        }
+        return pairs
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// This process's CPU time and peak memory, as the kernel counts them (children not included).
+package struct ResourceUsage: Sendable, Equatable {
+    /// User plus system CPU seconds.
+    package var cpuSeconds: Double
+    /// Peak resident set size in MiB.
+    package var peakRSSMegabytes: Double
+
+    package static func current() -> ResourceUsage {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return ResourceUsage(cpuSeconds: cpu, peakRSSMegabytes: Double(usage.ru_maxrss) / 1024)  // ru_maxrss is in KiB on Linux
+    }
+
+    /// CPU time used by the whole process so far, in seconds (cheap enough to read around every call).
+    package static func processCPUSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

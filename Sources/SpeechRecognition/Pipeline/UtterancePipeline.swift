@@ -1,0 +1,242 @@
+import AudioIO
+import Foundation
+import TalkLogging
+
+/// The capture side of Talk mode, shared by the daemon, `transcribe` and `bench`: capture events go
+/// through the endpointer; on speech start the pre-roll and the following frames go to the recogniser
+/// while the user speaks, and at the endpoint only the search is finished. Results come out as one
+/// ordered `AsyncStream` of `UtteranceEvent`s.
+///
+/// `stop()` bumps the generation, so a result that was being finished when the user stopped is dropped
+/// rather than delivered late.
+package actor UtterancePipeline {
+    /// How `endToFinalMs` is measured.
+    package enum Timing: Sendable, Equatable {
+        /// Frames arrive as they are spoken (a microphone, a paced file): wall time from the capture of the
+        /// last voiced frame.
+        case wallClock
+        /// Frames arrive faster than real time (a file read at full speed): stream time from the last voiced
+        /// frame to the endpoint, plus the wall time finishing took.
+        case streamTime
+    }
+
+    private let capture: any AudioCaptureDevice
+    private let recognizer: any SpeechRecognizer
+    private let settings: EndpointerSettings
+    private let timing: Timing
+    private let partialEveryFrames: Int
+    private let segmentation: DecoderSegmentation?
+    private let recorder: UtteranceRecorder?
+    private let logger: Logger
+
+    private var generation = 0
+    private var endpointer: Endpointer
+    private var utterance: OpenUtterance?
+    private var summary = PipelineSummary()
+    private var lastPartial = ""
+    /// Where the newest frame ends, in stream milliseconds.
+    private var streamEndMs = 0
+    private var continuation: AsyncStream<UtteranceEvent>.Continuation?
+    private var loop: Task<Void, Never>?
+
+    /// The utterance being decoded.
+    private struct OpenUtterance {
+        var startMs: Int
+        var audioStartMs: Int
+        var frames = 0
+        var cpuSeconds = 0.0
+        var framesSincePartial = 0
+        /// Decoder segments already finished, word times relative to `audioStartMs`.
+        var segments: [Hypothesis] = []
+        /// `frames` when the current decoder segment began.
+        var segmentStartFrames = 0
+    }
+
+    /// `partialEveryFrames` spaces out partial-hypothesis requests (5 frames = 100 ms) to save CPU.
+    /// `segmentation` splits long utterances for the decoder (see `DecoderSegmentation`); nil never splits.
+    /// `recorder`, when given, gets each utterance's audio (exactly what the recogniser heard) as a file.
+    package init(
+        capture: any AudioCaptureDevice, recognizer: any SpeechRecognizer, settings: EndpointerSettings = .default,
+        timing: Timing, partialEveryFrames: Int = 5, segmentation: DecoderSegmentation? = .default,
+        recorder: UtteranceRecorder? = nil, logger: Logger
+    ) throws {
+        self.capture = capture
+        self.recognizer = recognizer
+        self.settings = try settings.validated()
+        self.timing = timing
+        self.partialEveryFrames = max(1, partialEveryFrames)
+        self.segmentation = segmentation
+        self.recorder = recorder
+        self.logger = logger
+        endpointer = Endpointer(settings: self.settings)
+    }
+
+    /// Starts capture and returns the events of this run. A previous run is stopped first.
+    package func start() async throws -> AsyncStream<UtteranceEvent> {
+        await stop()
+        generation &+= 1
+        let gen = generation
+        let frames = try await capture.start()
+        let (events, continuation) = AsyncStream.makeStream(of: UtteranceEvent.self)
+        self.continuation = continuation
+        endpointer = Endpointer(settings: settings)
+        summary = PipelineSummary()
+        loop = Task { await self.consume(frames, generation: gen) }
+        logger.debug("pipeline started", metadata: ["talk.generation": "\(gen)"])
+        return events
+    }
+
+    /// Stops capture and drops the utterance in progress; its result will not be delivered. Idempotent.
+    package func stop() async {
+        generation &+= 1
+        loop?.cancel()
+        loop = nil
+        await capture.stop()
+        if utterance != nil { await recognizer.reset() }
+        await recorder?.cancel()
+        utterance = nil
+        endpointer.reset()
+        continuation?.finish()
+        continuation = nil
+    }
+
+    private func consume(_ frames: AsyncStream<CaptureEvent>, generation gen: Int) async {
+        for await event in frames {
+            guard gen == generation, !Task.isCancelled else { return }
+            do {
+                switch event {
+                case .frame(let frame):
+                    try await handle(frame, generation: gen)
+                case .interrupted(let reason):
+                    if utterance != nil { await recognizer.reset() }
+                    await recorder?.cancel()
+                    utterance = nil
+                    endpointer.reset()
+                    emit(.interrupted(reason: reason), generation: gen)
+                case .resumed(let device):
+                    emit(.resumed(device: device), generation: gen)
+                case .finished:
+                    try await finishSource(generation: gen)
+                    return
+                }
+            } catch {
+                guard gen == generation else { return }
+                logger.error("recogniser failed", metadata: ["error": "\(error)"])
+                emit(.failed(String(describing: error)), generation: gen)
+                continuation?.finish()
+                await capture.stop()
+                return
+            }
+        }
+    }
+
+    private func handle(_ frame: AudioFrame, generation gen: Int) async throws {
+        summary.framesIn += 1
+        streamEndMs = frame.streamPositionMs + AudioFrame.durationMs
+        var voice: Bool?
+        if utterance != nil {
+            voice = try await feed([frame])
+            guard gen == generation else { return }
+        }
+        for event in endpointer.process(frame, voiceActivity: voice) {
+            switch event {
+            case .speechStarted(let position, let frames):
+                try await recognizer.startUtterance()
+                let audioStart = frames.first?.streamPositionMs ?? position
+                try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(audioStart) / 1000))
+                utterance = OpenUtterance(startMs: position, audioStartMs: audioStart)
+                lastPartial = ""
+                emit(.speechStarted(positionMs: position), generation: gen)
+                _ = try await feed(frames)
+            case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason):
+                try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
+            }
+            guard gen == generation else { return }
+        }
+        if utterance != nil { try await splitAtPause(generation: gen) }
+        if utterance != nil { try await reportPartial(generation: gen) }
+    }
+
+    /// Finishes the decoder's segment at a pause once it is long, so the search at the endpoint only has
+    /// the last stretch to finish; the user still sees one utterance.
+    private func splitAtPause(generation gen: Int) async throws {
+        guard let rule = segmentation, let open = utterance, let silence = endpointer.silenceSinceSpeechMs,
+              silence >= rule.pauseMs, (open.frames - open.segmentStartFrames) * AudioFrame.durationMs >= rule.afterMs
+        else { return }
+        let cpu0 = ResourceUsage.processCPUSeconds()
+        var part = try await recognizer.endUtterance()
+        try await recognizer.startUtterance()
+        guard gen == generation else { return }
+        let offset = open.segmentStartFrames * AudioFrame.durationMs
+        part.words = part.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
+        utterance?.segments.append(part)
+        utterance?.segmentStartFrames = open.frames
+        utterance?.cpuSeconds += ResourceUsage.processCPUSeconds() - cpu0
+    }
+
+    private func finishSource(generation gen: Int) async throws {
+        if case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason) = endpointer.finish(atMs: streamEndMs) {
+            try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
+        }
+        guard gen == generation else { return }
+        summary.silentFrames = endpointer.droppedFrames
+        emit(.finished(summary), generation: gen)
+        continuation?.finish()
+    }
+
+    /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
+    private func feed(_ frames: [AudioFrame]) async throws -> Bool? {
+        let cpu0 = ResourceUsage.processCPUSeconds()
+        var voice: Bool?
+        for frame in frames { voice = try await recognizer.process(frame.samples) }
+        let cpu1 = ResourceUsage.processCPUSeconds()
+        if let recorder { for frame in frames { try await recorder.append(frame) } }
+        utterance?.frames += frames.count
+        utterance?.framesSincePartial += frames.count
+        utterance?.cpuSeconds += cpu1 - cpu0
+        return voice
+    }
+
+    private func reportPartial(generation gen: Int) async throws {
+        guard let open = utterance, open.framesSincePartial >= partialEveryFrames else { return }
+        utterance?.framesSincePartial = 0
+        let current = await recognizer.partial() ?? .empty
+        let text = DecoderSegmentation.joined(open.segments + [current]).text
+        guard gen == generation, !text.isEmpty, text != lastPartial else { return }
+        lastPartial = text
+        emit(.partial(text), generation: gen)
+    }
+
+    private func close(lastEnd: Int, closedAt: Int, lastNs: UInt64, reason: EndpointReason, generation gen: Int) async throws {
+        guard let open = utterance else { return }
+        emit(.speechEnded(lastSpeechEndMs: lastEnd, closedAtMs: closedAt), generation: gen)
+        let closedNs = monotonicNanoseconds()
+        let cpu0 = ResourceUsage.processCPUSeconds()
+        var last = try await recognizer.endUtterance()
+        let readyNs = monotonicNanoseconds()
+        let offset = open.segmentStartFrames * AudioFrame.durationMs
+        last.words = last.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
+        let hypothesis = DecoderSegmentation.joined(open.segments + [last])
+        utterance = nil
+        guard gen == generation else { return }
+        let finalizeMs = Double(readyNs &- closedNs) / 1e6
+        let endToFinal: Double
+        switch timing {
+        case .wallClock: endToFinal = Double(readyNs &- min(lastNs, readyNs)) / 1e6
+        case .streamTime: endToFinal = Double(closedAt - lastEnd) + finalizeMs
+        }
+        let cpu = open.cpuSeconds + ResourceUsage.processCPUSeconds() - cpu0
+        let recording = try await recorder?.finish()
+        summary.framesInUtterances += open.frames
+        summary.decodeCPUSeconds += cpu
+        emit(.final(UtteranceResult(
+            generation: gen, hypothesis: hypothesis, startMs: open.startMs, audioStartMs: open.audioStartMs, endMs: lastEnd, closedAtMs: closedAt,
+            reason: reason, frameCount: open.frames, finalizeMs: finalizeMs, endToFinalMs: endToFinal,
+            decodeCPUSeconds: cpu, recording: recording?.path)), generation: gen)
+    }
+
+    private func emit(_ event: UtteranceEvent, generation gen: Int) {
+        guard gen == generation else { return }
+        continuation?.yield(event)
+    }
+}

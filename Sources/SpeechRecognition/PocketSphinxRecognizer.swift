@@ -1,0 +1,118 @@
+import Foundation
+import TalkLogging
+
+/// A `SpeechRecognizer` backed by PocketSphinx. The decoder is built once in `init` and kept warm: between
+/// utterances only `ps_start_utt`/`ps_end_utt` run, so cepstral-mean state carries over from one utterance to
+/// the next, and every frame is decoded as it arrives, leaving only the search's final pass for
+/// `endUtterance()`.
+package actor PocketSphinxRecognizer: SpeechRecognizer {
+    package nonisolated let configuration: RecognizerConfiguration
+    /// The model files in use.
+    package nonisolated let models: ModelPaths
+    private let decoder: PocketSphinxDecoder
+    private let logger: Logger
+    private var inUtterance = false
+    /// Audio of the current utterance, kept only while the cepstral mean is still warming up.
+    private var warmUpAudio: [Int16] = []
+    /// Whether the current utterance is decoded a second time at its end (decided when it starts).
+    private var redecodeThisUtterance = false
+    /// Speech decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
+    private var samplesDecoded = 0
+
+    /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
+    /// keyword list is missing or rejected.
+    package init(configuration: RecognizerConfiguration, logger: Logger) throws {
+        let locator = ModelLocator(modelDirectory: configuration.modelDirectory, language: configuration.language)
+        let models = try locator.locate(for: configuration.mode, dictionary: configuration.dictionary)
+        let arguments = try DecoderArguments.make(configuration: configuration, models: models)
+        let started = ContinuousClock.now
+        let decoder = try PocketSphinxDecoder(arguments: arguments, mode: configuration.mode, models: models)
+        for phrase in try WakePhrases.phrases(for: configuration.mode) {
+            let missing = decoder.wordsMissingFromDictionary(phrase.split(separator: " ").map(String.init))
+            if !missing.isEmpty {
+                throw SpeechRecognitionError.keyphraseInvalid(
+                    phrase: phrase,
+                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"])
+            }
+        }
+        self.decoder = decoder
+        self.configuration = configuration
+        self.models = models
+        self.logger = logger
+        logger.debug(
+            "PocketSphinx decoder ready",
+            metadata: [
+                "speech.mode": "\(configuration.mode.name)", "speech.acoustic_model": "\(models.acousticModel)",
+                "speech.init_ms": "\((ContinuousClock.now - started).milliseconds)",
+            ])
+    }
+
+    package func startUtterance() throws {
+        if inUtterance { try? decoder.endUtterance() }
+        inUtterance = false
+        try decoder.startUtterance()
+        inUtterance = true
+        warmUpAudio = []
+        redecodeThisUtterance = warmingUp
+    }
+
+    /// True until the decoder has heard enough speech for its live cepstral mean to fit this microphone.
+    private var warmingUp: Bool { samplesDecoded < configuration.cepstralWarmUpSamples }
+
+    package func process(_ samples: [Int16]) throws -> Bool? {
+        guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
+        try decoder.process(samples)
+        if redecodeThisUtterance {
+            // A long first utterance warms the mean up by itself, and decoding it twice would delay its result.
+            if warmUpAudio.count + samples.count > configuration.cepstralWarmUpSamples {
+                redecodeThisUtterance = false
+                warmUpAudio = []
+            } else {
+                warmUpAudio += samples
+            }
+        }
+        samplesDecoded += samples.count
+        return decoder.inSpeech
+    }
+
+    package func partial() -> Hypothesis? {
+        guard inUtterance else { return nil }
+        let text = decoder.hypothesisText()
+        return text.isEmpty ? nil : Hypothesis(text: text)
+    }
+
+    package func endUtterance() throws -> Hypothesis {
+        guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "endUtterance") }
+        inUtterance = false
+        try decoder.endUtterance()
+        if redecodeThisUtterance && !warmUpAudio.isEmpty {
+            // The first pass started from the model's generic cepstral mean; ending it updated the mean from
+            // this speaker and microphone, so decoding the same audio again fits it far better. This costs one
+            // extra decode, and only for the first few seconds of speech a decoder ever hears.
+            let audio = warmUpAudio
+            warmUpAudio = []
+            try decoder.startUtterance()
+            try decoder.process(audio)
+            try decoder.endUtterance()
+        }
+        let text = decoder.hypothesisText()
+        guard !text.isEmpty else { return .empty }
+        return Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
+    }
+
+    package func reset() {
+        guard inUtterance else { return }
+        inUtterance = false
+        warmUpAudio = []
+        redecodeThisUtterance = false
+        try? decoder.endUtterance()
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for logs and measurements.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,167 @@
+import AudioIO
+import Foundation
+import TalkLogging
+import Testing
+
+@testable import SpeechRecognition
+
+/// Stands in for an engine: remembers how much audio each utterance got and answers with its number.
+private actor CountingRecognizer: SpeechRecognizer {
+    var samplesPerUtterance: [Int] = []
+    var open = false
+    let failAfterSamples: Int?
+
+    init(failAfterSamples: Int? = nil) { self.failAfterSamples = failAfterSamples }
+
+    func startUtterance() throws {
+        samplesPerUtterance.append(0)
+        open = true
+    }
+
+    func process(_ samples: [Int16]) throws -> Bool? {
+        guard open else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
+        samplesPerUtterance[samplesPerUtterance.count - 1] += samples.count
+        if let limit = failAfterSamples, samplesPerUtterance.reduce(0, +) > limit {
+            throw SpeechRecognitionError.decodeFailed(operation: "process", code: -1)
+        }
+        return nil
+    }
+
+    func partial() -> Hypothesis? { open ? Hypothesis(text: "partial \(samplesPerUtterance.count)") : nil }
+
+    func endUtterance() throws -> Hypothesis {
+        open = false
+        return Hypothesis(text: "utterance \(samplesPerUtterance.count)")
+    }
+
+    func reset() { open = false }
+}
+
+/// A microphone the test speaks into frame by frame.
+private actor ScriptedCapture: AudioCaptureDevice {
+    var continuation: AsyncStream<CaptureEvent>.Continuation?
+    func start() async throws -> AsyncStream<CaptureEvent> {
+        let (stream, c) = AsyncStream.makeStream(of: CaptureEvent.self)
+        continuation = c
+        return stream
+    }
+    func stop() async { continuation?.finish() }
+    func send(_ event: CaptureEvent) { continuation?.yield(event) }
+}
+
+private let logger = Logger(label: "test.pipeline")
+
+private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throws -> [UtteranceEvent] {
+    let path = try SpeechTestAudio.writeTemporaryWAV(samples, name: "pipeline")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let device = FileCaptureDevice(path: path, options: .init(pacing: .asFastAsPossible, trailingSilenceMs: 1000), logger: logger)
+    let pipeline = try UtterancePipeline(capture: device, recognizer: recognizer, timing: .streamTime, logger: logger)
+    var events: [UtteranceEvent] = []
+    for await event in try await pipeline.start() { events.append(event) }
+    return events
+}
+
+@Suite struct PipelineTests {
+    @Test func `each utterance is started, decoded while spoken and finalised, and every frame is accounted for`() async throws {
+        let clip = try EndpointerTests.threeUtterances()
+        let recognizer = CountingRecognizer()
+        let events = try await run(clip.withNoise(dbfs: -70), recognizer: recognizer)
+        let finals = events.compactMap { if case .final(let r) = $0 { return r } else { return nil } }
+        try #require(finals.count == clip.speech.count)
+        #expect(finals.map(\.hypothesis.text) == ["utterance 1", "utterance 2", "utterance 3"])
+        for (u, known) in zip(finals, clip.speech) {
+            #expect(abs(u.startMs - known.startMs) <= 150)
+            #expect(abs(u.endMs - known.endMs) <= 150)
+            #expect(u.audioStartMs <= u.startMs - 300, "pre-roll must reach 300 ms back")
+            #expect(u.endToFinalMs >= Double(u.closedAtMs - u.endMs))
+        }
+        // Order: started, partials, ended, final; then finished once at the end.
+        let kinds = events.map { e -> String in
+            switch e {
+            case .speechStarted: return "S"
+            case .partial: return "p"
+            case .speechEnded: return "E"
+            case .final: return "F"
+            case .finished: return "done"
+            default: return "?"
+            }
+        }.filter { $0 != "p" }
+        #expect(kinds == ["S", "E", "F", "S", "E", "F", "S", "E", "F", "done"])
+        #expect(events.contains(.partial("partial 1")))
+        guard case .finished(let summary) = events.last else { Issue.record("no summary"); return }
+        #expect(summary.framesIn == summary.framesInUtterances + summary.silentFrames)
+        #expect(await recognizer.samplesPerUtterance.reduce(0, +) == summary.framesInUtterances * AudioFrame.samplesPerFrame)
+        #expect(finals.map(\.frameCount).reduce(0, +) == summary.framesInUtterances)
+    }
+
+    @Test func `a 40 s monologue through the pipeline is cut at 30 s and the audio after the cut is not lost`() async throws {
+        let piece = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        var samples = SpeechTestAudio.noise(ms: 1000, dbfs: -70)
+        while samples.count < 41 * 16_000 { samples += SpeechTestAudio.noise(ms: 200, dbfs: -70) + piece }
+        let recognizer = CountingRecognizer()
+        let events = try await run(samples, recognizer: recognizer)
+        let finals = events.compactMap { if case .final(let r) = $0 { return r } else { return nil } }
+        try #require(finals.count == 2)
+        #expect(finals[0].reason == .maximumLength)
+        #expect(finals[1].audioStartMs == finals[0].closedAtMs, "the second utterance continues where the first was cut")
+        guard case .finished(let summary) = events.last else { Issue.record("no summary"); return }
+        #expect(summary.framesIn == summary.framesInUtterances + summary.silentFrames)
+        #expect(await recognizer.samplesPerUtterance.reduce(0, +) == summary.framesInUtterances * AudioFrame.samplesPerFrame)
+    }
+
+    @Test func `a long utterance is decoded in segments split at pauses and reported as one`() async throws {
+        let piece = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        let pause = SpeechTestAudio.noise(ms: 400, dbfs: -70)
+        let samples = pause + piece + pause + piece + pause + piece + pause
+        let recognizer = CountingRecognizer()
+        let events = try await run(samples, recognizer: recognizer)
+        let finals = events.compactMap { if case .final(let r) = $0 { return r } else { return nil } }
+        try #require(finals.count == 1, "a 400 ms pause is shorter than silenceMs: one utterance")
+        let perSegment = await recognizer.samplesPerUtterance
+        let segments = perSegment.count
+        // Pieces are 7 s: the first pause comes before 8 s are decoded, the second ends a 14 s segment.
+        #expect(segments == 2, "split at the first pause after 8 s: \(perSegment)")
+        #expect(finals[0].hypothesis.text == (1...segments).map { "utterance \($0)" }.joined(separator: " "))
+        #expect(perSegment.reduce(0, +) == finals[0].frameCount * AudioFrame.samplesPerFrame)
+    }
+
+    @Test func `silence only gives no utterance and no recogniser work`() async throws {
+        let recognizer = CountingRecognizer()
+        let events = try await run([Int16](repeating: 0, count: 16_000 * 3), recognizer: recognizer)
+        #expect(events.count == 1)
+        guard case .finished(let summary) = events.first else { Issue.record("expected only the summary"); return }
+        #expect(summary.silentFrames == summary.framesIn)
+        #expect(await recognizer.samplesPerUtterance.isEmpty)
+    }
+
+    @Test func `a recogniser failure ends the stream with the error`() async throws {
+        let clip = try EndpointerTests.threeUtterances()
+        let events = try await run(clip.samples, recognizer: CountingRecognizer(failAfterSamples: 16_000))
+        guard case .failed(let message) = events.last else { Issue.record("expected a failure, got \(events.suffix(2))"); return }
+        #expect(message.contains("process"))
+    }
+
+    @Test func `stop drops the utterance in progress: no final arrives after it`() async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer()
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        let speech = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        let frames = SpeechTestAudio.frames(SpeechTestAudio.noise(ms: 500, dbfs: -70) + speech)
+        var iterator = events.makeAsyncIterator()
+        var started = false
+        for frame in frames {
+            await capture.send(.frame(frame))
+            if frame.sequence == 60 { break }
+        }
+        while let event = await iterator.next() {
+            if case .speechStarted = event { started = true; break }
+        }
+        #expect(started)
+        await pipeline.stop()
+        for frame in frames.dropFirst(61) { await capture.send(.frame(frame)) }
+        var after: [UtteranceEvent] = []
+        while let event = await iterator.next() { after.append(event) }
+        #expect(!after.contains { if case .final = $0 { return true } else { return false } }, "\(after)")
+    }
+}
