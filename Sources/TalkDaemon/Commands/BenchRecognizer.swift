@@ -23,8 +23,8 @@ extension OpenClawTalk.Bench {
                 .option("keyword-list", value: "file.kws", help: "Wake-phrase mode with this keyword list."),
                 .option("model-dir", value: "dir", help: "Look for the model here first."),
                 .option(
-                    "decoder-option", value: "-name=value",
-                    help: "Extra PocketSphinx option, e.g. -lw=7 (repeatable).", repeated: true),
+                    "decoder-option", value: "name=value",
+                    help: "Extra PocketSphinx option without its dash, e.g. lw=7 (repeatable).", repeated: true),
                 .flag("library-defaults", help: "Use PocketSphinx's own search settings instead of the tuned ones."),
                 .flag("json", help: "Print one JSON object."),
             ],
@@ -55,10 +55,10 @@ extension OpenClawTalk.Bench {
             var tuning = parsed.flag("library-defaults") ? DecoderTuning.libraryDefaults : .recommended(for: mode)
             for option in parsed.optionValues("decoder-option") {
                 let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, parts[0].hasPrefix("-") else {
-                    throw ValidationError("--decoder-option '\(option)' must look like -name=value (e.g. -lw=7).")
+                guard parts.count == 2, !parts[0].isEmpty else {
+                    throw ValidationError("--decoder-option '\(option)' must look like name=value (e.g. lw=7).")
                 }
-                tuning.additionalArguments += parts
+                tuning.additionalArguments += ["-" + parts[0].drop { $0 == "-" }, parts[1]]
             }
             configuration = RecognizerConfiguration(
                 mode: mode, modelDirectory: parsed.option("model-dir"), tuning: tuning,
