@@ -25,9 +25,15 @@ package struct DecoderTuning: Sendable, Equatable {
     package var additionalArguments: [String]
 
     package init(
-        beam: Double? = nil, wordBeam: Double? = nil, languageWeight: Double? = nil,
-        wordInsertionPenalty: Double? = nil, phoneInsertionPenalty: Double? = nil, flatLexiconPass: Bool? = nil,
-        bestPath: Bool? = nil, voiceThreshold: Double? = nil, cepstralMeanInit: String? = nil,
+        beam: Double? = nil,
+        wordBeam: Double? = nil,
+        languageWeight: Double? = nil,
+        wordInsertionPenalty: Double? = nil,
+        phoneInsertionPenalty: Double? = nil,
+        flatLexiconPass: Bool? = nil,
+        bestPath: Bool? = nil,
+        voiceThreshold: Double? = nil,
+        cepstralMeanInit: String? = nil,
         additionalArguments: [String] = []
     ) {
         self.beam = beam
@@ -56,7 +62,10 @@ package struct DecoderTuning: Sendable, Equatable {
         // instead of up to 2 s, for about one more word wrong in 100.
         case .dictation:
             return DecoderTuning(
-                flatLexiconPass: false, voiceThreshold: 2.5, additionalArguments: ["-maxwpf", "10"])
+                flatLexiconPass: false,
+                voiceThreshold: 2.5,
+                additionalArguments: ["-maxwpf", "10"]
+            )
         case .grammar: return DecoderTuning(wordInsertionPenalty: 1e-3)
         case .keyphrase, .keywordList: return DecoderTuning()
         }

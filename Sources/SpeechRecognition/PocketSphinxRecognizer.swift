@@ -32,7 +32,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             if !missing.isEmpty {
                 throw SpeechRecognitionError.keyphraseInvalid(
                     phrase: phrase,
-                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"])
+                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"]
+                )
             }
         }
         self.decoder = decoder
@@ -44,7 +45,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             metadata: [
                 "speech.mode": "\(configuration.mode.name)", "speech.acoustic_model": "\(models.acousticModel)",
                 "speech.init_ms": "\((ContinuousClock.now - started).milliseconds)",
-            ])
+            ]
+        )
     }
 
     package func startUtterance() throws {
@@ -91,7 +93,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             // extra decode, and only for the first few seconds of speech a decoder ever hears.
             let audio = warmUpAudio
             warmUpAudio = []
-            logger.trace("Decoding the utterance again with the adapted cepstral mean", metadata: ["speech.samples": "\(audio.count)"])
+            logger.trace(
+                "Decoding the utterance again with the adapted cepstral mean",
+                metadata: ["speech.samples": "\(audio.count)"]
+            )
             try decoder.startUtterance()
             try decoder.process(audio)
             try decoder.endUtterance()

@@ -72,7 +72,10 @@ import Testing
             _ = try await recognizer.endUtterance()
         }
         // The next utterance holds only its own words.
-        let cards = try await TestAudio.decode(try TestAudio.wav(TestAudio.testData + "/cards/001.wav"), with: recognizer)
+        let cards = try await TestAudio.decode(
+            try TestAudio.wav(TestAudio.testData + "/cards/001.wav"),
+            with: recognizer
+        )
         #expect(!cards.text.contains("forward") && !cards.text.contains("meters"), "\(cards.text)")
     }
 

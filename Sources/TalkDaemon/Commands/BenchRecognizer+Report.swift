@@ -48,7 +48,9 @@ extension OpenClawTalk.Bench.Recognizer {
             var finalizeMs: (p50: Double, p95: Double, max: Double) {
                 let sorted = files.map(\.finalizeMs).sorted()
                 guard let last = sorted.last else { return (0, 0, 0) }
-                func rank(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
+                func rank(_ p: Double) -> Double {
+                    sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)]
+                }
                 return (rank(0.5), rank(0.95), last)
             }
 
@@ -68,11 +70,32 @@ extension OpenClawTalk.Bench.Recognizer {
                 lines.append(
                     String(
                         format: "mode %@: init %.3f s, audio %.1f s, decode cpu %.2f s, rtf %.3f, peak RSS %.0f MB",
-                        mode, initSeconds, audioSeconds, cpuSeconds, rtf, peakRSSMB))
+                        mode,
+                        initSeconds,
+                        audioSeconds,
+                        cpuSeconds,
+                        rtf,
+                        peakRSSMB
+                    )
+                )
                 let finalize = finalizeMs
-                lines.append(String(format: "finalize ms: p50 %.1f, p95 %.1f, max %.1f", finalize.p50, finalize.p95, finalize.max))
+                lines.append(
+                    String(
+                        format: "finalize ms: p50 %.1f, p95 %.1f, max %.1f",
+                        finalize.p50,
+                        finalize.p95,
+                        finalize.max
+                    )
+                )
                 if let (errors, words) = errors {
-                    lines.append(String(format: "rough WER %.1f %% (%d/%d)", 100 * Double(errors) / Double(max(words, 1)), errors, words))
+                    lines.append(
+                        String(
+                            format: "rough WER %.1f %% (%d/%d)",
+                            100 * Double(errors) / Double(max(words, 1)),
+                            errors,
+                            words
+                        )
+                    )
                 }
                 return lines.joined(separator: "\n")
             }
@@ -94,7 +117,11 @@ extension OpenClawTalk.Bench.Recognizer {
                     object["rough_wer"] = Double(errors) / Double(max(words, 1))
                     object["words"] = words
                 }
-                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+                let data =
+                    (try? JSONSerialization.data(
+                        withJSONObject: object,
+                        options: [.sortedKeys, .withoutEscapingSlashes]
+                    )) ?? Data()
                 return String(decoding: data, as: UTF8.self)
             }
         }
