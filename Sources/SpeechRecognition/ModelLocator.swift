@@ -136,9 +136,12 @@ package struct ModelLocator: Sendable {
 
     /// The project's `models/` folder: beside the current directory, or above the running executable
     /// (a `swift build` binary lives in `.build/<config>/`).
-    static func projectModelDirectories() -> [String] {
-        var candidates = [FileManager.default.currentDirectoryPath]
-        var dir = (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath() })?
+    static func projectModelDirectories(
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        executable: String? = CommandLine.arguments.first
+    ) -> [String] {
+        var candidates = [currentDirectory]
+        var dir = (executable.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath() })?
             .deletingLastPathComponent()
         for _ in 0..<4 {
             guard let current = dir else { break }
