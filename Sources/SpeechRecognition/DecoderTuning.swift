@@ -87,7 +87,11 @@ package struct DecoderTuning: Sendable, Equatable {
         if let bestPath { pairs.append(("-bestpath", bestPath ? "yes" : "no")) }
         if let cepstralMeanInit { pairs.append(("-cmninit", cepstralMeanInit)) }
         for index in stride(from: 0, to: additionalArguments.count - 1, by: 2) {
-            pairs.append((additionalArguments[index], additionalArguments[index + 1]))
+            // A later value for the same name replaces the earlier one: PocketSphinx's strict parsing
+            // rejects a name given twice.
+            let name = additionalArguments[index]
+            pairs.removeAll { $0.0 == name }
+            pairs.append((name, additionalArguments[index + 1]))
         }
         return pairs
     }
