@@ -45,19 +45,26 @@ package struct ModelLocator: Sendable {
     package func locate(for mode: RecognitionMode, dictionary explicitDictionary: String? = nil) throws -> ModelPaths {
         var isDirectory: ObjCBool = false
         if let requiredDirectory,
-            !FileManager.default.fileExists(atPath: requiredDirectory, isDirectory: &isDirectory) || !isDirectory.boolValue
+            !FileManager.default.fileExists(atPath: requiredDirectory, isDirectory: &isDirectory)
+                || !isDirectory.boolValue
         {
             throw SpeechRecognitionError.modelDirectoryNotFound(path: requiredDirectory)
         }
         let acoustic = try findAcousticModel(in: requiredDirectory.map { [$0] } ?? searchDirectories)
-        let dictionary = try explicitDictionary.map { try checkedFile($0) } ?? findFile(
-            part: "pronunciation dictionary (\(language) .dict)",
-            names: ["cmudict-\(language).dict", "\(language).dict", "cmudict.dict"])
+        let dictionary =
+            try explicitDictionary.map { try checkedFile($0) }
+            ?? findFile(
+                part: "pronunciation dictionary (\(language) .dict)",
+                names: ["cmudict-\(language).dict", "\(language).dict", "cmudict.dict"]
+            )
         var languageModel: String?
         if case .dictation(let explicitLM) = mode {
-            languageModel = try explicitLM.map { try checkedFile($0) } ?? findFile(
-                part: "language model (\(language).lm.bin)",
-                names: ["\(language).lm.bin", "\(language).lm", "\(language).lm.dmp"])
+            languageModel =
+                try explicitLM.map { try checkedFile($0) }
+                ?? findFile(
+                    part: "language model (\(language).lm.bin)",
+                    names: ["\(language).lm.bin", "\(language).lm", "\(language).lm.dmp"]
+                )
         }
         return ModelPaths(acousticModel: acoustic, dictionary: dictionary, languageModel: languageModel)
     }
@@ -83,7 +90,9 @@ package struct ModelLocator: Sendable {
             }
         }
         throw SpeechRecognitionError.modelNotFound(
-            part: "acoustic model (a folder with mdef, means, variances)", searched: unique(searched))
+            part: "acoustic model (a folder with mdef, means, variances)",
+            searched: unique(searched)
+        )
     }
 
     private func findFile(part: String, names: [String]) throws -> String {
@@ -127,9 +136,12 @@ package struct ModelLocator: Sendable {
 
     /// The project's `models/` folder: beside the current directory, or above the running executable
     /// (a `swift build` binary lives in `.build/<config>/`).
-    static func projectModelDirectories() -> [String] {
-        var candidates = [FileManager.default.currentDirectoryPath]
-        var dir = (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath() })?
+    static func projectModelDirectories(
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        executable: String? = CommandLine.arguments.first
+    ) -> [String] {
+        var candidates = [currentDirectory]
+        var dir = (executable.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath() })?
             .deletingLastPathComponent()
         for _ in 0..<4 {
             guard let current = dir else { break }

@@ -28,9 +28,11 @@ final class PocketSphinxDecoder {
         let argv = (["openclaw-talk"] + arguments).map { strdup($0) }
         defer { argv.forEach { free($0) } }
         var pointers: [UnsafeMutablePointer<CChar>?] = argv
-        guard let config = pointers.withUnsafeMutableBufferPointer({ buffer in
-            ocl_ps_config_from_argv(Int32(buffer.count), buffer.baseAddress)
-        }) else { return nil }
+        guard
+            let config = pointers.withUnsafeMutableBufferPointer({ buffer in
+                ocl_ps_config_from_argv(Int32(buffer.count), buffer.baseAddress)
+            })
+        else { return nil }
         // ps_init takes its own reference to the configuration.
         defer { cmd_ln_free_r(config) }
         return ps_init(config)
@@ -124,9 +126,12 @@ final class PocketSphinxDecoder {
                     let posterior = ps_seg_prob(current, &acoustic, &language, &backoff)
                     words.append(
                         RecognizedWord(
-                            word: base, startMs: Int(startFrame) * Self.millisecondsPerFrame,
+                            word: base,
+                            startMs: Int(startFrame) * Self.millisecondsPerFrame,
                             endMs: (Int(endFrame) + 1) * Self.millisecondsPerFrame,
-                            confidence: probability(posterior)))
+                            confidence: probability(posterior)
+                        )
+                    )
                 }
             }
             seg = ps_seg_next(current)

@@ -37,16 +37,6 @@ enum PocketSphinxLog {
         }
     }
 
-    /// Silences PocketSphinx's log without collecting anything.
-    static func silence() {
-        capture.withLock { state in
-            if !state.installed {
-                ocl_ps_set_log_sink(sink)
-                state.installed = true
-            }
-        }
-    }
-
     private static let sink: ocl_ps_log_sink = { level, message in
         // Only warnings and errors carry anything a user can act on.
         guard level >= Int32(ERR_WARN.rawValue), let message else { return }

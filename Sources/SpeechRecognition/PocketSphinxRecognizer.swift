@@ -2,9 +2,9 @@ import Foundation
 import TalkLogging
 
 /// A `SpeechRecognizer` backed by PocketSphinx. The decoder is built once in `init` and kept warm: between
-/// utterances only `ps_start_utt`/`ps_end_utt` run, so cepstral-mean state carries over from one utterance to
-/// the next, and every frame is decoded as it arrives, leaving only the search's final pass for
-/// `endUtterance()`.
+/// utterances only `ps_start_stream`/`ps_start_utt`/`ps_end_utt` run, so the cepstral mean learnt from this
+/// speaker and microphone carries over from one utterance to the next, and every frame is decoded as it
+/// arrives, leaving only the search's final pass for `endUtterance()`.
 package actor PocketSphinxRecognizer: SpeechRecognizer {
     package nonisolated let configuration: RecognizerConfiguration
     /// The model files in use.
@@ -16,7 +16,7 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var warmUpAudio: [Int16] = []
     /// Whether the current utterance is decoded a second time at its end (decided when it starts).
     private var redecodeThisUtterance = false
-    /// Speech decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
+    /// Audio decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
     private var samplesDecoded = 0
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
@@ -32,7 +32,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             if !missing.isEmpty {
                 throw SpeechRecognitionError.keyphraseInvalid(
                     phrase: phrase,
-                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"])
+                    details: ["not in the dictionary \(models.dictionary): \(missing.joined(separator: ", "))"]
+                )
             }
         }
         self.decoder = decoder
@@ -44,7 +45,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             metadata: [
                 "speech.mode": "\(configuration.mode.name)", "speech.acoustic_model": "\(models.acousticModel)",
                 "speech.init_ms": "\((ContinuousClock.now - started).milliseconds)",
-            ])
+            ]
+        )
     }
 
     package func startUtterance() throws {
@@ -91,6 +93,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             // extra decode, and only for the first few seconds of speech a decoder ever hears.
             let audio = warmUpAudio
             warmUpAudio = []
+            logger.trace(
+                "Decoding the utterance again with the adapted cepstral mean",
+                metadata: ["speech.samples": "\(audio.count)"]
+            )
             try decoder.startUtterance()
             try decoder.process(audio)
             try decoder.endUtterance()

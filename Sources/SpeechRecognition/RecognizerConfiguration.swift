@@ -17,8 +17,11 @@ package struct RecognizerConfiguration: Sendable, Equatable {
     package var cepstralWarmUpSeconds: Double
 
     package init(
-        mode: RecognitionMode = .dictation(), modelDirectory: String? = nil, language: String = "en-us",
-        dictionary: String? = nil, tuning: DecoderTuning? = nil,
+        mode: RecognitionMode = .dictation(),
+        modelDirectory: String? = nil,
+        language: String = "en-us",
+        dictionary: String? = nil,
+        tuning: DecoderTuning? = nil,
         cepstralWarmUpSeconds: Double? = nil
     ) {
         self.mode = mode

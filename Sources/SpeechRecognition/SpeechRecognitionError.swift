@@ -30,7 +30,8 @@ package enum SpeechRecognitionError: Error, Equatable, CustomStringConvertible {
                 + "(see models/README.md), or leave --model-dir out to use Debian's pocketsphinx-en-us model."
         case .modelBroken(let path, let reason):
             return "The PocketSphinx model at \(path) is broken: \(reason). "
-                + "Reinstall pocketsphinx-en-us (apt-get install --reinstall pocketsphinx-en-us) or fix the model folder."
+                + "Reinstall pocketsphinx-en-us (apt-get install --reinstall pocketsphinx-en-us) "
+                + "or fix the model folder."
         case .grammarNotFound(let path):
             return "Grammar file \(path) does not exist or cannot be read; give the path of a JSGF (.gram) file."
         case .keywordListNotFound(let path):

@@ -71,7 +71,9 @@ import Testing
         try FileManager.default.copyItem(atPath: "/usr/share/pocketsphinx/model/en-us/en-us", toPath: acoustic)
         try damage(acoustic)
         let grammar = TestAudio.testData + "/goforward.gram"
-        return (scratch, makeError(RecognizerConfiguration(mode: .grammar(path: grammar), modelDirectory: scratch.path)))
+        return (
+            scratch, makeError(RecognizerConfiguration(mode: .grammar(path: grammar), modelDirectory: scratch.path))
+        )
     }
 
     @Test func `a truncated mdef gives a broken-model error naming the file`() throws {

@@ -5,7 +5,9 @@ import Testing
 
 /// Wake-phrase spotting on real recordings: found where it is said, silent where it is not.
 @Suite struct WakePhraseTests {
-    static let withoutGoForward = ["/cards/001.wav", "/cards/005.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0870.wav"]
+    static let withoutGoForward = [
+        "/cards/001.wav", "/cards/005.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0870.wav",
+    ]
 
     /// Feeds audio frame by frame and reports whether any partial or the final hypothesis held the phrase,
     /// as the Talk loop watches partials to wake up.
@@ -49,7 +51,8 @@ import Testing
 
     @Test func `the project's wake list loads and stays quiet on speech without it`() async throws {
         let recognizer = try TestAudio.recognizer(.keywordList(path: TestAudio.projectModels + "/keyphrases/wake.kws"))
-        let clips = Self.withoutGoForward + ["/cards/002.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"]
+        let clips =
+            Self.withoutGoForward + ["/cards/002.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"]
         for clip in clips {
             let audio = try TestAudio.wav(TestAudio.testData + clip)
             let final = try await TestAudio.decode(audio, with: recognizer)

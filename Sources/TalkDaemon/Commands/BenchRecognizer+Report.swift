@@ -44,6 +44,16 @@ extension OpenClawTalk.Bench.Recognizer {
 
             var rtf: Double { audioSeconds > 0 ? cpuSeconds / audioSeconds : 0 }
 
+            /// Time from the end of the audio to the final hypothesis: p50, p95 and max, in ms.
+            var finalizeMs: (p50: Double, p95: Double, max: Double) {
+                let sorted = files.map(\.finalizeMs).sorted()
+                guard let last = sorted.last else { return (0, 0, 0) }
+                func rank(_ p: Double) -> Double {
+                    sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)]
+                }
+                return (rank(0.5), rank(0.95), last)
+            }
+
             /// Word errors and reference words over the files that have a reference.
             var errors: (errors: Int, words: Int)? {
                 let scored = files.compactMap { result in
@@ -60,9 +70,32 @@ extension OpenClawTalk.Bench.Recognizer {
                 lines.append(
                     String(
                         format: "mode %@: init %.3f s, audio %.1f s, decode cpu %.2f s, rtf %.3f, peak RSS %.0f MB",
-                        mode, initSeconds, audioSeconds, cpuSeconds, rtf, peakRSSMB))
+                        mode,
+                        initSeconds,
+                        audioSeconds,
+                        cpuSeconds,
+                        rtf,
+                        peakRSSMB
+                    )
+                )
+                let finalize = finalizeMs
+                lines.append(
+                    String(
+                        format: "finalize ms: p50 %.1f, p95 %.1f, max %.1f",
+                        finalize.p50,
+                        finalize.p95,
+                        finalize.max
+                    )
+                )
                 if let (errors, words) = errors {
-                    lines.append(String(format: "rough WER %.1f %% (%d/%d)", 100 * Double(errors) / Double(max(words, 1)), errors, words))
+                    lines.append(
+                        String(
+                            format: "rough WER %.1f %% (%d/%d)",
+                            100 * Double(errors) / Double(max(words, 1)),
+                            errors,
+                            words
+                        )
+                    )
                 }
                 return lines.joined(separator: "\n")
             }
@@ -71,6 +104,7 @@ extension OpenClawTalk.Bench.Recognizer {
                 var object: [String: Any] = [
                     "mode": mode, "init_seconds": initSeconds, "audio_seconds": audioSeconds, "cpu_seconds": cpuSeconds,
                     "rtf": rtf, "peak_rss_mb": peakRSSMB,
+                    "finalize_ms": ["p50": finalizeMs.p50, "p95": finalizeMs.p95, "max": finalizeMs.max],
                     "files": files.map { result -> [String: Any] in
                         var file: [String: Any] = [
                             "file": result.clip.path, "hypothesis": result.hypothesis, "finalize_ms": result.finalizeMs,
@@ -83,7 +117,11 @@ extension OpenClawTalk.Bench.Recognizer {
                     object["rough_wer"] = Double(errors) / Double(max(words, 1))
                     object["words"] = words
                 }
-                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+                let data =
+                    (try? JSONSerialization.data(
+                        withJSONObject: object,
+                        options: [.sortedKeys, .withoutEscapingSlashes]
+                    )) ?? Data()
                 return String(decoding: data, as: UTF8.self)
             }
         }

@@ -23,8 +23,11 @@ extension OpenClawTalk.Bench {
                 .option("keyword-list", value: "file.kws", help: "Wake-phrase mode with this keyword list."),
                 .option("model-dir", value: "dir", help: "Look for the model here first."),
                 .option(
-                    "decoder-option", value: "-name=value",
-                    help: "Extra PocketSphinx option, e.g. -lw=7 (repeatable).", repeated: true),
+                    "decoder-option",
+                    value: "name=value",
+                    help: "Extra PocketSphinx option without its dash, e.g. lw=7 (repeatable).",
+                    repeated: true
+                ),
                 .flag("library-defaults", help: "Use PocketSphinx's own search settings instead of the tuned ones."),
                 .flag("json", help: "Print one JSON object."),
             ],
@@ -46,7 +49,10 @@ extension OpenClawTalk.Bench {
             if let grammar = parsed.option("grammar") {
                 mode = .grammar(path: grammar)
             } else if let phrase = parsed.option("keyphrase") {
-                mode = .keyphrase(phrase, threshold: try parsed.doubleOption("threshold", range: 1e-100...1e10) ?? 1e-20)
+                mode = .keyphrase(
+                    phrase,
+                    threshold: try parsed.doubleOption("threshold", range: 1e-100...1e10) ?? 1e-20
+                )
             } else if let list = parsed.option("keyword-list") {
                 mode = .keywordList(path: list)
             } else {
@@ -55,14 +61,17 @@ extension OpenClawTalk.Bench {
             var tuning = parsed.flag("library-defaults") ? DecoderTuning.libraryDefaults : .recommended(for: mode)
             for option in parsed.optionValues("decoder-option") {
                 let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, parts[0].hasPrefix("-") else {
-                    throw ValidationError("--decoder-option '\(option)' must look like -name=value (e.g. -lw=7).")
+                guard parts.count == 2, !parts[0].isEmpty else {
+                    throw ValidationError("--decoder-option '\(option)' must look like name=value (e.g. lw=7).")
                 }
-                tuning.additionalArguments += parts
+                tuning.additionalArguments += ["-" + parts[0].drop { $0 == "-" }, parts[1]]
             }
             configuration = RecognizerConfiguration(
-                mode: mode, modelDirectory: parsed.option("model-dir"), tuning: tuning,
-                cepstralWarmUpSeconds: parsed.flag("library-defaults") ? 0 : nil)
+                mode: mode,
+                modelDirectory: parsed.option("model-dir"),
+                tuning: tuning,
+                cepstralWarmUpSeconds: parsed.flag("library-defaults") ? 0 : nil
+            )
             json = parsed.flag("json")
         }
 
@@ -86,13 +95,21 @@ extension OpenClawTalk.Bench {
                 let hypothesis = try await recognizer.endUtterance()
                 results.append(
                     Clip.Result(
-                        clip: clip, hypothesis: hypothesis.text,
-                        finalizeMs: (ContinuousClock.now - finalStart).seconds * 1000))
+                        clip: clip,
+                        hypothesis: hypothesis.text,
+                        finalizeMs: (ContinuousClock.now - finalStart).seconds * 1000
+                    )
+                )
             }
             let cpuSeconds = ProcessUsage.cpuSeconds() - cpuBefore
             let summary = Clip.Summary(
-                mode: configuration.mode.name, files: results, initSeconds: initSeconds, audioSeconds: audioSeconds,
-                cpuSeconds: cpuSeconds, peakRSSMB: ProcessUsage.peakRSSMegabytes())
+                mode: configuration.mode.name,
+                files: results,
+                initSeconds: initSeconds,
+                audioSeconds: audioSeconds,
+                cpuSeconds: cpuSeconds,
+                peakRSSMB: ProcessUsage.peakRSSMegabytes()
+            )
             print(json ? summary.json() : summary.text())
         }
     }
