@@ -35,7 +35,11 @@ package enum LoggingSystem {
 /// stdout carries command results only (and journald gets the logs).
 package struct StreamLogHandler: LogHandler {
     private static let writeLock = Mutex(())
-    package var logLevel: Logger.Level = .info
+    /// The console shows notices and above unless `OPENCLAW_TALK_LOG_LEVEL` (trace ... critical) says otherwise:
+    /// libraries log routine events at info, which belongs in a daemon's journal, not in a command's output.
+    package static let defaultLevel: Logger.Level =
+        ProcessInfo.processInfo.environment["OPENCLAW_TALK_LOG_LEVEL"].flatMap(Logger.Level.init(caseInsensitive:)) ?? .notice
+    package var logLevel: Logger.Level = StreamLogHandler.defaultLevel
     package var metadata: Logger.Metadata = [:]
     private let label: String
 

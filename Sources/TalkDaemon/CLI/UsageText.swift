@@ -39,7 +39,8 @@ enum UsageText {
                 let isDefault = c.defaultSubcommand.map { $0.configuration.commandName == name } ?? false
                 return (name + (isDefault ? " (default)" : ""), s.configuration.abstract)
             })
-            out += "\n  See '\(path.joined(separator: " ")) help <subcommand>' for detailed help.\n"
+            let helpPath = ([path.first ?? "openclaw-talk", "help"] + path.dropFirst()).joined(separator: " ")
+            out += "\n  See '\(helpPath) <subcommand>' for detailed help.\n"
         }
         return out
     }

@@ -8,7 +8,6 @@ extension OpenClawTalk {
                 Speech.self,
                 Audio.self,
                 GatewayBench.self,
-                Recognizer.self,
             ],
             defaultSubcommand: Speech.self
         )
