@@ -1,6 +1,49 @@
 #!/usr/bin/env bash
-# Benchmarks; figures are printed as JSON.
+# `make bench`: every benchmark, as JSON in out/ (and a short summary on stdout). Run under scripts/with-pulse.sh
+# so the audio figures have a sound server even on a machine without a sound card.
 set -euo pipefail
 bin=${1:-.build/release/openclaw-talk}
 mkdir -p out
-echo "benchmarks are added by the audio, recognition and gateway work"
+
+echo "== bench audio -> out/bench-audio.json"
+"$bin" bench audio --json >out/bench-audio.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-audio.json"))
+o = r["opus"]
+print(f"  opus encode {o['encodeMicrosecondsMedian']:.0f} µs/frame, decode {o['decodeMicrosecondsMedian']:.0f} µs/frame, {o['bytesPerSecond']:.0f} B/s")
+p = r.get("pulse")
+if p:
+    print(f"  capture latency p50 {p['captureLatencyP50Ms']:.1f} ms p95 {p['captureLatencyP95Ms']:.1f} ms, idle CPU {p['idleCaptureCPUPercent']:.2f} %,"
+          f" playback start {p['playbackStartLatencyMs']['median']:.1f} ms, stop {p['playbackStopLatencyMs']['median']:.1f} ms")
+else:
+    print("  PulseAudio not measured:", r.get("pulseUnavailable"))
+PY
+
+manifest=../shared/corpus/speech/manifest.tsv
+if [ ! -f "$manifest" ]; then
+    # Without the shared corpus, Debian's test clips (cards, with their transcriptions) make a small manifest.
+    manifest=out/testdata-manifest.tsv
+    printf 'file\ttranscript\n' >"$manifest"
+    data=/usr/share/pocketsphinx/test/data/cards
+    paste <(sed 's|^|'"$data"'/|; s|$|.wav|' "$data/cards.fileids") \
+          <(sed 's/ *(.*)$//' "$data/cards.transcription") >>"$manifest"
+    echo "(../shared not found: speech benchmark on pocketsphinx-testdata cards instead of the dev corpus)"
+fi
+echo "== bench speech $manifest --baseline -> out/bench-speech.json"
+"$bin" bench speech "$manifest" --json --baseline >out/bench-speech.json
+echo "== bench speech --grammar models/grammars/talk-commands.gram -> out/bench-speech-grammar.json"
+"$bin" bench speech "$manifest" --json --grammar models/grammars/talk-commands.gram >out/bench-speech-grammar.json
+python3 - <<'PY'
+import json
+for name in ("bench-speech", "bench-speech-grammar"):
+    r = json.load(open(f"out/{name}.json"))
+    b = r.get("baseline") or {}
+    base = f", baseline WER {b['wer']*100:.1f} %" if b else ""
+    print(f"  {name}: WER {r['wer']*100:.1f} %{base}, rtf {r['rtf']:.3f}, finalize p95 {r['finalize_ms']['p95']:.1f} ms,"
+          f" peak RSS {r['peak_rss_mb']:.0f} MB")
+PY
+
+echo "== bench gateway -> out/bench-gateway.json"
+"$bin" bench gateway --json >out/bench-gateway.json
+python3 -c 'import json; r=json.load(open("out/bench-gateway.json")); c=r["connectToHelloOkMs"]; print(f"  connect to hello-ok ws {c[\"ws\"][\"median\"]} ms, wss {c[\"wss\"][\"median\"]} ms; reconnect after restart {r[\"reconnectAfterRestartMs\"][\"afterGatewayBack\"][\"median\"]} ms after it is back; {r[\"memoryPerConnectionKiB\"][\"ws\"]} KiB per connection")'
