@@ -23,7 +23,7 @@ import TalkLogging
             let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
             let recorder = CaptureRecorder()
             await recorder.consume(try await capture.start())
-            try server.settleNullSink()
+            try await server.settleNullSink()
             let playback = try PulsePlayback(server: server.address, logger: logger)
 
             let calledAt = monotonicNanoseconds()
@@ -55,7 +55,7 @@ import TalkLogging
         try await PulseTestServer.with { server in
             let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
             await CaptureRecorder().consume(try await capture.start())
-            try server.settleNullSink()
+            try await server.settleNullSink()
             let playback = try PulsePlayback(server: server.address, logger: logger)
             let start = ContinuousClock.now
             #expect(try await playback.play(TestSignals.tone(rate: 44_100, seconds: 0.5)) == .completed)
