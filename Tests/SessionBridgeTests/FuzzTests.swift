@@ -202,13 +202,13 @@ enum Mutate {
             let command: JSONValue = i % 3 == 0
                 ? ["cmd": "send-raw", "text": .string(String(decoding: raw, as: UTF8.self)), "target": "authenticated"]
                 : ["cmd": "send-raw", "hex": .string(hex), "binary": true, "target": "authenticated"]
-            sent += Int(try h.gateway.control(command.jsonText)["sent"]?.intValue ?? 0)
+            sent += Int(try await h.gateway.control(command.jsonText)["sent"]?.intValue ?? 0)
         }
         #expect(sent >= 300)
         // And refgw's own seeded generator: every kind that is legal WebSocket traffic. (Text messages
         // with invalid UTF-8 must close the socket under RFC 6455, so that kind is one of the breakers.)
         let kinds: JSONValue = ["bad-json", "wrong-types", "unknown", "binary-garbage", "deep-nesting", "stray-response", "huge-numbers"]
-        let fuzz = try h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
+        let fuzz = try await h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
         #expect(fuzz["sent"]?.intValue ?? 0 >= 1000, "refgw fuzz: \(fuzz)")
         // Garbage messages (binary, or UTF-8 text that is not a frame) must not cost the connection.
         let reply = try await node.request(method: "health", timeout: .seconds(5))
@@ -226,7 +226,7 @@ enum Mutate {
         ]
         for breaker in breakers {
             #expect(await GatewayIntegrationTests.waitFor(node, GatewayIntegrationTests.connected) != nil)
-            try h.gateway.control(breaker.jsonText)
+            try await h.gateway.control(breaker.jsonText)
             let lost = await GatewayIntegrationTests.waitFor(node, within: .seconds(3)) { !GatewayIntegrationTests.connected($0) }
             #expect(lost != nil, "\(breaker) did not end the socket")
             #expect(await GatewayIntegrationTests.waitFor(node, within: .seconds(5), GatewayIntegrationTests.connected) != nil,
