@@ -27,7 +27,7 @@ import TalkLogging
             let frames = await recorder.frames
             let captured = frames.flatMap(\.samples)
             let reference = TestSignals.sweep(rate: AudioFrame.sampleRate).samples
-            let c = TestSignals.correlate(reference, in: captured)
+            let c = try await TestSignals.correlate(reference, in: captured)
             #expect(c.peak > 0.8, "the sweep came back at \(c.peak) of its level")
             #expect(c.peak > 4 * c.runnerUp, "peak \(c.peak) does not stand out from \(c.runnerUp)")
             // Frames delivered before play() cannot hold the sweep; it must follow within 500 ms of stream time.
