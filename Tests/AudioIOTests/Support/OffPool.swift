@@ -8,3 +8,24 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
         thread.start()
     }
 }
+
+/// A task executor on a thread outside the cooperative pool, for CPU-heavy test bodies (Opus round trips,
+/// resampling in a debug build): run them with `computeOffPool { ... }` below. Unlike the closure form above,
+/// the body stays in the test's task, so `#expect` still reports to the running test.
+final class OffPoolExecutor: TaskExecutor {
+    static let shared = OffPoolExecutor()
+    private let queue = DispatchQueue(label: "openclaw-talk.tests.off-pool")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
+/// Runs `body` (synchronous, CPU-heavy) off the cooperative pool, inside the calling test's task.
+func computeOffPool<T>(_ body: () throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+        try body()
+    }
+}
