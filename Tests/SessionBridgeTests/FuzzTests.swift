@@ -185,7 +185,7 @@ enum Mutate {
 @Suite(.serialized) struct SocketFuzzTests {
     @Test func `garbage, oversized and truncated frames over a real socket never crash and the connection recovers`() async throws {
         let h = try await GatewayIntegrationTests.Harness.start(
-            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300", "--max-payload", "200000"])
+            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "700", "--max-payload", "200000"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         let session = try GatewaySession.fromStoredSetup(
             paths: h.paths, version: "0.1.0-test", timing: GatewayIntegrationTests.fastTiming, logger: h.logger)
@@ -227,7 +227,8 @@ enum Mutate {
         for breaker in breakers {
             #expect(await GatewayIntegrationTests.waitFor(node, GatewayIntegrationTests.connected) != nil)
             try await h.gateway.control(breaker.jsonText)
-            let lost = await GatewayIntegrationTests.waitFor(node, within: .seconds(3)) { !GatewayIntegrationTests.connected($0) }
+            // A breaker that leaves the socket silent is found by the tick watchdog (2 x 700 ms).
+            let lost = await GatewayIntegrationTests.waitFor(node, within: .seconds(5)) { !GatewayIntegrationTests.connected($0) }
             #expect(lost != nil, "\(breaker) did not end the socket")
             #expect(await GatewayIntegrationTests.waitFor(node, within: .seconds(5), GatewayIntegrationTests.connected) != nil,
                     "no reconnect after \(breaker)")
