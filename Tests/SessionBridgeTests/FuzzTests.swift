@@ -211,7 +211,9 @@ enum Mutate {
         let fuzz = try await h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
         #expect(fuzz["sent"]?.intValue ?? 0 >= 1000, "refgw fuzz: \(fuzz)")
         // Garbage messages (binary, or UTF-8 text that is not a frame) must not cost the connection.
-        let reply = try await node.request(method: "health", timeout: .seconds(5))
+        // The reply comes after the client has worked through the thousand garbage messages queued before
+        // it: seconds in a debug build on a loaded machine. That it comes at all is what is checked.
+        let reply = try await node.request(method: "health", timeout: .seconds(30))
         #expect(reply != nil)
         try h.expectNoViolations()
 
@@ -233,7 +235,7 @@ enum Mutate {
             #expect(await GatewayIntegrationTests.waitFor(node, within: .seconds(5), GatewayIntegrationTests.connected) != nil,
                     "no reconnect after \(breaker)")
         }
-        let again = try await node.request(method: "health", timeout: .seconds(5))
+        let again = try await node.request(method: "health", timeout: .seconds(30))
         #expect(again != nil)
         #expect(residentKiB() - before < 50_000)
         if let v = try h.gateway.violations() {
