@@ -13,7 +13,7 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 /// resampling in a debug build): run them with `computeOffPool { ... }` below. Unlike the closure form above,
 /// the body stays in the test's task, so `#expect` still reports to the running test.
 final class OffPoolExecutor: TaskExecutor {
-    static let shared = OffPoolExecutor()
+    /// A serial queue of its own: one executor per body, so bodies of tests running in parallel do too.
     private let queue = DispatchQueue(label: "openclaw-talk.tests.off-pool")
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -25,7 +25,7 @@ final class OffPoolExecutor: TaskExecutor {
 
 /// Runs `body` (synchronous, CPU-heavy) off the cooperative pool, inside the calling test's task.
 func computeOffPool<T>(_ body: () throws -> T) async throws -> T {
-    try await withTaskExecutorPreference(OffPoolExecutor.shared) {
+    try await withTaskExecutorPreference(OffPoolExecutor()) {
         try body()
     }
 }
