@@ -44,24 +44,28 @@ import Testing
     }
 
     @Test(arguments: [16_000, 24_000])
-    func `speech from pocketsphinx-testdata survives a round trip`(rate: Int) throws {
-        for path in [TestAudio.goForwardRaw, TestAudio.cardsWav] {
-            let speech = try AudioFileReader.readMono(path: path, sampleRate: rate).samples
-            try Self.expectWaveformKept(speech, rate: rate, label: path)
+    func `speech from pocketsphinx-testdata survives a round trip`(rate: Int) async throws {
+        try await computeOffPool {
+            for path in [TestAudio.goForwardRaw, TestAudio.cardsWav] {
+                let speech = try AudioFileReader.readMono(path: path, sampleRate: rate).samples
+                try Self.expectWaveformKept(speech, rate: rate, label: path)
+            }
         }
     }
 
-    @Test func `speech from the shared corpus survives a round trip`() throws {
-        guard let dir = TestAudio.sharedSpeechDirectory else {
-            print("SKIPPED: ../shared not found: Opus round trip on the shared speech corpus not run")
-            return
-        }
-        let manifest = try String(contentsOf: dir.appendingPathComponent("manifest.tsv"), encoding: .utf8)
-        let files = manifest.split(separator: "\n").dropFirst().compactMap { $0.split(separator: "\t").first }
-        #expect(!files.isEmpty)
-        for file in files {
-            let speech = try AudioFileReader.readMono(path: dir.appendingPathComponent(String(file)).path).samples
-            try Self.expectWaveformKept(speech, rate: 16_000, label: String(file))
+    @Test func `speech from the shared corpus survives a round trip`() async throws {
+        try await computeOffPool {
+            guard let dir = TestAudio.sharedSpeechDirectory else {
+                print("SKIPPED: ../shared not found: Opus round trip on the shared speech corpus not run")
+                return
+            }
+            let manifest = try String(contentsOf: dir.appendingPathComponent("manifest.tsv"), encoding: .utf8)
+            let files = manifest.split(separator: "\n").dropFirst().compactMap { $0.split(separator: "\t").first }
+            #expect(!files.isEmpty)
+            for file in files {
+                let speech = try AudioFileReader.readMono(path: dir.appendingPathComponent(String(file)).path).samples
+                try Self.expectWaveformKept(speech, rate: 16_000, label: String(file))
+            }
         }
     }
 
@@ -72,22 +76,24 @@ import Testing
         return energies.sorted { $0.1 > $1.1 }.prefix(count).map(\.0)
     }
 
-    @Test func `concealment fills a lost packet with sound like its neighbours, without a click`() throws {
-        let speech = try TestAudio.goForward()
-        let packets = try Self.encode(speech, with: OpusEncoder())
-        let reference = try Self.decode(packets, rate: 16_000)
-        for lost in Self.voicedFrames(speech, count: 5) {
-            let concealed = try Self.decode(packets, rate: 16_000, lost: [lost])
-            #expect(concealed.count == reference.count)
-            let frame = concealed[lost * 320..<(lost + 1) * 320]
-            let before = TestAudio.rms(concealed[(lost - 1) * 320..<lost * 320])
-            let energy = TestAudio.rms(frame)
-            #expect(energy > 0.2 * before && energy < 2 * before, "frame \(lost): RMS \(energy) after \(before)")
-            // A click is a jump between samples far larger than the signal's own steps around it.
-            let window = (lost - 2) * 320..<(lost + 3) * 320
-            let steps = Self.largestStep(concealed[window])
-            let ownSteps = Self.largestStep(reference[window])
-            #expect(steps <= 2 * ownSteps + 200, "frame \(lost): largest step \(steps), undamaged \(ownSteps)")
+    @Test func `concealment fills a lost packet with sound like its neighbours, without a click`() async throws {
+        try await computeOffPool {
+            let speech = try TestAudio.goForward()
+            let packets = try Self.encode(speech, with: OpusEncoder())
+            let reference = try Self.decode(packets, rate: 16_000)
+            for lost in Self.voicedFrames(speech, count: 5) {
+                let concealed = try Self.decode(packets, rate: 16_000, lost: [lost])
+                #expect(concealed.count == reference.count)
+                let frame = concealed[lost * 320..<(lost + 1) * 320]
+                let before = TestAudio.rms(concealed[(lost - 1) * 320..<lost * 320])
+                let energy = TestAudio.rms(frame)
+                #expect(energy > 0.2 * before && energy < 2 * before, "frame \(lost): RMS \(energy) after \(before)")
+                // A click is a jump between samples far larger than the signal's own steps around it.
+                let window = (lost - 2) * 320..<(lost + 3) * 320
+                let steps = Self.largestStep(concealed[window])
+                let ownSteps = Self.largestStep(reference[window])
+                #expect(steps <= 2 * ownSteps + 200, "frame \(lost): largest step \(steps), undamaged \(ownSteps)")
+            }
         }
     }
 
@@ -95,62 +101,70 @@ import Testing
         zip(x.dropFirst(), x).map { (a: Int16, b: Int16) -> Int in abs(Int(a) - Int(b)) }.max() ?? 0
     }
 
-    @Test func `FEC recovers a lost packet better than concealment alone`() throws {
-        let speech = try TestAudio.goForward()
-        let encoder = try OpusEncoder(configuration: .init(inbandFEC: true, expectedPacketLossPercent: 20))
-        let packets = try Self.encode(speech, with: encoder)
-        let reference = try Self.decode(packets, rate: 16_000)
-        var plcError = 0.0
-        var fecError = 0.0
-        for lost in Self.voicedFrames(speech, count: 10) {
-            let range = lost * 320..<(lost + 1) * 320
-            let plc = try Self.decode(packets, rate: 16_000, lost: [lost])
-            let fec = try Self.decode(packets, rate: 16_000, lost: [lost], useFEC: true)
-            plcError += zip(plc[range], reference[range]).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
-            fecError += zip(fec[range], reference[range]).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
+    @Test func `FEC recovers a lost packet better than concealment alone`() async throws {
+        try await computeOffPool {
+            let speech = try TestAudio.goForward()
+            let encoder = try OpusEncoder(configuration: .init(inbandFEC: true, expectedPacketLossPercent: 20))
+            let packets = try Self.encode(speech, with: encoder)
+            let reference = try Self.decode(packets, rate: 16_000)
+            var plcError = 0.0
+            var fecError = 0.0
+            for lost in Self.voicedFrames(speech, count: 10) {
+                let range = lost * 320..<(lost + 1) * 320
+                let plc = try Self.decode(packets, rate: 16_000, lost: [lost])
+                let fec = try Self.decode(packets, rate: 16_000, lost: [lost], useFEC: true)
+                plcError += zip(plc[range], reference[range]).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
+                fecError += zip(fec[range], reference[range]).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
+            }
+            print("Lost-packet error energy over 10 voiced frames: FEC \(fecError), PLC only \(plcError)")
+            #expect(fecError < plcError * 0.7, "error energy with FEC \(fecError), with PLC only \(plcError)")
         }
-        print("Lost-packet error energy over 10 voiced frames: FEC \(fecError), PLC only \(plcError)")
-        #expect(fecError < plcError * 0.7, "error energy with FEC \(fecError), with PLC only \(plcError)")
     }
 
-    @Test func `DTX sends tiny packets for silence`() throws {
-        let encoder = try OpusEncoder(configuration: .init(dtx: true))
-        let packets = try Self.encode([Int16](repeating: 0, count: 320 * 50), with: encoder)
-        let tiny = packets.filter(OpusEncoder.isDTXPacket).count
-        // libopus enters DTX after 200 ms (10 frames) of silence.
-        #expect(tiny >= 35, "\(tiny) of 50 silent frames were DTX packets")
-        #expect(try Self.decode(packets, rate: 16_000).count == 320 * 50)
+    @Test func `DTX sends tiny packets for silence`() async throws {
+        try await computeOffPool {
+            let encoder = try OpusEncoder(configuration: .init(dtx: true))
+            let packets = try Self.encode([Int16](repeating: 0, count: 320 * 50), with: encoder)
+            let tiny = packets.filter(OpusEncoder.isDTXPacket).count
+            // libopus enters DTX after 200 ms (10 frames) of silence.
+            #expect(tiny >= 35, "\(tiny) of 50 silent frames were DTX packets")
+            #expect(try Self.decode(packets, rate: 16_000).count == 320 * 50)
+        }
     }
 
-    @Test func `the bitrate setting governs the packet size`() throws {
-        let speech = try TestAudio.goForward()
-        var bytesPerSecond: [Int] = []
-        for bitrate in [12_000, 24_000, 48_000] {
-            let packets = try Self.encode(speech, with: OpusEncoder(configuration: .init(bitrate: bitrate)))
-            let rate = packets.reduce(0) { $0 + $1.count } * 50 / packets.count
-            #expect(Double(rate) < Double(bitrate) / 8 * 1.3, "\(rate) B/s at \(bitrate) bit/s")
-            bytesPerSecond.append(rate)
+    @Test func `the bitrate setting governs the packet size`() async throws {
+        try await computeOffPool {
+            let speech = try TestAudio.goForward()
+            var bytesPerSecond: [Int] = []
+            for bitrate in [12_000, 24_000, 48_000] {
+                let packets = try Self.encode(speech, with: OpusEncoder(configuration: .init(bitrate: bitrate)))
+                let rate = packets.reduce(0) { $0 + $1.count } * 50 / packets.count
+                #expect(Double(rate) < Double(bitrate) / 8 * 1.3, "\(rate) B/s at \(bitrate) bit/s")
+                bytesPerSecond.append(rate)
+            }
+            #expect(bytesPerSecond == bytesPerSecond.sorted() && Set(bytesPerSecond).count == 3)
         }
-        #expect(bytesPerSecond == bytesPerSecond.sorted() && Set(bytesPerSecond).count == 3)
     }
 
-    @Test func `bad settings and frames give errors with libopus's words`() throws {
-        #expect(throws: OpusError.unsupportedSampleRate(22_050)) {
-            try OpusEncoder(configuration: .init(sampleRate: 22_050))
-        }
-        #expect(throws: OpusError.unsupportedSampleRate(44_100)) { try OpusDecoder(sampleRate: 44_100) }
-        #expect(throws: OpusError.invalidSetting(name: "complexity", value: 11)) {
-            try OpusEncoder(configuration: .init(complexity: 11))
-        }
-        let encoder = try OpusEncoder()
-        #expect(throws: OpusError.wrongFrameSize(expected: 320, got: 100)) {
-            try encoder.encode([Int16](repeating: 0, count: 100))
-        }
-        let decoder = try OpusDecoder()
-        // A TOC byte announcing a code-3 packet with no frame count: libopus rejects it as corrupt.
-        #expect { try decoder.decode([0x03]) } throws: { error in
-            guard case OpusError.libopus(_, let code, let message) = error else { return false }
-            return code < 0 && !message.isEmpty && "\(error)".contains(message)
+    @Test func `bad settings and frames give errors with libopus's words`() async throws {
+        try await computeOffPool {
+            #expect(throws: OpusError.unsupportedSampleRate(22_050)) {
+                try OpusEncoder(configuration: .init(sampleRate: 22_050))
+            }
+            #expect(throws: OpusError.unsupportedSampleRate(44_100)) { try OpusDecoder(sampleRate: 44_100) }
+            #expect(throws: OpusError.invalidSetting(name: "complexity", value: 11)) {
+                try OpusEncoder(configuration: .init(complexity: 11))
+            }
+            let encoder = try OpusEncoder()
+            #expect(throws: OpusError.wrongFrameSize(expected: 320, got: 100)) {
+                try encoder.encode([Int16](repeating: 0, count: 100))
+            }
+            let decoder = try OpusDecoder()
+            // A TOC byte announcing a code-3 packet with no frame count: libopus rejects it as corrupt.
+            #expect { try decoder.decode([0x03]) } throws: { error in
+                guard case OpusError.libopus(_, let code, let message) = error else { return false }
+                return code < 0 && !message.isEmpty && "\(error)".contains(message)
+            }
         }
     }
 }

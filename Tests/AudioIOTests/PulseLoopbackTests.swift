@@ -14,7 +14,7 @@ import TalkLogging
             let recorder = CaptureRecorder()
             await recorder.consume(try await capture.start())
             let playback = try PulsePlayback(sink: "vsink", server: server.address, logger: logger)
-            try server.settleNullSink()
+            try await server.settleNullSink()
             try await Task.sleep(for: .milliseconds(100))
 
             let deliveredBeforePlay = await recorder.frames.count * AudioFrame.samplesPerFrame
@@ -27,7 +27,7 @@ import TalkLogging
             let frames = await recorder.frames
             let captured = frames.flatMap(\.samples)
             let reference = TestSignals.sweep(rate: AudioFrame.sampleRate).samples
-            let c = TestSignals.correlate(reference, in: captured)
+            let c = try await TestSignals.correlate(reference, in: captured)
             #expect(c.peak > 0.8, "the sweep came back at \(c.peak) of its level")
             #expect(c.peak > 4 * c.runnerUp, "peak \(c.peak) does not stand out from \(c.runnerUp)")
             // Frames delivered before play() cannot hold the sweep; it must follow within 500 ms of stream time.
@@ -41,7 +41,7 @@ import TalkLogging
     @Test func `samples written into a pipe source are captured bit-exact`() async throws {
         try await PulseTestServer.with { server in
             let fifo = server.directory.appendingPathComponent("mic.fifo").path
-            let module = try server.loadModule(
+            let module = try await server.loadModule(
                 "module-pipe-source", "source_name=pipemic file=\(fifo) format=s16le rate=16000 channels=1")
             let capture = PulseCapture(source: "pipemic", server: server.address, logger: logger)
             let recorder = CaptureRecorder()
@@ -55,7 +55,7 @@ import TalkLogging
 
             let complete = await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= frameCount }
             await capture.stop()
-            try server.unloadModule(module)
+            try await server.unloadModule(module)
             #expect(complete)
             let frames = await recorder.frames
             #expect(Array(frames.flatMap(\.samples).prefix(written.count)) == written)

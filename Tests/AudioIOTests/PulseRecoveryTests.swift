@@ -14,42 +14,47 @@ import TalkLogging
             await recorder.consume(try await capture.start())
             #expect(await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= 10 })
 
-            server.kill()
+            await server.kill()
             let interrupted = await recorder.wait(upTo: .seconds(2)) { _, events in
                 events.contains { if case .interrupted = $0 { true } else { false } }
             }
             #expect(interrupted, "no .interrupted event after the server died")
             let framesBeforeRestart = await recorder.frames.count
             try await Task.sleep(for: .milliseconds(300))
-            try server.start()
+            try await server.start()
             let restartedAt = ContinuousClock.now
 
             let resumed = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "vmic") }
             let eventsAfterRestart = await recorder.events
             #expect(resumed, "no .resumed within 2 s of the server coming back: \(eventsAfterRestart)")
             #expect(ContinuousClock.now - restartedAt < .seconds(2))
-            try server.settleNullSink()
+            try await server.settleNullSink()
             let flowing = await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= framesBeforeRestart + 10 }
             #expect(flowing, "frames did not flow again after the restart")
             await capture.stop()
 
             let sequences = await recorder.sequences
             #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "sequence numbers must strictly increase")
-            let gap = sequences[framesBeforeRestart] - sequences[framesBeforeRestart - 1]
-            #expect(gap >= 15, "the sequence should skip the ~300+ ms outage, it moved by \(gap)")
+            // The first frame after the outage is the first one delivered after the last .resumed, wherever
+            // the test happened to look at the stream.
+            let events = await recorder.events
+            let resumedAt = try #require(await recorder.framesBeforeEvent.last)
+            try #require(resumedAt > 0 && resumedAt < sequences.count, "no frames on both sides of the outage: \(events)")
+            let gap = sequences[resumedAt] - sequences[resumedAt - 1]
+            #expect(gap >= 15, "the sequence should skip the ~300+ ms outage, it moved by \(gap); events \(events), frames \(framesBeforeRestart) then \(resumedAt)")
         }
     }
 
     @Test func `capture from a source that is unloaded falls back to the default source`() async throws {
         try await PulseTestServer.with { server in
-            let module = try server.loadModule("module-remap-source", "master=vsink.monitor source_name=extramic")
+            let module = try await server.loadModule("module-remap-source", "master=vsink.monitor source_name=extramic")
             let capture = PulseCapture(source: "extramic", server: server.address, logger: logger)
             let recorder = CaptureRecorder()
             await recorder.consume(try await capture.start())
             #expect(await capture.currentDevice() == "extramic")
             #expect(await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= 5 })
 
-            try server.unloadModule(module)
+            try await server.unloadModule(module)
             let fellBack = await recorder.wait(upTo: .seconds(2)) { _, events in
                 events.count == 2 && events.last == .resumed(device: "vmic")
             }
@@ -69,12 +74,12 @@ import TalkLogging
 
     @Test func `a named source missing after a server restart gives way to the default source`() async throws {
         try await PulseTestServer.with { server in
-            _ = try server.loadModule("module-remap-source", "master=vsink.monitor source_name=extramic")
+            _ = try await server.loadModule("module-remap-source", "master=vsink.monitor source_name=extramic")
             let capture = PulseCapture(source: "extramic", server: server.address, logger: logger)
             let recorder = CaptureRecorder()
             await recorder.consume(try await capture.start())
-            server.kill()
-            try server.start()  // the restarted server loads only its start-up modules: no extramic
+            await server.kill()
+            try await server.start()  // the restarted server loads only its start-up modules: no extramic
             let resumed = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "vmic") }
             let events = await recorder.events
             #expect(resumed, "expected .resumed(vmic) within 2 s of the restart, got \(events)")
@@ -88,7 +93,7 @@ import TalkLogging
             let playback = try PulsePlayback(server: server.address, logger: logger)
             let long = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 3)) }
             try await Task.sleep(for: .milliseconds(300))
-            server.kill()
+            await server.kill()
             await #expect {
                 _ = try await long.value
             } throws: { error in
@@ -97,7 +102,7 @@ import TalkLogging
             }
             await #expect(throws: PulseError.self) { _ = try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.1)) }
 
-            try server.start()
+            try await server.start()
             let events = await StreamRecorder.recording(playback.events).first(2, within: .seconds(2))
             #expect(events.count == 2, "expected .interrupted then .resumed within 2 s, got \(events)")
             if case .interrupted = events.first {} else { Issue.record("the first event should be .interrupted") }
@@ -110,11 +115,11 @@ import TalkLogging
 
     @Test func `playback to a sink that is unloaded goes on on the default sink and says so`() async throws {
         try await PulseTestServer.with { server in
-            let module = try server.loadModule("module-null-sink", "sink_name=extrasink rate=24000 channels=1")
+            let module = try await server.loadModule("module-null-sink", "sink_name=extrasink rate=24000 channels=1")
             let playback = try PulsePlayback(sink: "extrasink", server: server.address, logger: logger)
             let long = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 1)) }
             try await Task.sleep(for: .milliseconds(300))
-            try server.unloadModule(module)
+            try await server.unloadModule(module)
             let events = await StreamRecorder.recording(playback.events).first(2, within: .seconds(2))
             if case .interrupted(let reason) = events.first {
                 #expect(reason.contains("extrasink"))

@@ -185,7 +185,7 @@ enum Mutate {
 @Suite(.serialized) struct SocketFuzzTests {
     @Test func `garbage, oversized and truncated frames over a real socket never crash and the connection recovers`() async throws {
         let h = try await GatewayIntegrationTests.Harness.start(
-            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "300", "--max-payload", "200000"])
+            ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "700", "--max-payload", "200000"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         let session = try GatewaySession.fromStoredSetup(
             paths: h.paths, version: "0.1.0-test", timing: GatewayIntegrationTests.fastTiming, logger: h.logger)
@@ -202,16 +202,18 @@ enum Mutate {
             let command: JSONValue = i % 3 == 0
                 ? ["cmd": "send-raw", "text": .string(String(decoding: raw, as: UTF8.self)), "target": "authenticated"]
                 : ["cmd": "send-raw", "hex": .string(hex), "binary": true, "target": "authenticated"]
-            sent += Int(try h.gateway.control(command.jsonText)["sent"]?.intValue ?? 0)
+            sent += Int(try await h.gateway.control(command.jsonText)["sent"]?.intValue ?? 0)
         }
         #expect(sent >= 300)
         // And refgw's own seeded generator: every kind that is legal WebSocket traffic. (Text messages
         // with invalid UTF-8 must close the socket under RFC 6455, so that kind is one of the breakers.)
         let kinds: JSONValue = ["bad-json", "wrong-types", "unknown", "binary-garbage", "deep-nesting", "stray-response", "huge-numbers"]
-        let fuzz = try h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
+        let fuzz = try await h.gateway.control((["cmd": "fuzz", "count": 1000, "seed": 7, "kinds": kinds, "wait": true] as JSONValue).jsonText)
         #expect(fuzz["sent"]?.intValue ?? 0 >= 1000, "refgw fuzz: \(fuzz)")
         // Garbage messages (binary, or UTF-8 text that is not a frame) must not cost the connection.
-        let reply = try await node.request(method: "health", timeout: .seconds(5))
+        // The reply comes after the client has worked through the thousand garbage messages queued before
+        // it: seconds in a debug build on a loaded machine. That it comes at all is what is checked.
+        let reply = try await node.request(method: "health", timeout: .seconds(30))
         #expect(reply != nil)
         try h.expectNoViolations()
 
@@ -226,13 +228,14 @@ enum Mutate {
         ]
         for breaker in breakers {
             #expect(await GatewayIntegrationTests.waitFor(node, GatewayIntegrationTests.connected) != nil)
-            try h.gateway.control(breaker.jsonText)
-            let lost = await GatewayIntegrationTests.waitFor(node, within: .seconds(3)) { !GatewayIntegrationTests.connected($0) }
+            try await h.gateway.control(breaker.jsonText)
+            // A breaker that leaves the socket silent is found by the tick watchdog (2 x 700 ms).
+            let lost = await GatewayIntegrationTests.waitFor(node, within: .seconds(5)) { !GatewayIntegrationTests.connected($0) }
             #expect(lost != nil, "\(breaker) did not end the socket")
             #expect(await GatewayIntegrationTests.waitFor(node, within: .seconds(5), GatewayIntegrationTests.connected) != nil,
                     "no reconnect after \(breaker)")
         }
-        let again = try await node.request(method: "health", timeout: .seconds(5))
+        let again = try await node.request(method: "health", timeout: .seconds(30))
         #expect(again != nil)
         #expect(residentKiB() - before < 50_000)
         if let v = try h.gateway.violations() {

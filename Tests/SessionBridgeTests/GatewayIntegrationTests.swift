@@ -108,7 +108,7 @@ import Testing
     @Test func `a stored device token reconnects without the setup code or another approval`() async throws {
         let h = try await Harness.start(["--tls", "--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
         _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
-        #expect(try h.gateway.control("approve")["approved"]?.arrayValue?.isEmpty == true)
+        #expect(try await h.gateway.control("approve")["approved"]?.arrayValue?.isEmpty == true)
         let session = try GatewaySession.fromStoredSetup(paths: h.paths, version: "0.1.0-test", timing: Self.fastTiming, logger: h.logger)
         let run = Task { await session.run() }
         defer { run.cancel() }
@@ -116,7 +116,7 @@ import Testing
         #expect(await Self.waitFor(session.operatorConnection, Self.connected) != nil)
         let reply = try await session.operatorConnection.request(method: "system-presence")
         #expect(reply != nil)
-        #expect(try h.gateway.control("pending")["pending"]?.arrayValue?.isEmpty == true)
+        #expect(try await h.gateway.control("pending")["pending"]?.arrayValue?.isEmpty == true)
         try h.expectNoViolations()
         try h.expectNoSecretsLogged()
     }
@@ -132,7 +132,7 @@ import Testing
             #expect("\(error)".contains(String(repeating: "ab", count: 32)))
             #expect("\(error)".contains(h.gateway.startup.tlsFingerprint ?? "?"))
         }
-        #expect(try h.gateway.control("devices")["devices"]?.arrayValue?.isEmpty == true)
+        #expect(try await h.gateway.control("devices")["devices"]?.arrayValue?.isEmpty == true)
     }
 
     @Test func `without a terminal or a flag an untrusted certificate stops with the flag to use`() async throws {
@@ -163,13 +163,13 @@ import Testing
         let run = Task { await session.run() }
         defer { run.cancel() }
         #expect(await Self.waitFor(session.node, Self.connected) != nil)
-        try h.gateway.control("stop-ticks")
+        try await h.gateway.control("stop-ticks")
         let stopped = ContinuousClock.now
         let lost = await Self.waitFor(session.node) { if case .reconnecting = $0 { true } else { false } }
         #expect(lost != nil)
         // 2 x 300 ms of silence, plus up to a quarter tick for the check; generous margin for a loaded machine.
         #expect(ContinuousClock.now - stopped < .milliseconds(600 + 75 + 700))
-        try h.gateway.control("start-ticks")
+        try await h.gateway.control("start-ticks")
         #expect(await Self.waitFor(session.node, Self.connected) != nil)
         try h.expectNoViolations()
     }
@@ -182,12 +182,12 @@ import Testing
         defer { run.cancel() }
         #expect(await Self.waitFor(session.node, Self.connected) != nil)
         #expect(await Self.waitFor(session.operatorConnection, Self.connected) != nil)
-        try h.gateway.control("restart 800")
+        try await h.gateway.control("restart 800")
         #expect(await Self.waitFor(session.node) { !Self.connected($0) } != nil)
         // When the Gateway listens again (polled on its control port), the clock starts.
         var back = ContinuousClock.now
         for _ in 0..<300 {
-            if try h.gateway.control("status")["listening"] == .bool(true) { break }
+            if try await h.gateway.control("status")["listening"] == .bool(true) { break }
             try await Task.sleep(for: .milliseconds(10))
             back = ContinuousClock.now
         }
@@ -207,7 +207,7 @@ import Testing
 
     @Test func `a Gateway that is still starting is retried after the time it asks for`() async throws {
         let h = try await Harness.start(["--print-setup-code", "--auto-approve"])
-        try h.gateway.control("unavailable 2 300")
+        try await h.gateway.control("unavailable 2 300")
         let start = ContinuousClock.now
         let outcome = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         #expect(outcome.serverVersion == h.gateway.startup.version)

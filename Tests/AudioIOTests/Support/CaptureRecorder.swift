@@ -6,6 +6,8 @@ import Foundation
 actor CaptureRecorder {
     private(set) var frames: [AudioFrame] = []
     private(set) var events: [CaptureEvent] = []
+    /// For each entry of `events`, how many frames had arrived before it: where the event sits in the stream.
+    private(set) var framesBeforeEvent: [Int] = []
     /// Frame sequence numbers in arrival order, across interruptions.
     var sequences: [UInt64] { frames.map(\.sequence) }
 
@@ -21,7 +23,12 @@ actor CaptureRecorder {
     }
 
     private func record(_ event: CaptureEvent) {
-        if case .frame(let frame) = event { frames.append(frame) } else { events.append(event) }
+        if case .frame(let frame) = event {
+            frames.append(frame)
+        } else {
+            events.append(event)
+            framesBeforeEvent.append(frames.count)
+        }
     }
 
     /// Waits until `condition` holds, polling every 10 ms; false when `timeout` passes first.

@@ -1,15 +1,18 @@
 import Foundation
+import Synchronization
 
 /// A private headless PulseAudio for one test: the same set-up as `scripts/with-pulse.sh` (null sink `vsink`
 /// at 16 kHz mono, `vmic` remapping its monitor) in its own 0700 temp folder with its own socket, so a test
 /// may kill and restart it. Use `PulseTestServer.with { ... }`, which stops it on every path. One difference
 /// from the script: the server exits after 30 s without clients, so a test process that crashes does not
-/// leave it running for ever.
-final class PulseTestServer {
+/// leave it running for ever. Starting the server and running pactl block (spawn, poll, waitpid): they run
+/// off the cooperative pool, which has only as many threads as cores and is shared by every suite running
+/// in parallel; blocking it stalls the timers of all the other tests.
+final class PulseTestServer: Sendable {
     /// The address to hand to the code under test.
     let address: String
     let directory: URL
-    private var pid: pid_t?
+    private let pid = Mutex<pid_t?>(nil)
 
     private init() throws {
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("openclaw-talk-test.XXXXXX").path
@@ -29,18 +32,22 @@ final class PulseTestServer {
     static func with<T>(_ body: (PulseTestServer) async throws -> T) async throws -> T {
         let server = try PulseTestServer()
         defer { server.stop() }
-        try server.start()
+        try await server.start()
         return try await body(server)
     }
 
     /// Starts (or restarts) the server on the same socket and waits until it answers.
-    func start() throws {
+    func start() async throws {
+        try await offPool { try self.startBlocking() }
+    }
+
+    private func startBlocking() throws {
         let socket = directory.appendingPathComponent("pulse.sock").path
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("runtime").path
         env["HOME"] = directory.appendingPathComponent("home").path
         env["PULSE_SERVER"] = nil
-        pid = try ChildProcess.spawn(
+        let child = try ChildProcess.spawn(
             "/usr/bin/pulseaudio",
             [
                 "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no",
@@ -50,30 +57,39 @@ final class PulseTestServer {
                 "--load=module-remap-source master=vsink.monitor source_name=vmic",
                 "--load=module-always-sink",
             ], environment: env)
-        for _ in 0..<200 {
-            if (try? pactl(["info"])) != nil { return }
+        pid.withLock { $0 = child }
+        for _ in 0..<400 {
+            if (try? pactlBlocking(["info"])) != nil { return }
             usleep(25_000)
         }
-        throw TestServerError("the test PulseAudio server did not answer within 5 s at \(address)")
+        throw TestServerError("the test PulseAudio server did not answer within 10 s at \(address)")
     }
 
     /// Kills the server at once (SIGKILL: no goodbye to clients, as when it crashes).
-    func kill() {
-        guard let pid else { return }
-        self.pid = nil
+    func kill() async {
+        _ = try? await offPool { self.killBlocking() }
+    }
+
+    /// SIGKILL ends the server at once, so waiting for it is short: fine on the way out of a test.
+    private func killBlocking() {
+        guard let pid = pid.withLock({ p in defer { p = nil }; return p }) else { return }
         Foundation.kill(pid, SIGKILL)
         ChildProcess.wait(pid)
     }
 
     /// Kills the server and removes its folder.
     func stop() {
-        kill()
+        killBlocking()
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Runs `pactl` against this server; returns its stdout, throws on a non-zero exit.
     @discardableResult
-    func pactl(_ arguments: [String]) throws -> String {
+    func pactl(_ arguments: [String]) async throws -> String {
+        try await offPool { try self.pactlBlocking(arguments) }
+    }
+
+    private func pactlBlocking(_ arguments: [String]) throws -> String {
         let (status, output) = try ChildProcess.run(
             "/usr/bin/pactl", ["--server", address] + arguments, environment: ProcessInfo.processInfo.environment)
         guard status == 0 else {
@@ -85,18 +101,18 @@ final class PulseTestServer {
     /// Makes the null sink render in real time now rather than up to 2 s later. Idle, it renders 2 s ahead
     /// and sleeps; a client asking for low latency is only honoured from its next wake-up, which a
     /// suspend/resume cycle brings forward. Call it once a low-latency stream (the capture) is connected.
-    func settleNullSink() throws {
-        try pactl(["suspend-sink", "vsink", "1"])
-        try pactl(["suspend-sink", "vsink", "0"])
+    func settleNullSink() async throws {
+        try await pactl(["suspend-sink", "vsink", "1"])
+        try await pactl(["suspend-sink", "vsink", "0"])
     }
 
     /// Loads a module; returns its index for `unloadModule`.
-    func loadModule(_ name: String, _ arguments: String) throws -> String {
-        try pactl(["load-module", name] + arguments.split(separator: " ").map(String.init))
+    func loadModule(_ name: String, _ arguments: String) async throws -> String {
+        try await pactl(["load-module", name] + arguments.split(separator: " ").map(String.init))
     }
 
-    func unloadModule(_ index: String) throws {
-        try pactl(["unload-module", index])
+    func unloadModule(_ index: String) async throws {
+        try await pactl(["unload-module", index])
     }
 }
 
