@@ -95,18 +95,6 @@ struct ScriptedServer {
         #expect(pong.opcode == .pong && pong.maskKey != nil && pong.unmaskedData == [9, 8, 7])
     }
 
-    /// A deterministic generator, so a failing fuzz case can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func hostileBytes(_ rng: inout SplitMix64) -> [UInt8] {
         var bytes: [UInt8] = []
         for _ in 0..<Int.random(in: 1...6, using: &rng) {

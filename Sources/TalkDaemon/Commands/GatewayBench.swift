@@ -68,6 +68,15 @@ extension OpenClawTalk {
             func round1(_ v: Double) -> Double { (v * 10).rounded() / 10 }
         }
 
+        /// Pairs a throwaway identity (kept under `root`) with the Gateway from its setup code.
+        static func pair(with gateway: ReferenceGatewayProcess, under root: String, logger: Logger) async throws -> StoragePaths {
+            let paths = StoragePaths.under(root)
+            _ = try await GatewaySetup(paths: paths, version: "bench", logger: logger)
+                .run(GatewaySetup.Request(code: try SetupCode.parse(gateway.startup.setupCode ?? "")),
+                     hooks: .init(confirmTrust: { _, _ in false }, progress: { _ in }))
+            return paths
+        }
+
         /// Pairs once, then times fresh connects with the stored device token and holds `connections` open.
         static func measureConnects(tls: Bool, rounds: Int, connections: Int, repository: String, logger: Logger) async throws
             -> (connect: Stats, kibPerConnection: Double)
@@ -77,10 +86,7 @@ extension OpenClawTalk {
             defer { gateway.stop() }
             let root = try temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: root) }
-            let paths = StoragePaths.under(root)
-            _ = try await GatewaySetup(paths: paths, version: "bench", logger: logger)
-                .run(GatewaySetup.Request(code: try SetupCode.parse(gateway.startup.setupCode ?? "")),
-                     hooks: .init(confirmTrust: { _, _ in false }, progress: { _ in }))
+            let paths = try await pair(with: gateway, under: root, logger: logger)
             let identity = try DeviceIdentity.loadOrCreate(paths: paths)
             let auth = await (try CredentialStore(paths: paths)).auth(for: .node)
             let open = WebSocketTransport.opener(
@@ -115,10 +121,7 @@ extension OpenClawTalk {
             defer { gateway.stop() }
             let root = try temporaryFolder()
             defer { try? FileManager.default.removeItem(atPath: root) }
-            let paths = StoragePaths.under(root)
-            _ = try await GatewaySetup(paths: paths, version: "bench", logger: logger)
-                .run(GatewaySetup.Request(code: try SetupCode.parse(gateway.startup.setupCode ?? "")),
-                     hooks: .init(confirmTrust: { _, _ in false }, progress: { _ in }))
+            let paths = try await pair(with: gateway, under: root, logger: logger)
             let session = try GatewaySession.fromStoredSetup(paths: paths, version: "bench", logger: logger)
             return try await withThrowingTaskGroup(of: (Stats, Stats)?.self) { group in
                 group.addTask {
