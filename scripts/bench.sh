@@ -46,4 +46,11 @@ PY
 
 echo "== bench gateway -> out/bench-gateway.json"
 "$bin" bench gateway --json >out/bench-gateway.json
-python3 -c 'import json; r=json.load(open("out/bench-gateway.json")); c=r["connectToHelloOkMs"]; print(f"  connect to hello-ok ws {c[\"ws\"][\"median\"]} ms, wss {c[\"wss\"][\"median\"]} ms; reconnect after restart {r[\"reconnectAfterRestartMs\"][\"afterGatewayBack\"][\"median\"]} ms after it is back; {r[\"memoryPerConnectionKiB\"][\"ws\"]} KiB per connection")'
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-gateway.json"))
+c = r["connectToHelloOkMs"]
+print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median']} ms (median);"
+      f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
+      f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
+PY

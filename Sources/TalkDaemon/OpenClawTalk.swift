@@ -12,6 +12,7 @@ struct OpenClawTalk: ParsableCommand {
             Play.self,
             Setup.self,
             Transcribe.self,
+            Listen.self,
             Devices.self,
             Record.self,
             Bench.self,

@@ -164,4 +164,33 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
         while let event = await iterator.next() { after.append(event) }
         #expect(!after.contains { if case .final = $0 { return true } else { return false } }, "\(after)")
     }
+
+    @Test func `an utterance in progress when the microphone vanishes is delivered once, before the interruption`() async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer()
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        let speech = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        let frames = SpeechTestAudio.frames(SpeechTestAudio.noise(ms: 500, dbfs: -70) + speech)
+        for frame in frames.prefix(80) { await capture.send(.frame(frame)) }
+        await capture.send(.interrupted(reason: "source vanished"))
+        await capture.send(.resumed(device: "vmic"))
+        await capture.stop()
+        var seen: [UtteranceEvent] = []
+        for await event in events { seen.append(event) }
+        let kinds = seen.compactMap { e -> String? in
+            switch e {
+            case .speechStarted: return "S"
+            case .speechEnded: return "E"
+            case .final: return "F"
+            case .interrupted: return "I"
+            case .resumed: return "R"
+            default: return nil
+            }
+        }
+        #expect(kinds == ["S", "E", "F", "I", "R"], "\(seen)")
+        let finals = seen.compactMap { if case .final(let r) = $0 { return r } else { return nil } }
+        #expect(finals.first?.reason == .endOfStream)
+        #expect(finals.first.map { $0.frameCount > 40 } == true, "the audio before the loss reached the recogniser")
+    }
 }

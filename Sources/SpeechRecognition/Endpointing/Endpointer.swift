@@ -6,7 +6,7 @@ package enum EndpointReason: String, Sendable, Equatable {
     case silence
     /// The utterance reached `maxUtteranceMs`; the next one starts with the following frame.
     case maximumLength
-    /// The audio source ended while speech was going on.
+    /// The audio source ended (or the device vanished) while speech was going on.
     case endOfStream
 }
 

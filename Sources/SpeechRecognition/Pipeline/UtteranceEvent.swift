@@ -35,7 +35,7 @@ package enum UtteranceEvent: Sendable, Equatable {
     case partial(String)
     case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int)
     case final(UtteranceResult)
-    /// The capture device was lost; an utterance in progress was dropped.
+    /// The capture device was lost; an utterance in progress was closed at that point and its final sent first.
     case interrupted(reason: String)
     case resumed(device: String)
     /// The source ended (a file) and every utterance in it has been reported.

@@ -108,9 +108,8 @@ package actor UtterancePipeline {
                 case .frame(let frame):
                     try await handle(frame, generation: gen)
                 case .interrupted(let reason):
-                    if utterance != nil { await recognizer.reset() }
-                    await recorder?.cancel()
-                    utterance = nil
+                    // What was said before the device vanished is still delivered, once: the utterance ends here.
+                    try await finishUtterance(generation: gen)
                     endpointer.reset()
                     emit(.interrupted(reason: reason), generation: gen)
                 case .resumed(let device):
@@ -128,6 +127,7 @@ package actor UtterancePipeline {
                 return
             }
         }
+        await captureEnded(generation: gen)
     }
 
     private func handle(_ frame: AudioFrame, generation gen: Int) async throws {
@@ -175,13 +175,27 @@ package actor UtterancePipeline {
     }
 
     private func finishSource(generation gen: Int) async throws {
-        if case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason) = endpointer.finish(atMs: streamEndMs) {
-            try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
-        }
+        try await finishUtterance(generation: gen)
         guard gen == generation else { return }
         summary.silentFrames = endpointer.droppedFrames
         emit(.finished(summary), generation: gen)
         continuation?.finish()
+    }
+
+    /// The device ended its stream without `.finished` (it was stopped from outside): what was open is
+    /// still delivered, then the run ends. After `stop()` or `.finished` the generation check makes this a no-op.
+    private func captureEnded(generation gen: Int) async {
+        guard gen == generation, continuation != nil else { return }
+        do { try await finishUtterance(generation: gen) } catch { emit(.failed(String(describing: error)), generation: gen) }
+        continuation?.finish()
+        continuation = nil
+    }
+
+    /// Closes an utterance in progress where the audio stopped (end of a file, a lost device).
+    private func finishUtterance(generation gen: Int) async throws {
+        if case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason) = endpointer.finish(atMs: streamEndMs) {
+            try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
+        }
     }
 
     /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
