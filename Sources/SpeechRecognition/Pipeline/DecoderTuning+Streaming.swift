@@ -8,6 +8,9 @@ extension DecoderTuning {
     /// builds): library defaults WER 44.8 %, rtf 0.27-0.32, finalize p95 1190 ms, RSS 161 MB; these settings
     /// WER 44.4-45.1 %, rtf 0.14-0.19, finalize p95 15-43 ms, RSS 134 MB (pocketsphinx_continuous: WER 46.6 %).
     /// `-maxhmmpf 6000` gave rtf 0.14 at WER 45.4 %, 3000 rtf 0.09 at WER 47.8 %.
+    /// The stricter voice threshold `recommended` uses for whole files (2.5) costs here: the endpointer has
+    /// already trimmed the silence, so PocketSphinx's own VAD keeps its default (WER 44.4 % against 46.0 %).
+    /// The default word beam too would give 43.8 %, at 145 MB peak RSS (too close to the 150 MB budget).
     /// Other modes keep `recommended(for:)`: their searches are small.
     package static func streaming(for mode: RecognitionMode) -> DecoderTuning {
         guard case .dictation = mode else { return recommended(for: mode) }
@@ -15,6 +18,7 @@ extension DecoderTuning {
         tuning.wordBeam = 1e-20
         tuning.flatLexiconPass = false
         tuning.bestPath = true
+        tuning.voiceThreshold = nil
         tuning.additionalArguments = ["-maxhmmpf", "10000"]
         return tuning
     }
