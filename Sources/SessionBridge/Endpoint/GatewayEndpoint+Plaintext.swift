@@ -27,6 +27,24 @@ extension GatewayEndpoint {
         }
     }
 
+    /// Whether the host is this machine: `localhost` (and `*.localhost`), 127.0.0.0/8, `::1` or `::ffff:127.x.y.z`.
+    package var isLoopback: Bool { Self.isLoopback(host: host) }
+
+    /// The loopback rule for a bare host name or address.
+    package static func isLoopback(host rawHost: String) -> Bool {
+        var host = rawHost.lowercased()
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasSuffix(".") { host.removeLast() }
+        if host == "localhost" || host.hasSuffix(".localhost") { return true }
+        switch IPAddress(host) {
+        case .v4(let a)?: return a[0] == 127
+        case .v6(let b)?:
+            if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }
+            return b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF && b[12] == 127
+        case nil: return false
+        }
+    }
+
     private static func isLocalIPv4(_ a: [UInt8]) -> Bool {
         switch (a[0], a[1]) {
         case (127, _), (10, _), (192, 168), (169, 254): true

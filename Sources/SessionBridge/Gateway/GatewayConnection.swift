@@ -9,9 +9,12 @@ package actor GatewayConnection {
     package struct ConnectMaterial: Sendable {
         package var profile: ClientProfile
         package var auth: ConnectAuth
-        package init(profile: ClientProfile, auth: ConnectAuth) {
+        /// What allows one retry with the stored device token when `auth`'s shared token is refused.
+        package var deviceTokenRetry: DeviceTokenRetry?
+        package init(profile: ClientProfile, auth: ConnectAuth, deviceTokenRetry: DeviceTokenRetry? = nil) {
             self.profile = profile
             self.auth = auth
+            self.deviceTokenRetry = deviceTokenRetry
         }
     }
 
@@ -161,8 +164,8 @@ package actor GatewayConnection {
     }
 
     private func attempt(generation gen: Int) async -> AttemptOutcome {
-        let material = await dependencies.material()
-        let transport: any GatewayTransport
+        var material = await dependencies.material()
+        var transport: any GatewayTransport
         do {
             transport = try await dependencies.openTransport()
         } catch let failure as TransportFailure {
@@ -173,19 +176,32 @@ package actor GatewayConnection {
             lastReason = String(describing: error)
             return .transportFailed(TransportFailure(error, isPermanent: false))
         }
-        var handshake = ConnectHandshake(profile: material.profile, auth: material.auth, identity: identity)
-        handshake.payloadVersion = machine.payloadVersion
-        handshake.challengeTimeout = timing.challengeTimeout
-        handshake.responseTimeout = timing.connectResponseTimeout
-        handshake.requestId = "connect-\(gen)"
-        let hello: HelloOk
+        var hello: HelloOk
         do {
-            hello = try await handshake.perform(on: transport, sleep: dependencies.sleep, logger: logger)
-        } catch {
+            hello = try await handshake(material, on: transport, generation: gen)
+        } catch let refusal {
             await transport.close()
             if Task.isCancelled { return .cancelled }
-            lastReason = error.description
-            return .refused(error)
+            lastReason = refusal.description
+            guard let retryAuth = material.deviceTokenRetry?.auth(after: refusal, sent: material.auth) else { return .refused(refusal) }
+            // The one bounded retry: any failure of it ends as the original refusal, so the user sees the
+            // shared-token message and reconnecting pauses as without the retry.
+            logger.debug("shared token refused; retrying once with the stored device token")
+            material.auth = retryAuth
+            material.deviceTokenRetry = nil
+            do {
+                transport = try await dependencies.openTransport()
+            } catch {
+                return Task.isCancelled ? .cancelled : .refused(refusal)
+            }
+            do {
+                hello = try await handshake(material, on: transport, generation: gen)
+            } catch let retryError {
+                await transport.close()
+                if Task.isCancelled { return .cancelled }
+                logger.debug("device token retry refused", metadata: ["gateway.error": "\(retryError.code ?? "handshake")"])
+                return .refused(refusal)
+            }
         }
         await dependencies.helloReceived(hello, material)
         guard gen == generation, !Task.isCancelled else {
@@ -210,6 +226,15 @@ package actor GatewayConnection {
             lastReason = why
             return .connectedThenLost(why)
         }
+    }
+
+    private func handshake(_ material: ConnectMaterial, on transport: any GatewayTransport, generation gen: Int) async throws(ConnectError) -> HelloOk {
+        var handshake = ConnectHandshake(profile: material.profile, auth: material.auth, identity: identity)
+        handshake.payloadVersion = machine.payloadVersion
+        handshake.challengeTimeout = timing.challengeTimeout
+        handshake.responseTimeout = timing.connectResponseTimeout
+        handshake.requestId = "connect-\(gen)"
+        return try await handshake.perform(on: transport, sleep: dependencies.sleep, logger: logger)
     }
 
     /// Reads frames, watches ticks and pings until the socket dies; the first of the three to end wins.

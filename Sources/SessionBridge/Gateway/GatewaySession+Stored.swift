@@ -15,6 +15,7 @@ extension GatewaySession {
             identity: identity, credentials: credentials, displayName: config.displayName ?? ClientProfile.hostName,
             version: version,
             openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: config.tlsFingerprint, caFile: caFile, logger: logger),
+            trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: config.tlsFingerprint),
             timing: timing, logger: logger)
     }
 }

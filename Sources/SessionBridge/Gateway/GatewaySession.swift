@@ -12,10 +12,11 @@ package actor GatewaySession {
 
     /// - Parameters:
     ///   - openTransport: opens one socket to the Gateway (both roles use the same endpoint and pin).
-    ///   - storeTokens: false when tokens must not be written down (plaintext to a non-local host).
+    ///   - trustedEndpoint: whether a refused shared token may be retried once with the stored device
+    ///     token (`DeviceTokenRetry.isTrusted`: loopback, or `wss://` with a pin).
     package init(
         identity: DeviceIdentity, credentials: CredentialStore, displayName: String, version: String,
-        openTransport: @escaping @Sendable () async throws -> any GatewayTransport,
+        openTransport: @escaping @Sendable () async throws -> any GatewayTransport, trustedEndpoint: Bool = false,
         timing: GatewayConnection.Timing = GatewayConnection.Timing(), logger: Logger
     ) {
         self.credentials = credentials
@@ -27,14 +28,16 @@ package actor GatewaySession {
             }
         }
         var nodeDeps = GatewayConnection.Dependencies(openTransport: openTransport) {
-            GatewayConnection.ConnectMaterial(profile: .node(displayName: displayName, version: version),
-                                              auth: await credentials.auth(for: .node))
+            GatewayConnection.ConnectMaterial(
+                profile: .node(displayName: displayName, version: version), auth: await credentials.auth(for: .node),
+                deviceTokenRetry: await credentials.deviceTokenRetry(for: .node, trustedEndpoint: trustedEndpoint))
         }
         nodeDeps.helloReceived = record
         var opDeps = GatewayConnection.Dependencies(openTransport: openTransport) {
             GatewayConnection.ConnectMaterial(
                 profile: .operator(scopes: await credentials.operatorScopes(), displayName: displayName, version: version),
-                auth: await credentials.auth(for: .operator))
+                auth: await credentials.auth(for: .operator),
+                deviceTokenRetry: await credentials.deviceTokenRetry(for: .operator, trustedEndpoint: trustedEndpoint))
         }
         opDeps.helloReceived = record
         var nodeLogger = logger

@@ -79,7 +79,7 @@ package struct GatewaySetup: Sendable {
         let session = GatewaySession(
             identity: identity, credentials: credentials, displayName: displayName, version: version,
             openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: pin, caFile: caFile, logger: logger),
-            timing: timing, logger: logger)
+            trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: pin), timing: timing, logger: logger)
 
         let outcome = try await withThrowingTaskGroup(of: Outcome?.self) { group in
             group.addTask {

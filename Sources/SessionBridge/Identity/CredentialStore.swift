@@ -55,6 +55,13 @@ package actor CredentialStore {
         return a
     }
 
+    /// What the one retry after a refused shared token needs for a role; nil when no shared token is configured.
+    package func deviceTokenRetry(for role: GatewayRole, trustedEndpoint: Bool) -> DeviceTokenRetry? {
+        guard let shared = contents.sharedToken else { return nil }
+        return DeviceTokenRetry(trustedEndpoint: trustedEndpoint, sharedToken: shared,
+                                deviceToken: contents.deviceTokens[role.rawValue]?.deviceToken)
+    }
+
     /// Operator scopes: what the stored operator token carries, else read + write.
     package func operatorScopes() -> [String] {
         contents.deviceTokens[GatewayRole.operator.rawValue]?.scopes ?? ["operator.read", "operator.write"]
