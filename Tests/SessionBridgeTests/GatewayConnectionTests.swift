@@ -73,9 +73,9 @@ final class ScriptedGateway: Sendable {
     func waitFor(_ c: GatewayConnection, within seconds: Double = 15, _ predicate: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         let updates = await c.stateUpdates()
         return try? await withDeadline(.milliseconds(Int(seconds * 1000)), sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
-            for await s in updates where predicate(s) { return s }
-            return ConnectionState.idle
-        }
+            for await s in updates where predicate(s) { return ConnectionState?.some(s) }
+            return ConnectionState?.none  // the connection stopped without ever matching
+        } ?? nil
     }
 
     static func isConnected(_ s: ConnectionState) -> Bool { if case .connected = s { true } else { false } }

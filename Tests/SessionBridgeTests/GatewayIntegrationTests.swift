@@ -71,9 +71,9 @@ import Testing
                         _ predicate: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         let updates = await c.stateUpdates()
         return try? await withDeadline(within, sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
-            for await s in updates where predicate(s) { return s }
-            return ConnectionState.idle
-        }
+            for await s in updates where predicate(s) { return ConnectionState?.some(s) }
+            return ConnectionState?.none  // the connection stopped without ever matching
+        } ?? nil
     }
 
     static func connected(_ s: ConnectionState) -> Bool { if case .connected = s { true } else { false } }
