@@ -96,6 +96,30 @@ import TalkLogging
         }
     }
 
+    @Test func `idle playback says when its named sink is back, and plays there next`() async throws {
+        try await PulseTestServer.with { server in
+            let extrasink = "sink_name=extrasink rate=24000 channels=1"
+            let module = try await server.loadModule("module-null-sink", extrasink)
+            let playback = try PulsePlayback(sink: "extrasink", server: server.address, logger: logger)
+            let recorder = await StreamRecorder.recording(playback.events)
+            let sound = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.6)) }
+            try await Task.sleep(for: .milliseconds(200))
+            try await server.unloadModule(module)
+            let fellBack = await recorder.first(2, within: .seconds(2))
+            #expect(fellBack.last == .resumed(device: "vsink"), "expected .interrupted then .resumed(vsink), got \(fellBack)")
+            #expect(try await sound.value == .completed)
+
+            _ = try await server.loadModule("module-null-sink", extrasink)
+            let events = await recorder.first(3, within: .seconds(2))
+            #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 2 s of the sink returning: \(events)")
+            let next = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.5)) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await sinkOfOurStream(server) == "extrasink", "the next sound does not play on the returned sink")
+            #expect(try await next.value == .completed)
+            await playback.close()
+        }
+    }
+
     /// The name of the sink the (only) playback stream plays to, as the server sees it.
     private func sinkOfOurStream(_ server: PulseTestServer) async throws -> String? {
         let inputs = try await server.pactl(["list", "short", "sink-inputs"])
