@@ -102,20 +102,22 @@ import TalkLogging
             let module = try await server.loadModule("module-null-sink", extrasink)
             let playback = try PulsePlayback(sink: "extrasink", server: server.address, logger: logger)
             let recorder = await StreamRecorder.recording(playback.events)
-            let sound = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.6)) }
+            let sound = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 2)) }
             try await Task.sleep(for: .milliseconds(200))
             try await server.unloadModule(module)
             let fellBack = await recorder.first(2, within: .seconds(2))
             #expect(fellBack.last == .resumed(device: "vsink"), "expected .interrupted then .resumed(vsink), got \(fellBack)")
-            #expect(try await sound.value == .completed)
+            await playback.stop()  // idle from here on: nothing left to move
+            #expect(try await sound.value == .stopped)
 
             _ = try await server.loadModule("module-null-sink", extrasink)
             let events = await recorder.first(3, within: .seconds(2))
             #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 2 s of the sink returning: \(events)")
-            let next = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 0.5)) }
+            let next = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 2)) }
             try await Task.sleep(for: .milliseconds(200))
             #expect(try await sinkOfOurStream(server) == "extrasink", "the next sound does not play on the returned sink")
-            #expect(try await next.value == .completed)
+            await playback.stop()
+            #expect(try await next.value == .stopped)
             await playback.close()
         }
     }
