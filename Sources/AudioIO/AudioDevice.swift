@@ -4,7 +4,8 @@ package enum CaptureEvent: Sendable, Equatable {
     case frame(AudioFrame)
     /// The sound server went away or the device vanished; capture is trying to resume by itself.
     case interrupted(reason: String)
-    /// Capture is running again, on this device (the default one when the chosen device is gone).
+    /// Capture is running again, on this device: the default one while the chosen device is gone, the
+    /// chosen one again once it is back.
     case resumed(device: String)
     /// A finite source (a file) has delivered everything, including its trailing silence.
     case finished

@@ -2,7 +2,8 @@ import TalkLogging
 
 /// The microphone through PulseAudio: 16 kHz mono s16 in 20 ms frames from the default source or a named
 /// one. It follows the server: a restart or a vanished source shows as `.interrupted`, then `.resumed` once
-/// capture runs again (on the default source if the named one is gone); the caller never restarts it.
+/// capture runs again (on the default source if the named one is gone, moving back to the named one with
+/// another `.resumed` when it returns); the caller never restarts it.
 package actor PulseCapture: AudioCaptureDevice {
     private let source: String?
     private let server: String?

@@ -11,6 +11,8 @@ final class PulseCaptureEngine {
     private let events: AsyncStream<CaptureEvent>.Continuation
     private let logger: Logger
     private let retryInterval: Duration
+    /// Set while capture runs on a fallback: brings it back to the requested source when that returns.
+    private let homecoming: PulseDeviceWatch?
 
     private var stream: OpaquePointer?
     private var retryTimer: OpaquePointer?
@@ -37,6 +39,7 @@ final class PulseCaptureEngine {
         self.retryInterval = retryInterval
         self.connection = PulseConnection(loop: loop, server: server, logger: logger)
         connection.retryInterval = retryInterval
+        self.homecoming = source.map { PulseDeviceWatch(loop: loop, kind: .source, name: $0, interval: retryInterval) }
     }
 
     /// Connects and opens the stream; `completion` hears whether the first stream came up.
@@ -64,6 +67,7 @@ final class PulseCaptureEngine {
         closed = true
         if let retryTimer { loop.removeTimer(retryTimer) }
         retryTimer = nil
+        homecoming?.cancel()
         releaseStream()
         connection.close()
         finishStart(.failure(.streamFailed(device: requestedSource ?? "default source", reason: "capture was stopped")))
@@ -81,12 +85,14 @@ final class PulseCaptureEngine {
             opening = false
             guard !closed, stream == nil, connection.context == context else { return }
             if sources.contains(where: { $0.name == name }) {
+                homecoming?.cancel()
                 connectStream(context, device: name)
             } else if startCompletion != nil {
                 finishStart(.failure(.deviceNotFound(kind: .source, name: name, available: sources.map(\.name))))
             } else {
                 logger.info("Source is gone; capturing from the default source", metadata: ["audio.device": "\(name)"])
                 connectStream(context, device: nil)
+                watchForRequestedSource()
             }
         }
     }
@@ -165,7 +171,38 @@ final class PulseCaptureEngine {
             logger.info("Source is gone; the server moved capture to the default source", metadata: ["audio.device": "\(now)"])
             events.yield(.interrupted(reason: "the source \(name) disappeared"))
             events.yield(.resumed(device: now))
+            if name == requestedSource { watchForRequestedSource() }
         }
+    }
+
+    /// Capture runs on a fallback: once the requested source exists again, the stream moves back to it.
+    /// Moving keeps the stream, so frames and their numbering go on without a gap.
+    private func watchForRequestedSource() {
+        homecoming?.watch(context: { [unowned self] in connection.context }) { [unowned self] context in
+            guard let name = requestedSource, device != name else { return }
+            guard let s = stream, pa_stream_get_state(s) == PA_STREAM_READY else {
+                watchForRequestedSource()  // still connecting, or between reconnects: look again later
+                return
+            }
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            let op = pa_context_move_source_output_by_name(context, pa_stream_get_index(s), name, { _, success, userdata in
+                guard let userdata else { return }
+                Unmanaged<PulseCaptureEngine>.fromOpaque(userdata).takeUnretainedValue().movedBack(success: success != 0)
+            }, me)
+            if let op { pa_operation_unref(op) } else { watchForRequestedSource() }
+        }
+    }
+
+    private func movedBack(success: Bool) {
+        guard !closed, stream != nil, let name = requestedSource else { return }
+        guard success else {
+            logger.debug("Could not move capture back yet", metadata: ["audio.device": "\(name)"])
+            watchForRequestedSource()
+            return
+        }
+        device = name
+        logger.info("Source is back; capture moved back to it", metadata: ["audio.device": "\(name)"])
+        events.yield(.resumed(device: name))
     }
 
     private func streamFailed(reason: String) {

@@ -4,7 +4,8 @@ import TalkLogging
 package enum PlaybackEvent: Sendable, Equatable {
     /// The server went away or the sink vanished; a `play` in progress failed.
     case interrupted(reason: String)
-    /// Playback can run again, on this sink (the default one when the chosen sink is gone).
+    /// Playback can run again, on this sink: the default one while the chosen sink is gone, the chosen one
+    /// again once it is back (a sound in progress moves back to it).
     case resumed(device: String)
 }
 

@@ -22,6 +22,8 @@ final class PulsePlaybackEngine {
     private let retryInterval: Duration
     private var current: Current?
     private var recoveryTimer: OpaquePointer?
+    /// Set while playback was reported on a fallback: brings it back to the requested sink when that returns.
+    private let homecoming: PulseDeviceWatch?
     private var interrupted = false
     private var closed = false
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
@@ -41,6 +43,7 @@ final class PulsePlaybackEngine {
         self.retryInterval = retryInterval
         self.connection = PulseConnection(loop: loop, server: server, logger: logger)
         connection.retryInterval = retryInterval
+        self.homecoming = sink.map { PulseDeviceWatch(loop: loop, kind: .sink, name: $0, interval: retryInterval) }
         connection.onLost = { [unowned self] reason in interrupt(reason) }
     }
 
@@ -101,6 +104,7 @@ final class PulsePlaybackEngine {
         stop()
         if let recoveryTimer { loop.removeTimer(recoveryTimer) }
         recoveryTimer = nil
+        homecoming?.cancel()
         connection.close()
         events.finish()
     }
@@ -221,7 +225,42 @@ final class PulsePlaybackEngine {
             logger.info("Sink is gone; the server moved playback to the default sink", metadata: ["audio.device": "\(now)"])
             events.yield(.interrupted(reason: "the sink \(previous) disappeared"))
             events.yield(.resumed(device: now))
+            if previous == requestedSink { watchForRequestedSink() }
         }
+    }
+
+    /// Playback was reported on a fallback: once the requested sink exists again, a sound in progress moves
+    /// back to it and `.resumed` names it (the next `play` picks it anyway).
+    private func watchForRequestedSink() {
+        homecoming?.watch(context: { [unowned self] in connection.context }) { [unowned self] context in
+            guard !closed, !interrupted, let name = requestedSink else { return }
+            guard let playing = current, playing.device != name else {
+                cameBack(to: name)  // idle, or a newer sound already plays there
+                return
+            }
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            let op = pa_context_move_sink_input_by_name(context, pa_stream_get_index(playing.stream), name, { _, success, userdata in
+                guard let userdata else { return }
+                Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().movedBack(success: success != 0)
+            }, me)
+            if let op { pa_operation_unref(op) } else { watchForRequestedSink() }
+        }
+    }
+
+    private func movedBack(success: Bool) {
+        guard !closed, !interrupted, let name = requestedSink else { return }
+        guard success else {
+            // The sound may have ended meanwhile, or the sink gone again: look again (or report it idle).
+            watchForRequestedSink()
+            return
+        }
+        current?.device = name
+        cameBack(to: name)
+    }
+
+    private func cameBack(to name: String) {
+        logger.info("Sink is back; playback returns to it", metadata: ["audio.device": "\(name)"])
+        events.yield(.resumed(device: name))
     }
 
     private func fail(reason: String) {
@@ -237,6 +276,7 @@ final class PulsePlaybackEngine {
         }
         guard !closed, !interrupted else { return }
         interrupted = true
+        homecoming?.cancel()  // recovery picks the sink afresh
         logger.info("Playback interrupted", metadata: ["audio.reason": "\(reason)"])
         events.yield(.interrupted(reason: reason))
         scheduleRecoveryCheck()
@@ -262,6 +302,7 @@ final class PulsePlaybackEngine {
                 let name = sink ?? "default sink"
                 logger.info("Playback can resume", metadata: ["audio.device": "\(name)"])
                 events.yield(.resumed(device: name))
+                if let requestedSink, sink != requestedSink { watchForRequestedSink() }
             }
         }
     }
