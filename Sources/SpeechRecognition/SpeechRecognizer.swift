@@ -43,4 +43,7 @@ package protocol SpeechRecognizer: Actor {
     func endUtterance() throws -> Hypothesis
     /// Drops the utterance in progress without a result.
     func reset()
+    /// CPU time the engine has spent on its own work so far (the thread time of its calls), so benchmarks count
+    /// decoding alone and not whatever else the process does meanwhile.
+    func decodeCPUSeconds() -> Double
 }

@@ -163,7 +163,7 @@ package actor UtterancePipeline {
         guard let rule = segmentation, let open = utterance, let silence = endpointer.silenceSinceSpeechMs,
               silence >= rule.pauseMs, (open.frames - open.segmentStartFrames) * AudioFrame.durationMs >= rule.afterMs
         else { return }
-        let cpu0 = ResourceUsage.processCPUSeconds()
+        let cpu0 = await recognizer.decodeCPUSeconds()
         var part = try await recognizer.endUtterance()
         try await recognizer.startUtterance()
         guard gen == generation else { return }
@@ -171,7 +171,7 @@ package actor UtterancePipeline {
         part.words = part.words.map { var w = $0; w.startMs += offset; w.endMs += offset; return w }
         utterance?.segments.append(part)
         utterance?.segmentStartFrames = open.frames
-        utterance?.cpuSeconds += ResourceUsage.processCPUSeconds() - cpu0
+        utterance?.cpuSeconds += await recognizer.decodeCPUSeconds() - cpu0
     }
 
     private func finishSource(generation gen: Int) async throws {
@@ -200,10 +200,10 @@ package actor UtterancePipeline {
 
     /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
     private func feed(_ frames: [AudioFrame]) async throws -> Bool? {
-        let cpu0 = ResourceUsage.processCPUSeconds()
+        let cpu0 = await recognizer.decodeCPUSeconds()
         var voice: Bool?
         for frame in frames { voice = try await recognizer.process(frame.samples) }
-        let cpu1 = ResourceUsage.processCPUSeconds()
+        let cpu1 = await recognizer.decodeCPUSeconds()
         if let recorder { for frame in frames { try await recorder.append(frame) } }
         utterance?.frames += frames.count
         utterance?.framesSincePartial += frames.count
@@ -225,7 +225,7 @@ package actor UtterancePipeline {
         guard let open = utterance else { return }
         emit(.speechEnded(lastSpeechEndMs: lastEnd, closedAtMs: closedAt), generation: gen)
         let closedNs = monotonicNanoseconds()
-        let cpu0 = ResourceUsage.processCPUSeconds()
+        let cpu0 = await recognizer.decodeCPUSeconds()
         var last = try await recognizer.endUtterance()
         let readyNs = monotonicNanoseconds()
         let offset = open.segmentStartFrames * AudioFrame.durationMs
@@ -239,7 +239,8 @@ package actor UtterancePipeline {
         case .wallClock: endToFinal = Double(readyNs &- min(lastNs, readyNs)) / 1e6
         case .streamTime: endToFinal = Double(closedAt - lastEnd) + finalizeMs
         }
-        let cpu = open.cpuSeconds + ResourceUsage.processCPUSeconds() - cpu0
+        let cpuNow = await recognizer.decodeCPUSeconds()
+        let cpu = open.cpuSeconds + cpuNow - cpu0
         let recording = try await recorder?.finish()
         summary.framesInUtterances += open.frames
         summary.decodeCPUSeconds += cpu

@@ -18,6 +18,7 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var redecodeThisUtterance = false
     /// Audio decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
     private var samplesDecoded = 0
+    private var cpuNanoseconds: UInt64 = 0
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
     /// keyword list is missing or rejected.
@@ -50,60 +51,81 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     }
 
     package func startUtterance() throws {
-        if inUtterance { try? decoder.endUtterance() }
-        inUtterance = false
-        try decoder.startUtterance()
-        inUtterance = true
-        warmUpAudio = []
-        redecodeThisUtterance = warmingUp
+        try measured {
+            if inUtterance { try? decoder.endUtterance() }
+            inUtterance = false
+            try decoder.startUtterance()
+            inUtterance = true
+            warmUpAudio = []
+            redecodeThisUtterance = warmingUp
+        }
     }
 
     /// True until the decoder has heard enough speech for its live cepstral mean to fit this microphone.
     private var warmingUp: Bool { samplesDecoded < configuration.cepstralWarmUpSamples }
 
     package func process(_ samples: [Int16]) throws -> Bool? {
-        guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
-        try decoder.process(samples)
-        if redecodeThisUtterance {
-            // A long first utterance warms the mean up by itself, and decoding it twice would delay its result.
-            if warmUpAudio.count + samples.count > configuration.cepstralWarmUpSamples {
-                redecodeThisUtterance = false
-                warmUpAudio = []
-            } else {
-                warmUpAudio += samples
+        try measured {
+            guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
+            try decoder.process(samples)
+            if redecodeThisUtterance {
+                // A long first utterance warms the mean up by itself, and decoding it twice would delay its result.
+                if warmUpAudio.count + samples.count > configuration.cepstralWarmUpSamples {
+                    redecodeThisUtterance = false
+                    warmUpAudio = []
+                } else {
+                    warmUpAudio += samples
+                }
             }
+            samplesDecoded += samples.count
+            return decoder.inSpeech
         }
-        samplesDecoded += samples.count
-        return decoder.inSpeech
     }
 
     package func partial() -> Hypothesis? {
         guard inUtterance else { return nil }
-        let text = decoder.hypothesisText()
+        let text = measured { decoder.hypothesisText() }
         return text.isEmpty ? nil : Hypothesis(text: text)
     }
 
+    package func decodeCPUSeconds() -> Double { Double(cpuNanoseconds) / 1e9 }
+
+    /// Runs a decoder call and adds its thread CPU time: the call is synchronous, so it stays on one thread.
+    private func measured<T>(_ body: () throws -> T) rethrows -> T {
+        let start = Self.threadCPUNanoseconds()
+        defer { cpuNanoseconds &+= Self.threadCPUNanoseconds() &- start }
+        return try body()
+    }
+
+    private static func threadCPUNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     package func endUtterance() throws -> Hypothesis {
-        guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "endUtterance") }
-        inUtterance = false
-        try decoder.endUtterance()
-        if redecodeThisUtterance && !warmUpAudio.isEmpty {
-            // The first pass started from the model's generic cepstral mean; ending it updated the mean from
-            // this speaker and microphone, so decoding the same audio again fits it far better. This costs one
-            // extra decode, and only for the first few seconds of speech a decoder ever hears.
-            let audio = warmUpAudio
-            warmUpAudio = []
-            logger.trace(
-                "Decoding the utterance again with the adapted cepstral mean",
-                metadata: ["speech.samples": "\(audio.count)"]
-            )
-            try decoder.startUtterance()
-            try decoder.process(audio)
+        try measured {
+            guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "endUtterance") }
+            inUtterance = false
             try decoder.endUtterance()
+            if redecodeThisUtterance && !warmUpAudio.isEmpty {
+                // The first pass started from the model's generic cepstral mean; ending it updated the mean from
+                // this speaker and microphone, so decoding the same audio again fits it far better. This costs one
+                // extra decode, and only for the first few seconds of speech a decoder ever hears.
+                let audio = warmUpAudio
+                warmUpAudio = []
+                logger.trace(
+                    "Decoding the utterance again with the adapted cepstral mean",
+                    metadata: ["speech.samples": "\(audio.count)"]
+                )
+                try decoder.startUtterance()
+                try decoder.process(audio)
+                try decoder.endUtterance()
+            }
+            let text = decoder.hypothesisText()
+            guard !text.isEmpty else { return .empty }
+            return Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
         }
-        let text = decoder.hypothesisText()
-        guard !text.isEmpty else { return .empty }
-        return Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
     }
 
     package func reset() {
