@@ -37,10 +37,3 @@ package struct PCMBuffer: Sendable, Equatable {
 
     package var durationSeconds: Double { sampleRate > 0 ? Double(samples.count) / Double(sampleRate) : 0 }
 }
-
-/// Monotonic clock reading in nanoseconds, the time base of `AudioFrame.captureTimeNs`.
-package func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}

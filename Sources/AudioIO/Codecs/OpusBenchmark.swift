@@ -123,12 +123,6 @@ package enum OpusBenchmark {
 
     /// CPU time of the calling thread: unlike wall time, it leaves out time other processes took on a busy
     /// machine, so the figures say what the codec costs. `run` is synchronous, so it stays on one thread.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     static func percentile(_ values: [Double], _ p: Double) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()

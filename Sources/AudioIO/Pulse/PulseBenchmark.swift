@@ -139,11 +139,11 @@ package struct PulseBenchmark: Sendable {
             guard now - begin >= warmUp else { continue }
             arrivals.append((frame, now))
             guard let start = measureStart else {
-                measureStart = (now, Self.processCPUSeconds())
+                measureStart = (now, processCPUSeconds())
                 continue
             }
             if now - start.wall >= span {
-                cpuShare = (Self.processCPUSeconds() - start.cpu) / (Double(now - start.wall) / 1e9)
+                cpuShare = (processCPUSeconds() - start.cpu) / (Double(now - start.wall) / 1e9)
                 break
             }
         }
@@ -157,13 +157,6 @@ package struct PulseBenchmark: Sendable {
         let offsets = arrivals.map { Double($0.arrival) - Double($0.frame.sequence) * period }
         guard let earliest = offsets.min() else { return [] }
         return offsets.map { ($0 - earliest) / 1e6 + max(0, minimumAge) }
-    }
-
-    private static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     private static func tone(seconds: Double) -> PCMBuffer {

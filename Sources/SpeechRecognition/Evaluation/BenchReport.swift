@@ -15,6 +15,8 @@ package struct BenchReport: Sendable, Equatable, Encodable {
             case finalizeMs = "finalize_ms"
         }
 
+        /// Written by hand because the synthesised encoder leaves nil out; the promised shape keeps
+        /// `finalize_ms` (and the report's `baseline`) present as null.
         package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(file, forKey: .file)

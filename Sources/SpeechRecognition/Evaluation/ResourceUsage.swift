@@ -14,11 +14,4 @@ package struct ResourceUsage: Sendable, Equatable {
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         return ResourceUsage(cpuSeconds: cpu, peakRSSMegabytes: Double(usage.ru_maxrss) / 1024)  // ru_maxrss is in KiB on Linux
     }
-
-    /// CPU time used by the whole process so far, in seconds (cheap enough to read around every call).
-    package static func processCPUSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
 }

@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import TalkLogging
 
@@ -92,16 +93,11 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
 
     /// Runs a decoder call and adds its thread CPU time: the call is synchronous, so it stays on one thread.
     private func measured<T>(_ body: () throws -> T) rethrows -> T {
-        let start = Self.threadCPUNanoseconds()
-        defer { cpuNanoseconds &+= Self.threadCPUNanoseconds() &- start }
+        let start = threadCPUNanoseconds()
+        defer { cpuNanoseconds &+= threadCPUNanoseconds() &- start }
         return try body()
     }
 
-    private static func threadCPUNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 
     package func endUtterance() throws -> Hypothesis {
         try measured {
