@@ -31,9 +31,10 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 
+# CI runs it too (.ci/run): a step that fails or a wrong transcript fails the build.
 demo: deps
 	$(SWIFT) build -c release
-	scripts/demo.sh .build/release/openclaw-talk
+	timeout $(TEST_TIME_LIMIT) scripts/demo.sh .build/release/openclaw-talk
 
 bench: deps
 	$(SWIFT) build -c release

@@ -13,7 +13,8 @@ status=${PIPESTATUS[0]}
 
 # Swift Testing's result lines: `✔ Test "…" passed after …`, `✘ Test "…" failed after …`, and for a skip
 # `➜ Test "…" skipped: "reason"` (a trait) or `➜ Test "…" was cancelled after …: "reason"` (mid-test).
-count() { grep -cE "$1" "$log"; }
+# The run's own closing line (`✔ Test run with N tests …`) is left out.
+count() { grep -E "$1" "$log" | grep -cv '^. Test run with '; }
 passed=$(count '^✔ Test .* passed after ')
 failed=$(count '^✘ Test .* failed after ')
 skipped=$(count '^➜ Test .* (skipped|was cancelled)')
