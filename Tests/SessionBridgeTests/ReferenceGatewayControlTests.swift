@@ -39,22 +39,20 @@ import Testing
     }
 }
 
-/// A loopback port that answers each connection with one fixed reply (after reading its command line)
-/// and closes it: a control port gone wrong.
-final class FakeControlPort: Sendable {
+/// A loopback port that answers one connection with a fixed reply (after reading its command line) and
+/// closes: a control port gone wrong. One connection only, so its thread ends on its own.
+struct FakeControlPort {
     let port: Int
-    private let fd: Int32
 
     init(reply: String) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+                bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
         guard bound else {
@@ -64,19 +62,13 @@ final class FakeControlPort: Sendable {
         port = Int(UInt16(bigEndian: addr.sin_port))
         let bytes = Array(reply.utf8)
         Thread.detachNewThread {
-            while true {
-                let client = accept(fd, nil, nil)
-                if client < 0 { return }  // closed by deinit
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                _ = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
-                _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-                close(client)
-            }
+            defer { close(fd) }
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            _ = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            close(client)
         }
-    }
-
-    deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
     }
 }
