@@ -98,4 +98,28 @@ import Testing
         #expect(run.stderr.contains("Error: espeak-ng has no voice 'xx-nosuch'"), "\(run.stderr)")
         #expect(run.stderr.contains("espeak-ng --voices"))
     }
+
+    @Test func `bench synth binds its options`() throws {
+        let bench = try #require(try command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
+        #expect(bench.json && bench.benchmark.trials == 7 && bench.benchmark.settings.rateWPM == 200)
+        #expect(throws: ValidationError("Invalid value '0' for '--trials': expected a whole number in 1...10000")) {
+            _ = try command(["bench", "synth", "--trials", "0"])
+        }
+    }
+
+    @Test(.requires(.builtBinary))
+    func `bench synth --json reports first audio and the real-time factor`() async throws {
+        _ = try TestInput.builtBinary.path()
+        let dir = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try await SetupCommandTests.runOffPool(["bench", "synth", "--json", "--trials", "5"], home: dir)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let first = try #require(report["firstAudioMs"] as? [String: Double])
+        #expect((first["p50"] ?? 0) > 0 && (first["p95"] ?? 0) >= (first["p50"] ?? 0))
+        let rtf = try #require(report["rtf"] as? Double)
+        // espeak-ng is about a thousand times faster than real time; anything near 1 would be a broken measurement.
+        #expect(rtf > 0 && rtf < 0.5, "rtf \(rtf)")
+        #expect(report["trials"] as? Int == 5 && report["sampleRate"] as? Int == 22_050)
+    }
 }
