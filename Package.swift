@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
-        .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkTestSupport"]),
+        .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),
         .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "TalkTestSupport"]),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import TalkLogging
 import Testing
 
 @testable import SpeechSynthesis
@@ -7,6 +8,7 @@ import Testing
 /// callers kept apart, clear errors.
 @Suite struct EspeakSynthesizerTests {
     static let sentence = "The quick brown fox jumps over the lazy dog."
+    static let logger = Logger(label: "test.synthesis")
 
     private func collect(_ stream: SynthesisStream) async throws -> [SynthesisChunk] {
         var chunks: [SynthesisChunk] = []
@@ -15,7 +17,7 @@ import Testing
     }
 
     @Test func `a sentence becomes streamed audio of plausible length at 22 050 Hz`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         let chunks = try await collect(engine.synthesize(Self.sentence, settings: .default))
         #expect(chunks.count > 3, "audio should arrive in several chunks, not one")
         #expect(chunks.allSatisfy { $0.sampleRate == 22_050 && $0.sampleRate == engine.sampleRate })
@@ -28,14 +30,14 @@ import Testing
     }
 
     @Test func `a faster rate gives shorter audio`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         let slow = try await engine.synthesizeAll(Self.sentence, settings: VoiceSettings(rateWPM: 120))
         let fast = try await engine.synthesizeAll(Self.sentence, settings: VoiceSettings(rateWPM: 320))
         #expect(fast.durationSeconds < slow.durationSeconds * 0.6, "\(fast.durationSeconds) s vs \(slow.durationSeconds) s")
     }
 
     @Test func `a language name selects a voice, as espeak-ng's -v does`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         for voice in ["en-gb", "en", "en+f3", "en-us"] {
             let audio = try await engine.synthesizeAll("Hello there.", settings: VoiceSettings(voice: voice))
             #expect((0.4...3).contains(audio.durationSeconds), "\(voice): \(audio.durationSeconds) s")
@@ -53,7 +55,7 @@ import Testing
     }
 
     @Test func `cancelling the reading task stops synthesis early`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         let stream = engine.synthesize(Self.hugeText, settings: .default)
         let reader = Task {
             var seconds = 0.0
@@ -73,7 +75,7 @@ import Testing
     }
 
     @Test func `after cancelAll not one more chunk of the old request is read, and synthesis stops`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         var iterator = engine.synthesize(Self.hugeText, settings: .default).makeAsyncIterator()
         let first = try await iterator.next()
         #expect(first != nil)
@@ -89,8 +91,8 @@ import Testing
     }
 
     @Test func `one caller's cancelAll leaves another caller's speech alone`() async throws {
-        let mine = try EspeakSynthesizer()
-        let theirs = try EspeakSynthesizer()
+        let mine = try EspeakSynthesizer(logger: Self.logger)
+        let theirs = try EspeakSynthesizer(logger: Self.logger)
         let reference = try await theirs.synthesizeAll(Self.sentence, settings: .default)
         let waiting = theirs.synthesize(Self.sentence, settings: .default)
         mine.cancelAll()
@@ -107,7 +109,7 @@ import Testing
             ("Every caller hears only its own words.", VoiceSettings(voice: "en-us", rateWPM: 200, pitch: 20)),
             ("A fourth voice joins in.", VoiceSettings(voice: "en+f3", rateWPM: 180)),
         ]
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         var alone: [Int] = []
         for (text, settings) in requests { alone.append(try await engine.synthesizeAll(text, settings: settings).samples.count) }
         let together = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
@@ -115,7 +117,7 @@ import Testing
                 for (index, (text, settings)) in requests.enumerated() {
                     group.addTask {
                         // Each task its own instance too: the state that must not mix is espeak-ng's, process-wide.
-                        let own = try EspeakSynthesizer()
+                        let own = try EspeakSynthesizer(logger: Self.logger)
                         return (index, try await own.synthesizeAll(text, settings: settings).samples.count)
                     }
                 }
@@ -135,7 +137,7 @@ import Testing
     }
 
     @Test func `an unknown voice is a clear error, and the engine keeps working`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         for name in ["xx-nosuchvoice", "../../../etc/passwd", ""] {
             await #expect(throws: SpeechSynthesisError.unknownVoice(name)) {
                 _ = try await engine.synthesizeAll("Hello.", settings: VoiceSettings(voice: name))
@@ -151,7 +153,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: empty) }
         for folder in [empty, "/nonexistent/espeak-ng-data"] {
-            #expect(throws: SpeechSynthesisError.dataNotFound(searched: [folder])) { try EspeakSynthesizer(dataFolder: folder) }
+            #expect(throws: SpeechSynthesisError.dataNotFound(searched: [folder])) { try EspeakSynthesizer(dataFolder: folder, logger: Self.logger) }
         }
         // ESPEAK_DATA_PATH, espeak-ng's own variable, comes first; an incomplete folder there is passed over.
         let installed = try EspeakDataLocator.locate()
@@ -161,7 +163,7 @@ import Testing
     }
 
     @Test func `too long a text and empty text are handled without the engine stalling`() async throws {
-        let engine = try EspeakSynthesizer()
+        let engine = try EspeakSynthesizer(logger: Self.logger)
         let huge = String(repeating: "a", count: EspeakSynthesizer.maximumTextLength + 1)
         await #expect(throws: SpeechSynthesisError.textTooLong(characters: huge.count, limit: EspeakSynthesizer.maximumTextLength)) {
             _ = try await engine.synthesizeAll(huge)

@@ -36,11 +36,11 @@ import Testing
         #expect(sentences.count == 2)
     }
 
-    @Test func `without once the directive is a new default, and it sets the local voice and rate`() {
+    @Test func `without once the directive is a new default, and it sets the local voice and rate`() throws {
         let (directive, _) = SpokenReply.sentences(of: "{\"voice\":\"en+f3\",\"speed\":1.2}\nHi.")
-        let found = try? #require(directive)
-        #expect(found?.once == false)
-        let settings = found?.applied(to: VoiceSettings(voice: "en-us", rateWPM: 175, pitch: 40))
+        let found = try #require(directive)
+        #expect(found.once == false)
+        let settings = found.applied(to: VoiceSettings(voice: "en-us", rateWPM: 175, pitch: 40))
         #expect(settings == VoiceSettings(voice: "en+f3", rateWPM: 210, pitch: 40))
         #expect(VoiceDirective(rateWPM: 150, once: true).applied(to: .default).rateWPM == 150)
     }

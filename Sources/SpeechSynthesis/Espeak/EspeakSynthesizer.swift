@@ -1,4 +1,5 @@
 import Synchronization
+import TalkLogging
 
 /// A `SpeechSynthesizer` on espeak-ng, in process through libespeak-ng. Every instance shares the one espeak-ng
 /// thread (`EspeakWorker`); each has its own cancellation scope, so one caller's barge-in never cuts another's
@@ -14,13 +15,15 @@ package final class EspeakSynthesizer: SpeechSynthesizer {
     package let dataFolder: String
     /// This instance's cancellation scope in the shared worker.
     let owner: UInt64
+    private let logger: Logger
 
     private static let owners = Mutex<UInt64>(0)
 
     /// Finds espeak-ng's data (in `dataFolder` only, when given). espeak-ng itself starts on the first request.
     /// - Throws: `SpeechSynthesisError.dataNotFound` naming every folder looked at.
-    package init(dataFolder: String? = nil) throws {
+    package init(dataFolder: String? = nil, logger: Logger) throws {
         self.dataFolder = try EspeakDataLocator.locate(explicit: dataFolder)
+        self.logger = logger
         owner = Self.owners.withLock { next in
             next &+= 1
             return next
@@ -34,7 +37,8 @@ package final class EspeakSynthesizer: SpeechSynthesizer {
         }
         let worker = EspeakWorker.shared
         let owner = owner
-        let (chunks, generation) = worker.submit(text: text, settings: settings, dataFolder: dataFolder, owner: owner)
+        let (chunks, generation) = worker.submit(
+            text: text, settings: settings, dataFolder: dataFolder, owner: owner, logger: logger)
         return SynthesisStream(chunks: chunks) { worker.isCurrent(owner: owner, generation: generation) }
     }
 

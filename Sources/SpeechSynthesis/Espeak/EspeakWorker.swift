@@ -1,6 +1,7 @@
 import CEspeakNG
 import Foundation
 import Synchronization
+import TalkLogging
 
 /// The one owner of espeak-ng in this process. espeak-ng keeps its voice, rate and callback in globals, so every
 /// call into it happens on this one dedicated thread, one request at a time in arrival order, whoever asks
@@ -24,6 +25,7 @@ final class EspeakWorker: Sendable {
         let text: String
         let settings: VoiceSettings
         let dataFolder: String
+        let logger: Logger
         let continuation: AsyncThrowingStream<SynthesisChunk, any Error>.Continuation
     }
 
@@ -47,7 +49,7 @@ final class EspeakWorker: Sendable {
 
     /// Queues a request; its chunks arrive on the returned stream. Also returns the owner's generation it
     /// belongs to, for `isCurrent`.
-    func submit(text: String, settings: VoiceSettings, dataFolder: String, owner: UInt64)
+    func submit(text: String, settings: VoiceSettings, dataFolder: String, owner: UInt64, logger: Logger)
         -> (AsyncThrowingStream<SynthesisChunk, any Error>, generation: UInt64)
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self)
@@ -55,7 +57,7 @@ final class EspeakWorker: Sendable {
             state.nextID &+= 1
             let request = Request(
                 id: state.nextID, owner: owner, generation: state.generations[owner, default: 0],
-                text: text, settings: settings, dataFolder: dataFolder, continuation: continuation)
+                text: text, settings: settings, dataFolder: dataFolder, logger: logger, continuation: continuation)
             state.queue.append(request)
             defer { state.threadStarted = true }
             return (request.id, request.generation, !state.threadStarted)
@@ -137,16 +139,28 @@ final class EspeakWorker: Sendable {
             let started = threadCPUNanoseconds()
             let result = Result { try run(request, engine: &engine) }
             let spent = threadCPUNanoseconds() &- started
-            state.withLock { state in
-                state.current = nil
+            let cancelled = state.withLock { state in
+                defer { state.current = nil }
                 state.cpuNanoseconds &+= spent
+                return state.currentCancelled
             }
+            request.logger.trace(
+                "Synthesis done",
+                metadata: [
+                    "speech.characters": "\(request.text.count)", "speech.cpu_ms": "\(spent / 1_000_000)",
+                    "speech.cancelled": "\(cancelled)", "speech.failed": "\(result.failure.map { "\($0)" } ?? "no")",
+                ])
             request.continuation.finish(throwing: result.failure)
         }
     }
 
     private func run(_ request: Request, engine: inout EspeakEngineState) throws {
+        let starting = engine.dataFolder == nil
         let rate = try engine.start(dataFolder: request.dataFolder)
+        if starting {
+            request.logger.debug(
+                "espeak-ng started", metadata: ["speech.data": "\(request.dataFolder)", "speech.sample_rate": "\(rate)"])
+        }
         state.withLock { $0.sampleRate = rate }
         try engine.apply(request.settings)
         try engine.speak(request.text)

@@ -1,5 +1,6 @@
 import Foundation
 import SpeechSynthesis
+import TalkLogging
 
 extension OpenClawTalk.Bench {
     /// `bench synth`: time from a sentence's text to its first audio, and synthesis real-time factor.
@@ -28,7 +29,9 @@ extension OpenClawTalk.Bench {
         }
 
         func run() async throws {
-            let report = try await benchmark.run(with: try EspeakSynthesizer())
+            var logger = Logger(label: "openclaw-talk.bench")
+            logger.logLevel = .warning
+            let report = try await benchmark.run(with: try EspeakSynthesizer(logger: logger))
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

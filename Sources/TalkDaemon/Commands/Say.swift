@@ -51,7 +51,7 @@ extension OpenClawTalk {
             var voice = directive?.applied(to: settings) ?? settings
             if voiceGiven { voice.voice = settings.voice }
             if rateGiven { voice.rateWPM = settings.rateWPM }
-            let synthesizer = try EspeakSynthesizer()
+            let synthesizer = try EspeakSynthesizer(logger: logger)
             let device: any AudioPlaybackDevice =
                 if let output {
                     try WAVFileSink(path: output, sampleRate: synthesizer.sampleRate, logger: logger)
