@@ -59,31 +59,43 @@ extension SpeechSynthesizer {
 
 /// The chunks of one request. Each chunk is checked against the request's generation as it is read, so after
 /// `cancelAll()` not even a chunk made before it, and still buffered, reaches the reader: the next read throws
-/// `CancellationError`.
+/// `CancellationError`. A read in a cancelled task throws too, and stops the request, also when chunks are waiting.
 package struct SynthesisStream: AsyncSequence, Sendable {
     package typealias Element = SynthesisChunk
     private let chunks: AsyncThrowingStream<SynthesisChunk, any Error>
     private let isCurrent: @Sendable () -> Bool
+    private let cancel: @Sendable () -> Void
 
-    package init(chunks: AsyncThrowingStream<SynthesisChunk, any Error>, isCurrent: @escaping @Sendable () -> Bool) {
+    package init(
+        chunks: AsyncThrowingStream<SynthesisChunk, any Error>, isCurrent: @escaping @Sendable () -> Bool,
+        cancel: @escaping @Sendable () -> Void
+    ) {
         self.chunks = chunks
         self.isCurrent = isCurrent
+        self.cancel = cancel
     }
 
     /// A stream that fails at once.
     package init(failure: any Error) {
-        self.init(chunks: AsyncThrowingStream { throw failure }, isCurrent: { true })
+        self.init(chunks: AsyncThrowingStream { throw failure }, isCurrent: { true }, cancel: {})
     }
 
     package func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(inner: chunks.makeAsyncIterator(), isCurrent: isCurrent)
+        AsyncIterator(inner: chunks.makeAsyncIterator(), isCurrent: isCurrent, cancel: cancel)
     }
 
     package struct AsyncIterator: AsyncIteratorProtocol {
         var inner: AsyncThrowingStream<SynthesisChunk, any Error>.AsyncIterator
         let isCurrent: @Sendable () -> Bool
+        let cancel: @Sendable () -> Void
 
         package mutating func next() async throws -> SynthesisChunk? {
+            // A buffered chunk is handed out without a suspension, so cancellation is checked here, not only
+            // while waiting.
+            guard !Task.isCancelled else {
+                cancel()
+                throw CancellationError()
+            }
             guard let chunk = try await inner.next() else { return nil }
             guard isCurrent() else { throw CancellationError() }
             return chunk

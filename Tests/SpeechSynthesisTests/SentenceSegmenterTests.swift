@@ -116,4 +116,20 @@ import Testing
         let (_, pieces) = SpokenReply.sentences(of: "Open `a. b` and [see. this](https://x.org/a. b) now. Done.")
         #expect(pieces == ["Open a b and see. this now.", "Done."])
     }
+
+    @Test func `hostile input streamed in tiny deltas stays fast and bounded`() {
+        // A long unbroken "word" and a long code block, each fed one character at a time: without a bound and a
+        // remembered search position this is quadratic (minutes); with them it takes milliseconds.
+        var segmenter = SentenceSegmenter()
+        var pieces: [String] = []
+        let started = ContinuousClock.now
+        for _ in 0..<30_000 { pieces += segmenter.append("x") }
+        pieces += segmenter.append(" ok.\n```\n")
+        for _ in 0..<3_000 { pieces += segmenter.append("code line\n") }
+        pieces += segmenter.append("```\nEnd. ")
+        let elapsed = ContinuousClock.now - started
+        #expect(pieces.filter { $0.hasPrefix("x") }.allSatisfy { $0.count <= SentenceSegmenter.hardLimit })
+        #expect(pieces.suffix(2) == ["code omitted", "End."])
+        #expect(elapsed < .seconds(20), "\(elapsed)")
+    }
 }

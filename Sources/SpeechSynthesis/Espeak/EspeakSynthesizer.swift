@@ -37,9 +37,11 @@ package final class EspeakSynthesizer: SpeechSynthesizer {
         }
         let worker = EspeakWorker.shared
         let owner = owner
-        let (chunks, generation) = worker.submit(
+        let (chunks, id, generation) = worker.submit(
             text: text, settings: settings, dataFolder: dataFolder, owner: owner, logger: logger)
-        return SynthesisStream(chunks: chunks) { worker.isCurrent(owner: owner, generation: generation) }
+        return SynthesisStream(
+            chunks: chunks, isCurrent: { worker.isCurrent(owner: owner, generation: generation) },
+            cancel: { worker.cancel(request: id) })
     }
 
     package func cancelAll() {

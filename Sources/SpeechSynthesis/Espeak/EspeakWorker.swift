@@ -47,10 +47,10 @@ final class EspeakWorker: Sendable {
 
     private init() {}
 
-    /// Queues a request; its chunks arrive on the returned stream. Also returns the owner's generation it
-    /// belongs to, for `isCurrent`.
+    /// Queues a request; its chunks arrive on the returned stream. Also returns the request's id (for `cancel`)
+    /// and the owner's generation it belongs to (for `isCurrent`).
     func submit(text: String, settings: VoiceSettings, dataFolder: String, owner: UInt64, logger: Logger)
-        -> (AsyncThrowingStream<SynthesisChunk, any Error>, generation: UInt64)
+        -> (AsyncThrowingStream<SynthesisChunk, any Error>, id: UInt64, generation: UInt64)
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: SynthesisChunk.self)
         let (id, generation, startThread) = state.withLock { state in
@@ -69,7 +69,7 @@ final class EspeakWorker: Sendable {
             thread.start()
         }
         wake.signal()
-        return (stream, generation)
+        return (stream, id, generation)
     }
 
     /// False once `cancelAll(owner:)` has been called after a request of this generation was made.
@@ -94,12 +94,16 @@ final class EspeakWorker: Sendable {
         for request in cancelled { request.continuation.finish(throwing: CancellationError()) }
     }
 
-    /// A caller stopped listening: drop the request if it waits, stop it if it runs.
-    private func cancel(request id: UInt64) {
-        state.withLock { state in
-            state.queue.removeAll { $0.id == id }
-            if state.current?.id == id { state.currentCancelled = true }
+    /// A caller stopped listening: drop the request if it waits, stop it if it runs; its stream ends.
+    func cancel(request id: UInt64) {
+        let cancelled: Request? = state.withLock { state in
+            if let index = state.queue.firstIndex(where: { $0.id == id }) { return state.queue.remove(at: index) }
+            guard let current = state.current, current.id == id, !state.currentCancelled else { return nil }
+            state.currentCancelled = true
+            return current
         }
+        // Outside the lock: finishing runs the termination handler, which calls back in here.
+        cancelled?.continuation.finish(throwing: CancellationError())
     }
 
     /// Samples made so far for an owner's requests (including any dropped after a cancel).

@@ -18,6 +18,9 @@ package struct SentenceSegmenter: Sendable {
     /// Characters of `text` already handed out or skipped; never moves back.
     private var emitted = 0
     private var finished = false
+    /// An open code block already searched for its closing line: where it starts and the line end searched up to,
+    /// so a long block streamed in small deltas is not searched from its start again each time.
+    private var openFence: (start: Int, searchedTo: Int)?
 
     package init(softLimit: Int = 72) {
         self.softLimit = max(softLimit, 8)
@@ -46,6 +49,7 @@ package struct SentenceSegmenter: Sendable {
             emitted = resume
         }
         text = new
+        openFence = nil
         return advance(final: false)
     }
 
@@ -83,7 +87,7 @@ package struct SentenceSegmenter: Sendable {
     private enum Fence { case notAFence, waiting, block(end: Int) }
 
     /// A fenced code block starting at `start`: where it ends (after its closing line), or that more text is needed.
-    private func fencedBlock(at start: Int, final: Bool) -> Fence {
+    private mutating func fencedBlock(at start: Int, final: Bool) -> Fence {
         let mark = text[start]
         var run = start
         while run < text.count, text[run] == mark { run += 1 }
@@ -91,14 +95,22 @@ package struct SentenceSegmenter: Sendable {
         guard run - start >= 3 else { return .notAFence }
         let fence = String(repeating: mark, count: run - start)
         guard var lineEnd = text[run...].firstIndex(where: \.isNewline) else { return final ? .block(end: text.count) : .waiting }
+        if let openFence, openFence.start == start { lineEnd = max(lineEnd, openFence.searchedTo) }
         while lineEnd < text.count {
             let lineStart = lineEnd + 1
             let next = text[lineStart...].firstIndex(where: \.isNewline)
-            guard next != nil || final else { return .waiting }
+            guard next != nil || final else {
+                openFence = (start, lineEnd)
+                return .waiting
+            }
             let line = String(text[lineStart..<(next ?? text.count)]).trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix(fence), line.allSatisfy({ $0 == mark }) { return .block(end: next ?? text.count) }
+            if line.hasPrefix(fence), line.allSatisfy({ $0 == mark }) {
+                openFence = nil
+                return .block(end: next ?? text.count)
+            }
             lineEnd = next ?? text.count
         }
+        openFence = (start, lineEnd)
         return final ? .block(end: text.count) : .waiting
     }
 
@@ -110,6 +122,8 @@ package struct SentenceSegmenter: Sendable {
         var inTarget = false
         var i = start
         while i < text.count {
+            // A "word" this long is not speech (a hash, a data blob): cut it rather than scan it on every delta.
+            if i - start >= Self.hardLimit { return softCut(start, end: i, cuts: cuts) ?? i }
             let c = text[i]
             if c.isNewline { return softCut(start, end: i, cuts: cuts) ?? i }
             if c == "`" {
@@ -205,6 +219,8 @@ package struct SentenceSegmenter: Sendable {
         return true
     }
 
+    /// No piece runs longer than this many characters of markdown, whatever it holds.
+    static let hardLimit = 1000
     private static let terminators: Set<Character> = [".", "!", "?", "…"]
     private static let closers: Set<Character> = ["\"", "'", "”", "’", ")", "]", "*", "_"]
     private static let clauseMarks: Set<Character> = [",", ";", ":"]
