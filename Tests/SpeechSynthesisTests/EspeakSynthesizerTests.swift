@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TalkLogging
 import Testing
 
@@ -64,16 +65,25 @@ import Testing
     @Test func `a cancelled reader gets no more audio, even what is already made`() async throws {
         let engine = try EspeakSynthesizer(logger: Self.logger)
         let stream = engine.synthesize(Self.longText, settings: .default)
+        let heard = Mutex(0.0)
         let reader = Task {
-            var seconds = 0.0
             for try await chunk in stream {
-                seconds += chunk.durationSeconds
-                if seconds > 0.5 { withUnsafeCurrentTask { $0?.cancel() } }
+                let seconds = heard.withLock { total in
+                    total += chunk.durationSeconds
+                    return total
+                }
+                guard seconds > 0.5 else { continue }
+                // Let espeak-ng finish the whole text first, so all of it waits in the stream when the reader stops.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while produced(engine) < Self.longTextSeconds * 0.75, ContinuousClock.now < deadline {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                withUnsafeCurrentTask { $0?.cancel() }
             }
-            return seconds
         }
-        // espeak-ng runs far ahead of the reader, so chunks wait in the stream when the reader cancels itself.
-        await #expect(throws: CancellationError.self) { _ = try await reader.value }
+        await #expect(throws: CancellationError.self) { try await reader.value }
+        let total = heard.withLock { $0 }
+        #expect(total < 5, "\(total) s read after the reader was cancelled (of \(produced(engine)) s made)")
         let next = try await engine.synthesizeAll("Next.", settings: .default)
         #expect(next.durationSeconds > 0.2)
     }
