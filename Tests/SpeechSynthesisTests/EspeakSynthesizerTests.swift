@@ -45,12 +45,12 @@ import Testing
         }
     }
 
-    /// About three minutes of speech (about 0.15 s of espeak-ng's CPU, 7 MB of audio): long enough that a
-    /// request stopped after its first chunk visibly stops early, small enough not to weigh on the other tests
-    /// that share this process.
-    static let longText = Array(repeating: "This sentence is repeated to make a long piece of speech.", count: 45)
+    /// About eighty seconds of speech (a few hundredths of a second of espeak-ng's CPU, 3.5 MB of audio): long
+    /// enough that a request stopped after its first chunk visibly stops early, small enough not to weigh on the
+    /// memory of the other suites that share this process.
+    static let longText = Array(repeating: "This sentence is repeated to make a long piece of speech.", count: 22)
         .joined(separator: " ")
-    static let longTextSeconds = 160.0
+    static let longTextSeconds = 80.0
 
     /// Seconds of audio espeak-ng made for this synthesizer's requests.
     private func produced(_ engine: EspeakSynthesizer) -> Double {

@@ -220,7 +220,7 @@ package struct SentenceSegmenter: Sendable {
     }
 
     /// No piece runs longer than this many characters of markdown, whatever it holds.
-    static let hardLimit = 1000
+    static let hardLimit = 400
     private static let terminators: Set<Character> = [".", "!", "?", "…"]
     private static let closers: Set<Character> = ["\"", "'", "”", "’", ")", "]", "*", "_"]
     private static let clauseMarks: Set<Character> = [",", ";", ":"]
