@@ -44,6 +44,12 @@ package final class EspeakSynthesizer: SpeechSynthesizer {
             cancel: { worker.cancel(request: id) })
     }
 
+    /// Dropping the synthesizer stops what it still has waiting or running, and frees its bookkeeping.
+    deinit {
+        EspeakWorker.shared.cancelAll(owner: owner)
+        EspeakWorker.shared.forget(owner: owner)
+    }
+
     package func cancelAll() {
         EspeakWorker.shared.cancelAll(owner: owner)
     }

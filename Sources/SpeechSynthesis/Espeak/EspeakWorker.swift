@@ -106,6 +106,14 @@ final class EspeakWorker: Sendable {
         cancelled?.continuation.finish(throwing: CancellationError())
     }
 
+    /// An owner is gone: its bookkeeping goes too.
+    func forget(owner: UInt64) {
+        state.withLock { state in
+            state.generations[owner] = nil
+            state.produced[owner] = nil
+        }
+    }
+
     /// Samples made so far for an owner's requests (including any dropped after a cancel).
     func producedSamples(owner: UInt64) -> Int { state.withLock { $0.produced[owner, default: 0] } }
 
