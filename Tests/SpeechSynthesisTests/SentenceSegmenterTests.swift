@@ -75,7 +75,8 @@ import Testing
         #expect(segmenter.append("One. Two without end") == ["One."])
         #expect(segmenter.finish() == ["Two without end"])
         #expect(segmenter.finish() == [])
-        #expect(segmenter.append(" more.") == [])
+        #expect(segmenter.append(" More. And more. ") == [])
+        #expect(segmenter.replace(with: "One. Two without end. Three. ") == [])
     }
 
     @Test func `replace snapshots that extend the reply never repeat a sentence`() {
