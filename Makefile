@@ -18,11 +18,11 @@ release:
 	$(MAKE) build CONFIG=release
 
 # Tests run against a private headless PulseAudio that is stopped afterwards, also when tests fail.
-# The CPU-heavy recognition suites run in a second pass: on 2 cores they would otherwise starve the
-# timing-sensitive audio and network tests that Swift Testing runs beside them.
+# The CPU-heavy recognition suites (and `say`, checked by the recogniser) run in a second pass: on 2 cores they
+# would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps
