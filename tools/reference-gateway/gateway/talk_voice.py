@@ -177,11 +177,16 @@ class TalkVoiceControl:
     """Control commands (mixed into `ControlServer`, which supplies `self.gateway`)."""
 
     async def cmd_talk_speak(self, args):
-        """`talk-speak mp3`, `{"unavailable": "talk_unconfigured"}`, `{"payload": <anything>}`."""
+        """`talk-speak mp3`, `{"unavailable": "talk_unconfigured"}`, `{"payload": <anything>}`
+        (`padAudioBase64: N` replaces its audioBase64 with N characters that are not base64)."""
         from .control import ControlError
         state = self.gateway.talk_voice
         if "payload" in args:
-            state.speak_mode = {"payload": args["payload"]}
+            payload = args["payload"]
+            if isinstance(payload, dict) and isinstance(args.get("padAudioBase64"), int):
+                # A huge string, which a control line (64 KiB at most) cannot carry itself.
+                payload = dict(payload, audioBase64="!" * args["padAudioBase64"])
+            state.speak_mode = {"payload": payload}
         elif "unavailable" in args:
             state.speak_mode = {"unavailable": str(args["unavailable"] or "talk_unconfigured")}
         elif args.get("format") in CLIP_FORMATS:
