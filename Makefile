@@ -21,7 +21,7 @@ release:
 # The CPU-heavy recognition suites run in a second pass: on 2 cores they would otherwise starve the
 # timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI.
-HEAVY_TESTS = SpeechRecognitionTests
+HEAVY_TESTS = SpeechRecognitionTests|GatewayVoiceRecognitionTests
 TEST_TIME_LIMIT ?= 900
 test: deps
 	$(SWIFT) build --build-tests

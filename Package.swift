@@ -33,7 +33,7 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition"]),
     ],
     swiftLanguageModes: [.v6]
 )

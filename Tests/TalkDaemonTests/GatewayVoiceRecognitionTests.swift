@@ -1,0 +1,98 @@
+import AudioIO
+import Foundation
+import SpeechRecognition
+import TalkLogging
+import Testing
+
+@testable import SessionBridge
+
+/// The Gateway's voice end to end: refgw synthesises the sentence asked for (espeak-ng, then sox, opusenc or
+/// lame), `talk.speak` brings the clip over a real socket, AudioIO decodes it, and PocketSphinx must hear the
+/// same sentence in the PCM. Recognition is CPU-heavy: this suite runs in `make test`'s second pass.
+@Suite(.serialized) struct GatewayVoiceRecognitionTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let token = "voice-test-token"
+    static let toolsPresent = ["espeak-ng", "sox", "opusenc", "lame"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0)
+    }
+    /// Under CI a missing tool must fail the test, not skip it.
+    static let runs = toolsPresent || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    /// Digit strings espeak-ng's voice renders recognisably (see GrammarRecognitionTests), one per format so a
+    /// Gateway that ignored the text could not pass.
+    @Test(.enabled(if: runs, "espeak-ng, sox, opusenc and lame (scripts/install-deps.sh) make the Gateway's clips"),
+          arguments: [("pcm_24000", "four two"), ("pcm_44100", "one seven nine"), ("opus", "oh four one nine"),
+                      ("wav", "two five eight six zero"), ("mp3", "one seven nine")])
+    func `every talk.speak format decodes to PCM of the clip's length holding the sentence spoken`(format: String, sentence: String) async throws {
+        let gateway = try await offPool {
+            try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--token", Self.token, "--auto-approve"])
+        }
+        defer { gateway.stop() }
+        let logger = Logger(label: "voice-test", handler: InMemoryLogHandler())
+        let connection = try Self.operatorConnection(to: gateway, logger: logger)
+        let run = Task { await connection.run() }
+        defer { run.cancel() }
+        #expect(try await Self.connected(connection), "the operator socket did not connect")
+        #expect(try await offPool { try gateway.control("talk-speak \(format)") as JSONValue }["ok"] == true)
+
+        let outcome = try await TalkSpeechClient(gateway: connection, logger: logger).speak(sentence)
+        guard case .clip(let clip) = outcome else {
+            Issue.record("\(format): expected a clip, got \(outcome)")
+            return
+        }
+        let spoken = try await offPool { try gateway.control("speak-log") as JSONValue }["speaks"]?.arrayValue?.last
+        let clipMs = try #require(spoken?["durationMs"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
+
+        let pcm = try await AudioClipDecoder.decodeOffPool(
+            clip.audio, outputFormat: clip.outputFormat, mimeType: clip.mimeType, fileExtension: clip.fileExtension)
+        #expect(abs(pcm.durationSeconds * 1000 - clipMs) <= 50, "\(format): \(pcm.durationSeconds * 1000) ms decoded, \(clipMs) ms spoken")
+
+        let heard = try await Self.recognise(try await AudioClipDecoder.decodeOffPool(
+            clip.audio, outputFormat: clip.outputFormat, mimeType: clip.mimeType, fileExtension: clip.fileExtension, sampleRate: 16_000))
+        #expect(heard == sentence, "\(format)")
+        let violations = try await offPool { try gateway.control("violations") as JSONValue }
+        if gateway.startup.schema != nil { #expect(violations["count"] == 0, "schema violations: \(violations)") }
+    }
+
+    static func operatorConnection(to gateway: ReferenceGatewayProcess, logger: Logger) throws -> GatewayConnection {
+        let open = WebSocketTransport.opener(endpoint: try GatewayEndpoint(parsing: gateway.startup.url), pin: nil, logger: logger)
+        let deps = GatewayConnection.Dependencies(openTransport: open) {
+            GatewayConnection.ConnectMaterial(
+                profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "voice test", version: "0.1.0-test"),
+                auth: ConnectAuth(token: token))
+        }
+        let seed = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        return GatewayConnection(identity: try DeviceIdentity(seed: seed, instanceId: "voice-test"), dependencies: deps, logger: logger)
+    }
+
+    /// Whether the socket reached `connected` within 20 s.
+    static func connected(_ connection: GatewayConnection) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if case .connected = await connection.state { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    /// What PocketSphinx hears with the digits grammar, fed in 20 ms frames with quiet room noise under and
+    /// around the speech (digital silence throws the decoder's cepstral mean off).
+    static func recognise(_ pcm: PCMBuffer) async throws -> String {
+        #expect(pcm.sampleRate == 16_000)
+        let recognizer = try PocketSphinxRecognizer(
+            configuration: RecognizerConfiguration(mode: .grammar(path: root + "/models/grammars/digits.gram")),
+            logger: Logger(label: "voice-test.speech", handler: InMemoryLogHandler()))
+        var state: UInt32 = 0x1234_5678
+        let padding = [Int16](repeating: 0, count: 4_800)
+        let samples = (padding + pcm.samples + padding).map { sample -> Int16 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return Int16(clamping: Int(sample) + Int(state >> 24) % 65 - 32)
+        }
+        try await recognizer.startUtterance()
+        for start in stride(from: 0, to: samples.count, by: 320) {
+            _ = try await recognizer.process(Array(samples[start..<min(start + 320, samples.count)]))
+        }
+        return try await recognizer.endUtterance().text
+    }
+}
