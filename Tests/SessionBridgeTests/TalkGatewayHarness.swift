@@ -36,12 +36,8 @@ struct TalkGatewayHarness {
 
     /// A socket with this profile, running until the returned task is cancelled; nil if it never connected.
     func connect(_ profile: ClientProfile) async throws -> Connected {
-        let endpoint = try GatewayEndpoint(parsing: gateway.startup.url)
-        let open = WebSocketTransport.opener(endpoint: endpoint, pin: nil, logger: logger)
-        let deps = GatewayConnection.Dependencies(openTransport: open) {
-            GatewayConnection.ConnectMaterial(profile: profile, auth: ConnectAuth(token: Self.token))
-        }
-        let connection = GatewayConnection(identity: identity, dependencies: deps, timing: GatewayIntegrationTests.fastTiming, logger: logger)
+        let connection = try gateway.connection(token: Self.token, profile: profile, identity: identity,
+                                                timing: GatewayIntegrationTests.fastTiming, logger: logger)
         let run = Task { await connection.run() }
         let state = await GatewayIntegrationTests.waitFor(connection, GatewayIntegrationTests.connected)
         #expect(state != nil, "the \(profile.role) socket did not connect")

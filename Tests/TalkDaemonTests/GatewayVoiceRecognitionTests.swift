@@ -30,7 +30,9 @@ import Testing
         }
         defer { gateway.stop() }
         let logger = Logger(label: "voice-test", handler: InMemoryLogHandler())
-        let connection = try Self.operatorConnection(to: gateway, logger: logger)
+        let connection = try gateway.connection(
+            token: Self.token, profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "voice test", version: "0.1.0-test"),
+            logger: logger)
         let run = Task { await connection.run() }
         defer { run.cancel() }
         #expect(try await Self.connected(connection), "the operator socket did not connect")
@@ -53,17 +55,6 @@ import Testing
         #expect(heard == sentence, "\(format)")
         let violations = try await offPool { try gateway.control("violations") as JSONValue }
         if gateway.startup.schema != nil { #expect(violations["count"] == 0, "schema violations: \(violations)") }
-    }
-
-    static func operatorConnection(to gateway: ReferenceGatewayProcess, logger: Logger) throws -> GatewayConnection {
-        let open = WebSocketTransport.opener(endpoint: try GatewayEndpoint(parsing: gateway.startup.url), pin: nil, logger: logger)
-        let deps = GatewayConnection.Dependencies(openTransport: open) {
-            GatewayConnection.ConnectMaterial(
-                profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "voice test", version: "0.1.0-test"),
-                auth: ConnectAuth(token: token))
-        }
-        let seed = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        return GatewayConnection(identity: try DeviceIdentity(seed: seed, instanceId: "voice-test"), dependencies: deps, logger: logger)
     }
 
     /// Whether the socket reached `connected` within 20 s.

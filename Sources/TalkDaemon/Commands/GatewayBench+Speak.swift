@@ -29,14 +29,9 @@ extension OpenClawTalk.GatewayBench {
         let token = "bench-speak"
         let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", token, "--auto-approve"])
         defer { gateway.stop() }
-        let open = WebSocketTransport.opener(endpoint: try GatewayEndpoint(parsing: gateway.startup.url), pin: nil, logger: logger)
-        let deps = GatewayConnection.Dependencies(openTransport: open) {
-            GatewayConnection.ConnectMaterial(
-                profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "bench", version: "bench"),
-                auth: ConnectAuth(token: token))
-        }
-        let seed = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        let connection = GatewayConnection(identity: try DeviceIdentity(seed: seed, instanceId: "bench-speak"), dependencies: deps, logger: logger)
+        let connection = try gateway.connection(
+            token: token, profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "bench", version: "bench"),
+            logger: logger)
         let run = Task { await connection.run() }
         defer { run.cancel() }
         try await waitConnected(connection)

@@ -13,6 +13,7 @@ import uuid
 
 from .codec import now_ms
 from .errors import error_shape
+from .talk_voice import recorded
 
 DEFAULT_TIMEOUT_MS = 30000
 PRESENCE_ALIVE = "node.presence.alive"
@@ -154,11 +155,7 @@ class NodeInvokeControl:
         return {"result": result}
 
     async def cmd_node_results(self, args):
-        results = self.gateway.node_invokes.results
-        reply = {"results": list(results)}
-        if args.get("clear"):
-            results.clear()
-        return reply
+        return recorded("results", self.gateway.node_invokes.results, args)
 
     async def cmd_presence_beacons(self, args):
-        return {"beacons": list(self.gateway.node_invokes.beacons)}
+        return recorded("beacons", self.gateway.node_invokes.beacons, args)

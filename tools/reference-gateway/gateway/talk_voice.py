@@ -173,6 +173,14 @@ async def set_triggers(gw, triggers):
     return list(gw.talk_voice.triggers)
 
 
+def recorded(key, entries, args):
+    """A control reply listing what was recorded, emptying the record on `clear`."""
+    reply = {key: list(entries)}
+    if args.get("clear"):
+        entries.clear()
+    return reply
+
+
 class TalkVoiceControl:
     """Control commands (mixed into `ControlServer`, which supplies `self.gateway`)."""
 
@@ -197,11 +205,7 @@ class TalkVoiceControl:
         return {"mode": state.speak_mode if "payload" not in state.speak_mode else "payload"}
 
     async def cmd_speak_log(self, args):
-        log = self.gateway.talk_voice.speak_log
-        reply = {"speaks": list(log)}
-        if args.get("clear"):
-            log.clear()
-        return reply
+        return recorded("speaks", self.gateway.talk_voice.speak_log, args)
 
     async def cmd_make_clip(self, args):
         """A clip as talk.speak would send it (for benchmarks): {format, text} -> base64 + ms."""
@@ -225,11 +229,7 @@ class TalkVoiceControl:
         return {"hidden": sorted(self.gateway.talk_voice.hidden_methods)}
 
     async def cmd_talk_modes(self, args):
-        modes = self.gateway.talk_voice.modes
-        reply = {"modes": list(modes)}
-        if args.get("clear"):
-            modes.clear()
-        return reply
+        return recorded("modes", self.gateway.talk_voice.modes, args)
 
     async def cmd_voicewake_set(self, args):
         """`{"cmd": "voicewake-set", "triggers": [...]}`: as if another client had changed them."""
