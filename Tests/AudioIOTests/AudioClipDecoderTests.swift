@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import AudioIO
@@ -41,13 +42,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let tone = TestAudio.sineInt16(frequency: 300, rate: 24_000, seconds: seconds)
         try WAVAudio(sampleRate: 24_000, channels: 1, samples: tone.map { Float($0) / 32768 }).write(path: dir.path + "/in.wav")
-        let (status, _) = try ChildProcess.run("/usr/bin/lame", ["--quiet", "--resample", "44.1", "-b", "128", dir.path + "/in.wav", dir.path + "/out.mp3"],
+        let (status, _) = try ChildProcess.run(try lame.path(), ["--quiet", "--resample", "44.1", "-b", "128", dir.path + "/in.wav", dir.path + "/out.mp3"],
                                                environment: [:])
         #expect(status == 0, "lame failed")
         return [UInt8](try Data(contentsOf: dir.appendingPathComponent("out.mp3")))
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/lame"), "lame (scripts/install-deps.sh) makes the MP3 clip"))
+    static let lame = TestInput.program("lame", package: "lame")
+
+    @Test(.requires(lame))
     func `MP3 clips decode at their own rate without the encoder's padding`() async throws {
         let mp3 = try Self.lameClip(seconds: 1.5)
         for (format, mime) in [("mp3_44100_128", nil), (nil, "audio/mpeg"), (nil, nil)] as [(String?, String?)] {
