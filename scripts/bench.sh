@@ -53,6 +53,9 @@ c = r["connectToHelloOkMs"]
 print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median']} ms (median);"
       f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
       f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
+s = r.get("talkSpeakDecode") or {}
+print("  talk.speak decode per second of audio: " + ", ".join(
+    f"{k} {v['decodeMsPerAudioSecond']['median']} ms" for k, v in s.items()))
 PY
 
 echo "== bench synth -> out/bench-synth.json"

@@ -10,6 +10,8 @@ import json
 from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
+from .node_invoke import NodeInvokeControl
+from .talk_voice import TalkVoiceControl
 
 # Positional argument names for the word form, per command.
 POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["requestId"],
@@ -17,7 +19,9 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "no-challenge": ["mode"], "unavailable": ["count", "retryAfterMs"],
               "fail-connect": ["code", "count"], "rate-limit": ["count", "retryAfterMs"],
               "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
-              "fuzz": ["count", "seed"]}
+              "fuzz": ["count", "seed"],
+              "talk-speak": ["format"],
+              "hide-method": ["method"], "show-method": ["method"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
 
 
@@ -44,7 +48,10 @@ def parse_command(line):
     return name, args
 
 
-class ControlServer:
+class ControlServer(
+        TalkVoiceControl,
+        NodeInvokeControl,
+):
     """Serves control commands for one Gateway."""
 
     def __init__(self, gateway, host):

@@ -10,6 +10,8 @@ import uuid
 
 from .codec import now_ms
 from .errors import error_shape
+from .node_invoke import NodeInvokeMethods
+from .talk_voice import TalkVoiceMethods
 
 # method -> (required operator scope or None, roles allowed)
 METHOD_GATES = {
@@ -20,9 +22,18 @@ METHOD_GATES = {
     "device.pair.approve": ("operator.pairing", ("operator",)),
     "device.pair.reject": ("operator.pairing", ("operator",)),
     "node.event": (None, ("node",)),
+    "talk.speak": ("operator.talk", ("operator",)),
+    "tts.speak": ("operator.write", ("operator",)),
+    "talk.mode": ("operator.talk", ("operator",)),
+    "voicewake.get": ("operator.read", ("operator", "node")),
+    "voicewake.set": ("operator.write", ("operator",)),
+    "node.invoke": ("operator.write", ("operator",)),
+    "node.invoke.result": (None, ("node",)),
 }
 EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
-          "device.pair.resolved"]
+          "device.pair.resolved",
+          "talk.mode", "voicewake.changed",
+          "node.invoke.request"]
 
 
 class MethodError(Exception):
@@ -55,7 +66,10 @@ def check_gate(method, role, scopes):
                                                "requiredScopes": [scope]}))
 
 
-class Methods:
+class Methods(
+        TalkVoiceMethods,
+        NodeInvokeMethods,
+):
     """Handlers; each returns the response payload or raises MethodError."""
 
     def __init__(self, gateway):
@@ -63,6 +77,8 @@ class Methods:
         self.chat_runs = {}   # (sessionKey, idempotencyKey) -> runId
 
     async def call(self, conn, method, params):
+        if method in self.gateway.talk_voice.hidden_methods:
+            raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
         check_gate(method, conn.role, conn.scopes)
         handler = getattr(self, "_" + method.replace(".", "_").replace("-", "_"))
         return await handler(conn, params if isinstance(params, dict) else {})
@@ -72,9 +88,6 @@ class Methods:
 
     async def _system_presence(self, conn, params):
         return self.gateway.presence.listing()
-
-    async def _node_event(self, conn, params):
-        return {"ok": True}
 
     async def _device_pair_list(self, conn, params):
         paired = [{"deviceId": d["deviceId"], "roles": sorted(d.get("roles", {})),

@@ -16,7 +16,8 @@ from .codec import now_ms, redact, safe_dumps
 FRAME_DEFINITIONS = {"req": "RequestFrame", "res": "ResponseFrame", "event": "EventFrame"}
 EVENT_DEFINITIONS = {"tick": "TickEvent", "shutdown": "ShutdownEvent", "chat": "ChatEvent",
                      "device.pair.requested": "DevicePairRequestedEvent",
-                     "device.pair.resolved": "DevicePairResolvedEvent"}
+                     "device.pair.resolved": "DevicePairResolvedEvent",
+                     "node.invoke.request": "NodeInvokeRequestEvent"}
 MAX_ERRORS = 5
 MAX_FRAME_CHARS = 4096
 
