@@ -34,7 +34,7 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "TalkTestSupport"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "TalkTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
