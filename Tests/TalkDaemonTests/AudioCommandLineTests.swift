@@ -3,8 +3,9 @@ import Foundation
 import TalkTestSupport
 import Testing
 
-/// `devices`, `record` and `play` as a user runs them: the built binary against the private PulseAudio
-/// (`scripts/with-pulse.sh`: a null sink `vsink` whose monitor is the virtual microphone `vmic`).
+/// `devices`, `record`, `play` and `bench audio` as a user runs them: the built binary against the private
+/// PulseAudio (`scripts/with-pulse.sh`: a null sink `vsink` whose monitor is the virtual microphone `vmic`).
+/// One suite, run one test at a time: a test playing into `vsink` must not sound in another's recording.
 @Suite(.serialized) struct AudioCommandLineTests {
     /// Debian's pocketsphinx-testdata "go forward ten meters" (16 kHz mono raw PCM, 2.9 s).
     static let clipPath = "/usr/share/pocketsphinx/test/data/goforward.raw"
@@ -92,5 +93,15 @@ import Testing
         let match = SignalMatch.best(clip, in: written.samples + [Int16](repeating: 0, count: 1600))
         #expect(match.correlation > minimumCorrelation, "correlation \(match.correlation) at \(match.offset)")
         #expect(match.offset < 800, "the audio starts \(match.offset) samples late")
+    }
+
+    @Test(.requires(.pulseServer, .builtBinary)) func `bench audio --json gives every figure the README lists`() async throws {
+        _ = try TestInput.pulseServer.path()
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let r = try await command.run(["bench", "audio", "--json", "--seconds", "1", "--trials", "1",
+                                       "--source", "vmic", "--sink", "vsink"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        try BenchCommandLineTests.check(BenchCommandLineTests.audioFigures, readmeFile: "bench-audio.json", output: r.stdout)
     }
 }

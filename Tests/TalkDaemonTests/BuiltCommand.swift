@@ -2,7 +2,7 @@ import Foundation
 import TalkTestSupport
 
 /// `openclaw-talk` (the binary built beside these tests) run as a user runs it: a child process with its
-/// own HOME and XDG folders, stdout and stderr captured. Blocking waits run off the cooperative pool.
+/// own config and state folders, stdout and stderr captured. Blocking waits run off the cooperative pool.
 struct BuiltCommand {
     struct Outcome: Sendable {
         var status: Int32
@@ -20,7 +20,7 @@ struct BuiltCommand {
     let binary: String
     let home: String
 
-    /// A command with a fresh private HOME (removed by `removeHome()`).
+    /// A command with a fresh private folder for its config and state (removed by `removeHome()`).
     init() throws {
         binary = try TestInput.builtBinary.path()
         var template = Array((NSTemporaryDirectory() + "/oct-cli-XXXXXX").utf8CString)
@@ -33,7 +33,7 @@ struct BuiltCommand {
     var configFolder: String { home + "/config/openclaw-talk" }
     var stateFolder: String { home + "/state/openclaw-talk" }
 
-    /// Every regular file below HOME, relative to it.
+    /// Every regular file in the private folder, relative to it.
     func storedFiles() -> [String] {
         let all = FileManager.default.enumerator(atPath: home)?.compactMap { $0 as? String } ?? []
         return all.filter { path in
@@ -53,9 +53,11 @@ struct BuiltCommand {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
-        var environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config",
-                           "PATH": "/usr/bin:/bin"]
-        environment["PULSE_SERVER"] = TestInputs.environment["PULSE_SERVER"]
+        // The test's own environment (PATH finds the python3 the reference Gateway needs; PULSE_SERVER the
+        // private server) with the config and state folders moved into the private folder.
+        var environment = TestInputs.environment
+        environment["XDG_STATE_HOME"] = home + "/state"
+        environment["XDG_CONFIG_HOME"] = home + "/config"
         process.environment = environment
         // Output goes to files: a chatty child never blocks on a full pipe while the test waits elsewhere.
         let out = try Capture()
