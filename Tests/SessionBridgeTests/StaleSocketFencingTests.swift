@@ -5,28 +5,41 @@ import Testing
 
 @testable import SessionBridge
 
-/// A socket that was already reading when the connection gave it up: after `close()` it still hands out
-/// the frames that had arrived (as a real socket's reader may hold a frame it read just before the close),
+/// A socket that was already reading when the connection gave it up: its `receive()` does not honour
+/// cancellation (as a socket's blocking read may not), so after `close()` it still hands out what arrives,
 /// and ends only when the test makes it fail. Answers `connect` like a Gateway; its pings fail on demand.
-private actor LingeringTransport: GatewayTransport {
+private final class LingeringTransport: GatewayTransport {
     private enum Arrival { case frame([UInt8]), failure }
 
-    private let arrivals: AsyncStream<Arrival>
-    private let feed: AsyncStream<Arrival>.Continuation
-    private var iterator: AsyncStream<Arrival>.Iterator
-    private(set) var isClosed = false
-    private var pingFails = false
-
-    init() {
-        (arrivals, feed) = AsyncStream.makeStream()
-        iterator = arrivals.makeAsyncIterator()
-        feed.yield(.frame(Array(FakeGateway.challenge().jsonText.utf8)))
+    private struct State {
+        var queue: [Arrival] = []
+        var reader: CheckedContinuation<Arrival, Never>?
+        var isClosed = false
+        var pingFails = false
     }
 
-    nonisolated func deliver(_ json: JSONValue) { feed.yield(.frame(Array(json.jsonText.utf8))) }
+    private let state = Mutex(State())
+
+    init() { deliver(FakeGateway.challenge()) }
+
+    var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    func deliver(_ json: JSONValue) { arrive(.frame(Array(json.jsonText.utf8))) }
     /// An error arriving on the socket: `receive()` throws once the frames before it are read.
-    nonisolated func fail() { feed.yield(.failure) }
-    func failPings() { pingFails = true }
+    func fail() { arrive(.failure) }
+    func failPings() { state.withLock { $0.pingFails = true } }
+
+    private func arrive(_ arrival: Arrival) {
+        let reader = state.withLock { s -> CheckedContinuation<Arrival, Never>? in
+            if let reader = s.reader {
+                s.reader = nil
+                return reader
+            }
+            s.queue.append(arrival)
+            return nil
+        }
+        reader?.resume(returning: arrival)
+    }
 
     func send(text: String) async throws {
         let sent = JSONValue.parse(Array(text.utf8)) ?? .null
@@ -39,20 +52,27 @@ private actor LingeringTransport: GatewayTransport {
     }
 
     func receive() async throws -> [UInt8] {
-        var it = iterator
-        let next = await it.next(isolation: self)
-        iterator = it
-        guard case .frame(let bytes)? = next else { throw MemoryTransportClosed() }
+        let arrival = await withCheckedContinuation { (c: CheckedContinuation<Arrival, Never>) in
+            let queued = state.withLock { s -> Arrival? in
+                if s.queue.isEmpty {
+                    s.reader = c
+                    return nil
+                }
+                return s.queue.removeFirst()
+            }
+            if let queued { c.resume(returning: queued) }
+        }
+        guard case .frame(let bytes) = arrival else { throw MemoryTransportClosed() }
         return bytes
     }
 
     func ping() async throws {
-        if pingFails { throw MemoryTransportClosed() }
+        if state.withLock({ $0.pingFails }) { throw MemoryTransportClosed() }
     }
 
     func setMaxMessageSize(_ bytes: Int) async {}
 
-    func close() async { isClosed = true }
+    func close() async { state.withLock { $0.isClosed = true } }
 }
 
 /// Generation fencing in `GatewayConnection`: once a socket is given up, nothing that still arrives on
@@ -75,21 +95,28 @@ private actor LingeringTransport: GatewayTransport {
                                   logger: Logger(label: "t", handler: InMemoryLogHandler()))
         let run = Task { await c.run() }
         defer { run.cancel() }
-        let waits = GatewayConnectionTests()
-        try #require(await waits.waitFor(c, GatewayConnectionTests.isConnected) != nil)
+        try #require(await GatewayConnectionTests().waitFor(c, GatewayConnectionTests.isConnected) != nil)
         let events = await c.eventUpdates()
         let old = try #require(sockets.withLock { $0.first })
 
         // The socket's ping fails: the connection gives it up and closes it, while its reader is still reading.
-        await old.failPings()
-        try #require(await Self.eventually { await old.isClosed }, "the connection never gave up the socket")
+        old.failPings()
+        try #require(await Self.eventually { old.isClosed }, "the connection never gave up the socket")
+        let states = await c.stateUpdates()
         old.deliver(["type": "event", "event": "presence", "payload": ["from": "stale"]])
         // Honoured, this would hold the reconnect back ten minutes.
         old.deliver(["type": "event", "event": "shutdown", "payload": ["reason": "restart", "restartExpectedMs": 600_000]])
         old.fail()
 
-        // A new socket takes over promptly.
-        try #require(await waits.waitFor(c, GatewayConnectionTests.isConnected) != nil, "no reconnect within 15 s")
+        // The connection drops the old socket and a new one takes over promptly.
+        let reconnected = try? await withDeadline(.seconds(15), sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
+            var lost = false
+            for await s in states {
+                if !GatewayConnectionTests.isConnected(s) { lost = true } else if lost { return true }
+            }
+            return false
+        }
+        try #require(reconnected == true, "no reconnect within 15 s")
         let new = try #require(sockets.withLock { $0.count == 2 ? $0.last : nil })
         // An error and frames arriving later on the old socket do not touch the connection either.
         old.fail()
