@@ -24,15 +24,17 @@ let package = Package(
         .target(name: "TalkLogging"),
         .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr"]),
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
+        .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
         .executableTarget(
             name: "TalkDaemon",
-            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SessionBridge"]),
+            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
+        .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),
         .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "TalkTestSupport"]),
     ],

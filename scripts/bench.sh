@@ -54,3 +54,13 @@ print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median'
       f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
       f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
 PY
+
+echo "== bench synth -> out/bench-synth.json"
+"$bin" bench synth --json >out/bench-synth.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-synth.json"))
+f, v = r["firstAudioMs"], r["firstVoicedAudioMs"]
+print(f"  first audio after a sentence arrives: p50 {f['p50']:.1f} ms p95 {f['p95']:.1f} ms (speech p95 {v['p95']:.1f} ms,"
+      f" target {r['targetFirstAudioMs']:.0f} ms), engine start {r['coldFirstAudioMs']:.1f} ms, rtf {r['rtf']:.4f} (wall {r['wallRtf']:.4f})")
+PY

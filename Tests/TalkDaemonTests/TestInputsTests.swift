@@ -22,3 +22,16 @@ struct TestInputsTests {
         #expect(path.hasSuffix("/reference/openclaw-protocol.schema.json"))
     }
 }
+
+/// The reference Gateway's schema check seen from a test.
+struct SchemaCheckTests {
+    @Test func `a Gateway that loaded a schema is checking`() throws {
+        try TestInput.requireSchemaCheck(reportedByGateway: "/some/schema.json", "nothing")
+    }
+
+    @Test(.requires(.sharedSchema)) func `a Gateway without the schema the tests can see fails the test`() throws {
+        #expect(throws: TestInput.Missing.self) {
+            try TestInput.requireSchemaCheck(reportedByGateway: nil, "the schema check")
+        }
+    }
+}

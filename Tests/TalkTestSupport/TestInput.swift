@@ -30,6 +30,16 @@ package struct TestInput: Sendable {
         return location
     }
 
+    /// For an input a test can only ask about while it runs (a reference Gateway started without the
+    /// schema): the path when present; when absent the test ends here as skipped, its reason naming the
+    /// unchecked part (the runner counts it), or under CI it fails. Whatever the test checked before stands.
+    /// Not for parameterised tests: Swift Testing does not report a test case that ends this way.
+    package func pathOrSkip(_ unchecked: String) throws -> String {
+        if let location { return location }
+        if TestInputs.isCI { return try path() }
+        try Test.cancel(Comment(rawValue: "\(unchecked) not run: \(missingReason)"))
+    }
+
     package struct Missing: Error, CustomStringConvertible {
         package let reason: String
         package var description: String { reason }
@@ -53,6 +63,17 @@ extension TestInput {
 
     /// The Gateway's JSON Schema, which the reference Gateway validates every client frame against.
     package static let sharedSchema = shared("reference/openclaw-protocol.schema.json", what: "Gateway JSON Schema")
+
+    /// Whether a reference Gateway checks the frames it receives, from the schema path it reported at start-up
+    /// (nil: it runs without one). Without the schema the test ends as skipped through `pathOrSkip` (a failure
+    /// under CI); a schema the tests can see but the Gateway did not load fails the test, since then every
+    /// frame would pass unchecked.
+    package static func requireSchemaCheck(reportedByGateway loaded: String?, _ unchecked: String) throws {
+        guard loaded == nil else { return }
+        let path = try sharedSchema.pathOrSkip(unchecked)
+        throw Missing(reason: "the reference Gateway started without the schema at \(path), which the tests found: "
+                      + "tools/reference-gateway/shared_dir.py and TestInputs.swift must follow the same rule")
+    }
 
     /// A PulseAudio server to talk to (`scripts/with-pulse.sh` starts a private one and sets PULSE_SERVER).
     package static let pulseServer = TestInput(
