@@ -7,6 +7,7 @@ A line is either JSON (`{"cmd": "approve", "requestId": "..."}`) or words
 import asyncio
 import json
 
+from .chat_control import ChatControlCommands
 from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
@@ -17,7 +18,9 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "no-challenge": ["mode"], "unavailable": ["count", "retryAfterMs"],
               "fail-connect": ["code", "count"], "rate-limit": ["count", "retryAfterMs"],
               "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
-              "fuzz": ["count", "seed"]}
+              "fuzz": ["count", "seed"],
+              "chat-ack": ["mode", "count"],
+              "talk-config": ["mode"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
 
 
@@ -44,7 +47,7 @@ def parse_command(line):
     return name, args
 
 
-class ControlServer:
+class ControlServer(ChatControlCommands):
     """Serves control commands for one Gateway."""
 
     def __init__(self, gateway, host):
