@@ -113,7 +113,9 @@ package actor ChatClient {
         let message = InterruptionPrefix.message(transcript: transcript, interruptedAtSeconds: interruptedAtSeconds)
         let dropped = await outbox.add(ChatOutbox.Entry(idempotencyKey: key, sessionKey: sessionKey, message: message, createdAtMs: now))
         for old in dropped { end(old, with: .failed(.droppedFromFullOutbox)) }
-        if case .connected = await connection.state { await flush() }
+        // Not awaited: the caller reads the ack (or its absence) from the reply, and a slow ack must
+        // not hold it before it can listen.
+        if case .connected = await connection.state { Task { await self.flush() } }
         return ChatReply(idempotencyKey: key, updates: stream)
     }
 
@@ -205,7 +207,8 @@ package actor ChatClient {
         let key = entry.idempotencyKey
         var sessionKey = entry.sessionKey ?? ""
         if sessionKey.isEmpty {
-            sessionKey = advertisedSessionKey ?? talkConfig.sessionMainKey ?? "main"
+            let advertised = await connection.hello?.advertisedMainSessionKey ?? advertisedSessionKey
+            sessionKey = advertised ?? talkConfig.sessionMainKey ?? "main"
             await outbox.setSessionKey(sessionKey, for: key)
         }
         inFlight.insert(key)

@@ -57,7 +57,8 @@ class ControlServer(ChatControlCommands):
         self.port = None
 
     async def start(self, port):
-        self.server = await asyncio.start_server(self._client, self.host, port)
+        # Lines up to 8 MiB: `chat-event` may carry a deliberately huge payload.
+        self.server = await asyncio.start_server(self._client, self.host, port, limit=8 << 20)
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def _client(self, reader, writer):
