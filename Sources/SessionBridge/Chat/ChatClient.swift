@@ -108,6 +108,9 @@ package actor ChatClient {
     package func send(_ transcript: String, interruptedAtSeconds: Double? = nil, sessionKey: String? = nil) async -> ChatReply {
         let key = dependencies.makeKey()
         let now = dependencies.nowMs()
+        // Known now when connected, which spares the outbox file a second write before the send.
+        var sessionKey = sessionKey
+        if sessionKey == nil { sessionKey = await connection.hello?.advertisedMainSessionKey }
         let (stream, continuation) = AsyncStream<ChatReplyUpdate>.makeStream(bufferingPolicy: .bufferingNewest(64))
         tracks[key] = Track(continuation: continuation, sessionKey: sessionKey, sentAtMs: now)
         let message = InterruptionPrefix.message(transcript: transcript, interruptedAtSeconds: interruptedAtSeconds)

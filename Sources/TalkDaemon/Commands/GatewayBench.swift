@@ -4,11 +4,12 @@ import TalkLogging
 
 extension OpenClawTalk {
     /// `bench gateway`: connect time to hello-ok (ws and wss on loopback), reconnect time after a Gateway
-    /// restart, and memory per connection, against a reference Gateway this command starts itself.
+    /// restart, memory per connection, and `chat.send` to ack / first delta, against a reference Gateway
+    /// this command starts itself.
     struct GatewayBench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gateway",
-            abstract: "Measure Gateway connect and reconnect times and memory per connection.",
+            abstract: "Measure Gateway connect and reconnect times, memory per connection and chat.send latency.",
             discussion: "Starts the reference Gateway (tools/reference-gateway/refgw.py, python3) on loopback.",
             options: [
                 .flag("json", help: "Print the figures as one JSON object."),
@@ -36,6 +37,7 @@ extension OpenClawTalk {
             let ws = try await Self.measureConnects(tls: false, rounds: rounds, connections: connections, repository: repository, logger: logger)
             let wss = try await Self.measureConnects(tls: true, rounds: rounds, connections: connections, repository: repository, logger: logger)
             let reconnect = try await Self.measureReconnect(repository: repository, logger: logger)
+            let chat = try await Self.measureChat(rounds: rounds, repository: repository, logger: logger)
             if json {
                 let out: JSONValue = [
                     "connectToHelloOkMs": ["ws": ws.connect.json, "wss": wss.connect.json],
@@ -46,6 +48,7 @@ extension OpenClawTalk {
                     ],
                     "memoryPerConnectionKiB": ["ws": .double((ws.kibPerConnection * 10).rounded() / 10), "wss": .double((wss.kibPerConnection * 10).rounded() / 10)],
                     "rounds": .int(Int64(rounds)), "connectionsHeld": .int(Int64(connections)),
+                    "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
                 print(out.jsonText)
             } else {
@@ -53,6 +56,7 @@ extension OpenClawTalk {
                 print("Reconnect after a Gateway restart (down \(Self.restartDownMs) ms): \(reconnect.sinceRestart.text) since the restart, "
                       + "\(reconnect.afterBack.text) after it came back")
                 print(String(format: "Memory per connection (%d held): ws %.0f KiB, wss %.0f KiB", connections, ws.kibPerConnection, wss.kibPerConnection))
+                print("chat.send (\(rounds) rounds): to ack \(chat.toAck.percentilesText); to first delta \(chat.toFirstDelta.percentilesText)")
             }
         }
 
@@ -175,10 +179,12 @@ extension OpenClawTalk {
         enum BenchError: Error, CustomStringConvertible {
             case sessionEnded
             case noTemporaryFolder
+            case chatFailed(String)
             var description: String {
                 switch self {
                 case .sessionEnded: "The Gateway session ended during the benchmark; run setup against refgw by hand to see why."
                 case .noTemporaryFolder: "Could not make a temporary folder for the benchmark's device identity."
+                case .chatFailed(let why): "A benchmark transcript got no reply: \(why)"
                 }
             }
         }
