@@ -53,4 +53,7 @@ c = r["connectToHelloOkMs"]
 print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median']} ms (median);"
       f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
       f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
+s = r["chatSendMs"]
+print(f"  chat.send to ack p50 {s['toAck']['p50']} ms p95 {s['toAck']['p95']} ms;"
+      f" to first delta p50 {s['toFirstDelta']['p50']} ms p95 {s['toFirstDelta']['p95']} ms")
 PY
