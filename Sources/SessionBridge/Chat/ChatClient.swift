@@ -89,8 +89,15 @@ package actor ChatClient {
             }
             await group.waitForAll()
         }
+        // Stopped: the replies being followed end without a terminal update; their transcripts, if not
+        // yet acknowledged, stay in the outbox for the next start.
         retryTask?.cancel()
-        for key in tracks.keys { tracks[key]?.timer?.cancel() }
+        for track in tracks.values {
+            track.timer?.cancel()
+            track.continuation?.finish()
+        }
+        tracks = [:]
+        keyByRun = [:]
     }
 
     /// Every `talk.config` read from now on, starting with the current one.
@@ -225,17 +232,21 @@ package actor ChatClient {
             await outbox.remove(key)
             await accepted(entry, sessionKey: sessionKey, payload: payload)
             return .sent
-        } catch .rejected(_, let shape) where !GatewayRequestError.rejected(method: "", shape).isRetryable {
-            await outbox.remove(key)
-            logger.error("the Gateway refused a transcript", metadata: ["chat.idempotency_key": "\(key)", "gateway.error": "\(shape)"])
-            end(key, with: .failed(.rejected(shape)))
-            return .sent
-        } catch .timedOut {
-            logger.debug("chat.send timed out; it will be sent again with the same key", metadata: ["chat.idempotency_key": "\(key)"])
-            return .retrySoon
         } catch {
-            logger.debug("chat.send not acknowledged; it stays in the outbox", metadata: ["chat.idempotency_key": "\(key)", "error": "\(error)"])
-            return .waitForConnection
+            switch error {
+            case .rejected(_, let shape) where !error.isRetryable:
+                await outbox.remove(key)
+                logger.error("the Gateway refused a transcript", metadata: ["chat.idempotency_key": "\(key)", "gateway.error": "\(shape)"])
+                end(key, with: .failed(.rejected(shape)))
+                return .sent
+            case .timedOut, .rejected:
+                // The socket is still up: no reconnect will come to trigger the resend.
+                logger.debug("chat.send not acknowledged yet; it will be sent again with the same key", metadata: ["chat.idempotency_key": "\(key)", "error": "\(error)"])
+                return .retrySoon
+            default:
+                logger.debug("chat.send not acknowledged; it stays in the outbox", metadata: ["chat.idempotency_key": "\(key)", "error": "\(error)"])
+                return .waitForConnection
+            }
         }
     }
 

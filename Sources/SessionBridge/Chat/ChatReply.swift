@@ -1,5 +1,6 @@
 /// The reply to one transcript, as it is written: an `AsyncSequence` of updates that ends after the
-/// first terminal one (`final`, `aborted`, `failed`), so speech can start on the first words.
+/// first terminal one (`final`, `aborted`, `failed`), so speech can start on the first words. It also
+/// ends, without one, when the `ChatClient` stops.
 package struct ChatReply: AsyncSequence, Sendable {
     package typealias Element = ChatReplyUpdate
     /// The transcript's idempotency key (also its outbox entry).
