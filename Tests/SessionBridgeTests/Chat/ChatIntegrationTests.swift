@@ -80,6 +80,19 @@ import Testing
         return try await condition()
     }
 
+    /// A reply whose run sends nothing by itself (the test injects its events): its run id and updates,
+    /// or nil (recorded) when it was not acknowledged.
+    static func manualRun(_ rig: Rig, _ transcript: String) async throws -> (String, ChatReply.AsyncIterator)? {
+        #expect(await rig.connected())
+        try await rig.h.gateway.control(#"{"cmd":"chat-script","mode":"manual"}"#)
+        var it = await rig.chat.send(transcript).makeAsyncIterator()
+        guard case .accepted(let id?, _)? = await next(&it, { _ in true }) else {
+            Issue.record("no ack")
+            return nil
+        }
+        return (id, it)
+    }
+
     static func transcripts(_ h: Harness) async throws -> [JSONValue] {
         try await h.gateway.control("chat-transcripts")["transcripts"]?.arrayValue ?? []
     }
@@ -171,14 +184,9 @@ import Testing
         let h = try await Self.paired()
         let rig = try Rig(h)
         defer { Task { await rig.stop() } }
-        #expect(await rig.connected())
-        try await h.gateway.control(#"{"cmd":"chat-script","mode":"manual"}"#)
-        let reply = await rig.chat.send("spell it")
-        var it = reply.makeAsyncIterator()
-        guard case .accepted(let id?, _)? = await Self.next(&it, { _ in true }) else {
-            Issue.record("no ack")
-            return
-        }
+        guard let run = try await Self.manualRun(rig, "spell it") else { return }
+        let id = run.0
+        var it = run.1
         func inject(_ seq: Int, _ state: String, _ extra: String = "", run: String? = nil) async throws {
             let payload = #"{"runId":"\#(run ?? id)","sessionKey":"agent:main:main","seq":\#(seq),"state":"\#(state)"\#(extra)}"#
             try await h.gateway.control(#"{"cmd":"chat-event","payload":\#(payload)}"#)
@@ -203,14 +211,9 @@ import Testing
         let h = try await Self.paired()
         let rig = try Rig(h)
         defer { Task { await rig.stop() } }
-        #expect(await rig.connected())
-        try await h.gateway.control(#"{"cmd":"chat-script","mode":"manual"}"#)
-        let reply = await rig.chat.send("break it")
-        var it = reply.makeAsyncIterator()
-        guard case .accepted(let id?, _)? = await Self.next(&it, { _ in true }) else {
-            Issue.record("no ack")
-            return
-        }
+        guard let run = try await Self.manualRun(rig, "break it") else { return }
+        let id = run.0
+        var it = run.1
         let huge = String(repeating: "z", count: 400_000)
         let bad = [
             #"7"#, #"{"sessionKey":"agent:main:main","seq":0,"state":"delta"}"#,
