@@ -208,6 +208,18 @@ class ChatAgentTests(GatewayTestCase):
         denied = await client.request("chat.send", send_params("read-only"))
         self.assertEqual(denied["error"]["code"], "FORBIDDEN")
 
+    async def test_session_defaults_can_be_left_out_of_hello_ok(self):
+        self.gw.control("session-defaults off")
+        try:
+            client, res = await self.handshake(self.gw.url, Identity(), auth={"token": SHARED_TOKEN},
+                                               scopes=READ_WRITE)
+            self.assertNotIn("sessionDefaults", res["payload"]["snapshot"])
+        finally:
+            self.gw.control("session-defaults on")
+        client, res = await self.handshake(self.gw.url, Identity(), auth={"token": SHARED_TOKEN},
+                                           scopes=READ_WRITE)
+        self.assertIn("sessionDefaults", res["payload"]["snapshot"])
+
     async def test_injected_events_reach_operators_as_sent(self):
         client = await self.connect()
         payload = {"runId": "foreign", "sessionKey": SESSION, "seq": 7, "state": "delta"}

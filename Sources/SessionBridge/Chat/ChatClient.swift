@@ -60,6 +60,8 @@ package actor ChatClient {
     private var flushAgain = false
     private var retryTask: Task<Void, Never>?
     private var advertisedSessionKey: String?
+    /// Whether `talk.config` was asked for on this connection (its `session.mainKey` may name the session).
+    private var talkConfigRead = false
     private var configSubscribers: [Int: AsyncStream<TalkConfig>.Continuation] = [:]
     private var nextSubscriber = 0
     /// What the Gateway's `talk.config` said at the last connect (empty when it has none).
@@ -157,11 +159,13 @@ package actor ChatClient {
 
     private func connected() async {
         advertisedSessionKey = await connection.hello?.advertisedMainSessionKey
+        talkConfigRead = false
         await refreshTalkConfig()
         await flush()
     }
 
     private func refreshTalkConfig() async {
+        defer { talkConfigRead = true }
         do {
             let result = try await connection.request(method: "talk.config", params: [:])
             var ignored: [String] = []
@@ -218,6 +222,8 @@ package actor ChatClient {
         var sessionKey = entry.sessionKey ?? ""
         if sessionKey.isEmpty {
             let advertised = await connection.hello?.advertisedMainSessionKey ?? advertisedSessionKey
+            // Sent right after a connect, before `connected()` read it: the fallback key must not be guessed.
+            if advertised == nil, !talkConfigRead { await refreshTalkConfig() }
             sessionKey = advertised ?? talkConfig.sessionMainKey ?? "main"
             await outbox.setSessionKey(sessionKey, for: key)
         }

@@ -180,6 +180,44 @@ import Testing
         try h.expectNoViolations()
     }
 
+    @Test func `events that arrive before the ack are kept and given to the reply once it is acknowledged`() async throws {
+        let h = try await Self.paired()
+        let rig = try Rig(h)
+        defer { Task { await rig.stop() } }
+        #expect(await rig.connected())
+        try await h.gateway.control(#"{"cmd":"chat-script","reply":"early bird catches it","chunkChars":6,"delayMs":0}"#)
+        try await h.gateway.control("chat-ack hold")
+        let reply = await rig.chat.send("who is first")
+        #expect(try await Self.eventually { try await Self.transcripts(h).first?["status"]?.stringValue == "final" },
+                "the whole run played while its ack was held")
+        try await h.gateway.control("chat-release")
+        let updates = await Self.collect(reply)
+        #expect(updates.first.map { if case .accepted = $0 { true } else { false } } == true)
+        #expect(updates.last == .final("early bird catches it", source: .events), "\(updates)")
+        #expect(updates.contains(.partial("early ", replaced: false)))
+        try h.expectNoViolations()
+    }
+
+    @Test func `without a session key in hello-ok, talk.config names the session, else main`() async throws {
+        let h = try await Harness.start(["--print-setup-code", "--auto-approve", "--tick-interval-ms", "500"])
+        try await h.gateway.control("session-defaults off")
+        try await h.gateway.control(
+            #"{"cmd":"talk-config","config":{"talk":{"resolved":{"provider":"system","config":{}}},"session":{"mainKey":"from-config"}}}"#)
+        _ = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
+        let rig = try Rig(h)
+        defer { Task { await rig.stop() } }
+        #expect(await rig.connected())
+        _ = await Self.collect(await rig.chat.send("which session"))
+        #expect(try await Self.transcripts(h).last?["sessionKey"]?.stringValue == "from-config")
+        try await h.gateway.control("talk-config absent")
+        try await h.gateway.control("drop")
+        #expect(try await Self.eventually { await rig.chat.talkConfig == TalkConfig() })
+        #expect(await rig.connected())
+        _ = await Self.collect(await rig.chat.send("and now"))
+        #expect(try await Self.transcripts(h).last?["sessionKey"]?.stringValue == "main")
+        try h.expectNoViolations()
+    }
+
     @Test func `replace is honoured, and foreign, duplicate, out-of-order and late events are ignored`() async throws {
         let h = try await Self.paired()
         let rig = try Rig(h)

@@ -90,6 +90,7 @@ class ChatAgent:
         self.history = {}        # sessionKey -> rows
         self.talk_config = DEFAULT_TALK_CONFIG
         self.talk_config_mode = "normal"   # normal | error | absent
+        self.session_defaults = True       # hello-ok snapshot.sessionDefaults present
 
     def handler(self, method):
         """The coroutine function serving `method`, or None."""

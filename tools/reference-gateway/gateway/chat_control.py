@@ -64,6 +64,10 @@ class ChatControlCommands:
         self._chat.history.setdefault(args["sessionKey"], []).append(args["row"])
         return {}
 
+    async def cmd_session_defaults(self, args):
+        self._chat.session_defaults = str(args.get("mode", "on")) == "on"
+        return {"sessionDefaults": self._chat.session_defaults}
+
     async def cmd_talk_config(self, args):
         agent = self._chat
         mode = str(args.get("mode", "normal"))

@@ -20,7 +20,8 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
               "fuzz": ["count", "seed"],
               "chat-ack": ["mode", "count"],
-              "talk-config": ["mode"]}
+              "talk-config": ["mode"],
+              "session-defaults": ["mode"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
 
 
