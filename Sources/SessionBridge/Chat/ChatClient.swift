@@ -138,12 +138,10 @@ package actor ChatClient {
     private func abort(key: String) async {
         guard let track = tracks[key] else { return }
         guard let runId = track.runId, let sessionKey = track.sessionKey else {
-            if inFlight.contains(key) {
-                tracks[key]?.abortRequested = true  // acted on when the ack arrives
-            } else {
-                await outbox.remove(key)
-                end(key, with: .aborted(""))
-            }
+            // Out of the outbox either way, so no reconnect sends it again; one in flight is aborted
+            // when its ack arrives, or ended when that send fails.
+            await outbox.remove(key)
+            if inFlight.contains(key) { tracks[key]?.abortRequested = true } else { end(key, with: .aborted("")) }
             return
         }
         do {
@@ -239,6 +237,10 @@ package actor ChatClient {
             await accepted(entry, sessionKey: sessionKey, payload: payload)
             return .sent
         } catch {
+            if tracks[key]?.abortRequested == true {
+                end(key, with: .aborted(""))
+                return .sent
+            }
             switch error {
             case .rejected(_, let shape) where !error.isRetryable:
                 await outbox.remove(key)

@@ -314,6 +314,20 @@ import Testing
         try h.expectNoViolations()
     }
 
+    @Test func `a transcript aborted before it was sent is never sent`() async throws {
+        let h = try await Self.paired()
+        let rig = try Rig(h, start: false)
+        defer { Task { await rig.stop() } }
+        let reply = await rig.chat.send("never mind")
+        await rig.chat.abort(reply)
+        #expect(await Self.collect(reply, within: .seconds(5)) == [.aborted("")])
+        rig.start()
+        #expect(await rig.connected())
+        #expect(await Self.collect(await rig.chat.send("this one")).last.map { if case .final = $0 { true } else { false } } == true)
+        #expect(try await Self.transcripts(h).compactMap { $0["message"]?.stringValue } == ["this one"])
+        try h.expectNoViolations()
+    }
+
     @Test func `a full outbox drops its oldest transcript and sends the rest once, in order`() async throws {
         let h = try await Self.paired()
         var limits = ChatOutbox.Limits()
