@@ -51,7 +51,8 @@ package actor ChatClient {
     let logger: Logger
     var tracks: [String: Track] = [:]
     private var keyByRun: [String: String] = [:]
-    /// Events of runs not (yet) ours: an ack may be read after the run's first events. Bounded.
+    /// Events of runs not (yet) ours while a send awaits its ack: the ack may be read after the run's
+    /// first events. Bounded.
     private var early: [ChatEventPayload] = []
     /// Runs already ended, so their late events are recognised. Bounded.
     private var endedRuns: [String] = []
@@ -67,7 +68,7 @@ package actor ChatClient {
     /// What the Gateway's `talk.config` said at the last connect (empty when it has none).
     package private(set) var talkConfig = TalkConfig()
 
-    static let earlyLimit = 128
+    static let earlyLimit = 64
     static let endedLimit = 256
 
     package init(connection: GatewayConnection, outbox: ChatOutbox, settings: Settings = Settings(),
@@ -299,9 +300,12 @@ package actor ChatClient {
             apply(payload, to: key)
         } else if endedRuns.contains(payload.runId) {
             logger.debug("ignored a chat event after its run ended", metadata: ["chat.run_id": "\(payload.runId)", "chat.seq": "\(payload.seq)"])
-        } else {
+        } else if !inFlight.isEmpty {
+            // Perhaps the run of a send whose ack is still on its way; otherwise another client's.
             early.append(payload)
             if early.count > Self.earlyLimit { early.removeFirst(early.count - Self.earlyLimit) }
+        } else {
+            logger.trace("ignored a chat event of another run", metadata: ["chat.run_id": "\(payload.runId)"])
         }
     }
 

@@ -22,12 +22,14 @@ package struct ChatEventPayload: Sendable, Equatable {
     /// Text beyond this many UTF-8 bytes is refused: no spoken reply is that long, and a hostile
     /// Gateway must not make us hold (and later synthesise) megabytes.
     package static let maxTextBytes = 256 * 1024
+    /// Ids, keys and kinds are short (`chat.send` caps session keys at 512).
+    package static let maxIdBytes = 512
 
     /// Parses a `chat` payload; a malformed one throws, saying which field was wrong.
     package init(json: JSONValue?) throws(ChatPayloadError) {
         guard let json, case .object = json else { throw .notAnObject }
-        runId = try Self.string(json, "runId", required: true) ?? ""
-        sessionKey = try Self.string(json, "sessionKey", required: true) ?? ""
+        runId = try Self.string(json, "runId", required: true, limit: Self.maxIdBytes) ?? ""
+        sessionKey = try Self.string(json, "sessionKey", required: true, limit: Self.maxIdBytes) ?? ""
         guard let seqValue = json["seq"] else { throw .missingField("seq") }
         guard let seq = seqValue.intValue, seq >= 0 else { throw .wrongType(field: "seq", expected: "integer >= 0") }
         self.seq = seq
@@ -43,8 +45,8 @@ package struct ChatEventPayload: Sendable, Equatable {
         }
         if let m = json["message"], m != .null { messageText = try Self.messageText(m, field: "message") } else { messageText = nil }
         errorMessage = try Self.string(json, "errorMessage", required: false, empty: true)
-        errorKind = try Self.string(json, "errorKind", required: false)
-        stopReason = try Self.string(json, "stopReason", required: false)
+        errorKind = try Self.string(json, "errorKind", required: false, limit: Self.maxIdBytes)
+        stopReason = try Self.string(json, "stopReason", required: false, limit: Self.maxIdBytes)
     }
 
     /// The text of a `message`: a string, or `{role, content: string | [{type: "text", text}]}` whose
@@ -72,13 +74,14 @@ package struct ChatEventPayload: Sendable, Equatable {
         return text
     }
 
-    private static func string(_ json: JSONValue, _ field: String, required: Bool, empty: Bool = false) throws(ChatPayloadError) -> String? {
+    private static func string(_ json: JSONValue, _ field: String, required: Bool, empty: Bool = false,
+                               limit: Int = maxTextBytes) throws(ChatPayloadError) -> String? {
         guard let value = json[field], value != .null else {
             if required { throw .missingField(field) }
             return nil
         }
         guard let s = value.stringValue, empty || !s.isEmpty else { throw .wrongType(field: field, expected: empty ? "string" : "non-empty string") }
-        guard s.utf8.count <= maxTextBytes else { throw .tooLarge(field: field, bytes: s.utf8.count) }
+        guard s.utf8.count <= limit else { throw .tooLarge(field: field, bytes: s.utf8.count) }
         return s
     }
 }

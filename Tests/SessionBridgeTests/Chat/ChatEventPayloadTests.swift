@@ -18,6 +18,7 @@ struct ChatEventPayloadTests {
         (["runId": "r", "sessionKey": "main", "state": "delta"], .missingField("seq")),
         (["runId": "r", "sessionKey": "main", "seq": 0, "state": "thinking"], .wrongType(field: "state", expected: "delta, final, aborted or error")),
         (["runId": "r", "sessionKey": "main", "seq": 0, "state": "delta", "replace": "yes"], .wrongType(field: "replace", expected: "boolean")),
+        (["runId": .string(String(repeating: "r", count: 600)), "sessionKey": "main", "seq": 0, "state": "delta"], .tooLarge(field: "runId", bytes: 600)),
         (["runId": "r", "sessionKey": "main", "seq": 0, "state": "final", "message": ["content": 5]],
          .wrongType(field: "message.content", expected: "string or array of parts")),
         (["runId": "r", "sessionKey": "main", "seq": 0, "state": "final", "message": ["content": [["type": "text", "text": 1]]]],
