@@ -53,7 +53,20 @@ c = r["connectToHelloOkMs"]
 print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median']} ms (median);"
       f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
       f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
-s = r["chatSendMs"]
-print(f"  chat.send to ack p50 {s['toAck']['p50']} ms p95 {s['toAck']['p95']} ms;"
-      f" to first delta p50 {s['toFirstDelta']['p50']} ms p95 {s['toFirstDelta']['p95']} ms")
+cs = r["chatSendMs"]
+print(f"  chat.send to ack p50 {cs['toAck']['p50']} ms p95 {cs['toAck']['p95']} ms;"
+      f" to first delta p50 {cs['toFirstDelta']['p50']} ms p95 {cs['toFirstDelta']['p95']} ms")
+s = r.get("talkSpeakDecode") or {}
+print("  talk.speak decode per second of audio: " + ", ".join(
+    f"{k} {v['decodeMsPerAudioSecond']['median']} ms" for k, v in s.items()))
+PY
+
+echo "== bench synth -> out/bench-synth.json"
+"$bin" bench synth --json >out/bench-synth.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-synth.json"))
+f, v = r["firstAudioMs"], r["firstVoicedAudioMs"]
+print(f"  first audio after a sentence arrives: p50 {f['p50']:.1f} ms p95 {f['p95']:.1f} ms (speech p95 {v['p95']:.1f} ms,"
+      f" target {r['targetFirstAudioMs']:.0f} ms), engine start {r['coldFirstAudioMs']:.1f} ms, rtf {r['rtf']:.4f} (wall {r['wallRtf']:.4f})")
 PY

@@ -34,5 +34,6 @@ if ! pactl info >/dev/null 2>&1; then
     cat "$dir/pulse.log" >&2
     exit 1
 fi
-echo "with-pulse: private PulseAudio at $PULSE_SERVER"
+# On stderr: stdout belongs to the wrapped command (`with-pulse.sh openclaw-talk bench audio --json | jq`).
+echo "with-pulse: private PulseAudio at $PULSE_SERVER" >&2
 "$@"

@@ -1,2 +1,4 @@
 #pragma once
+#include <stdio.h>
 #include <espeak-ng/speak_lib.h>
+#include <espeak-ng/espeak_ng.h>

@@ -10,6 +10,7 @@ struct OpenClawTalk: ParsableCommand {
         abstract: "OpenClaw Talk mode for the Linux desktop: speak to your assistant, hear the answer.",
         subcommands: [
             Play.self,
+            Say.self,
             Setup.self,
             Transcribe.self,
             Listen.self,

@@ -5,20 +5,10 @@ import Synchronization
 
 /// Audio and paths shared by the AudioIO tests.
 enum TestAudio {
-    /// The package root, found from this file's path so tests work from any working directory.
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-
     /// Debian's pocketsphinx-testdata: real speech present on every machine that ran the install script.
     static let pocketsphinxData = "/usr/share/pocketsphinx/test/data"
     static let goForwardRaw = pocketsphinxData + "/goforward.raw"
     static let cardsWav = pocketsphinxData + "/cards/001.wav"
-
-    /// `../shared/corpus/speech` beside the package root, when present.
-    static var sharedSpeechDirectory: URL? {
-        let dir = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/speech")
-        return FileManager.default.fileExists(atPath: dir.path) ? dir : nil
-    }
 
     /// A sine at `frequency` Hz, `amplitude` in -1...1, as floats.
     static func sine(frequency: Double, rate: Int, seconds: Double, amplitude: Double = 0.5) -> [Float] {

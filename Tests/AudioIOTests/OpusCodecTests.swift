@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import AudioIO
@@ -53,12 +54,9 @@ import Testing
         }
     }
 
-    @Test func `speech from the shared corpus survives a round trip`() async throws {
+    @Test(.requires(.sharedCorpus)) func `speech from the shared corpus survives a round trip`() async throws {
+        let dir = URL(fileURLWithPath: try TestInput.sharedCorpus.path())
         try await computeOffPool {
-            guard let dir = TestAudio.sharedSpeechDirectory else {
-                print("SKIPPED: ../shared not found: Opus round trip on the shared speech corpus not run")
-                return
-            }
             let manifest = try String(contentsOf: dir.appendingPathComponent("manifest.tsv"), encoding: .utf8)
             let files = manifest.split(separator: "\n").dropFirst().compactMap { $0.split(separator: "\t").first }
             #expect(!files.isEmpty)

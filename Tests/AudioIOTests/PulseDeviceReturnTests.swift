@@ -18,17 +18,17 @@ import TalkLogging
             #expect(await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= 5 })
 
             try await server.unloadModule(module)
-            let fellBack = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "vmic") }
+            let fellBack = await recorder.wait(upTo: .seconds(5)) { _, events in events.last == .resumed(device: "vmic") }
             let fallbackEvents = await recorder.events
             #expect(fellBack, "expected .interrupted then .resumed(vmic), got \(fallbackEvents)")
             #expect(await recorder.frames.count >= 5)
 
             _ = try await server.loadModule("module-remap-source", Self.extramic)
             let loadedAt = ContinuousClock.now
-            let back = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "extramic") }
+            let back = await recorder.wait(upTo: .seconds(5)) { _, events in events.last == .resumed(device: "extramic") }
             let waited = ContinuousClock.now - loadedAt
             let events = await recorder.events
-            #expect(back, "no .resumed(extramic) within 2 s of the source returning: \(events)")
+            #expect(back, "no .resumed(extramic) within 5 s of the source returning: \(events)")
             print("capture back on its source \(waited.formatted(.units(allowed: [.milliseconds]))) after it was loaded again")
             #expect(events.count == 3, "expected .interrupted, .resumed(vmic), .resumed(extramic), got \(events)")
             #expect(await capture.currentDevice() == "extramic")
@@ -49,17 +49,17 @@ import TalkLogging
             await recorder.consume(try await capture.start())
             await server.kill()
             try await server.start()  // the restarted server has only its start-up modules: no extramic yet
-            let fellBack = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "vmic") }
+            let fellBack = await recorder.wait(upTo: .seconds(5)) { _, events in events.last == .resumed(device: "vmic") }
             let restartEvents = await recorder.events
             #expect(fellBack, "expected .resumed(vmic) after the restart, got \(restartEvents)")
             try await Task.sleep(for: .milliseconds(500))
 
             _ = try await server.loadModule("module-remap-source", Self.extramic)
             let loadedAt = ContinuousClock.now
-            let back = await recorder.wait(upTo: .seconds(2)) { _, events in events.last == .resumed(device: "extramic") }
+            let back = await recorder.wait(upTo: .seconds(5)) { _, events in events.last == .resumed(device: "extramic") }
             let waited = ContinuousClock.now - loadedAt
             let events = await recorder.events
-            #expect(back, "no .resumed(extramic) within 2 s of the source appearing: \(events)")
+            #expect(back, "no .resumed(extramic) within 5 s of the source appearing: \(events)")
             print("capture on its source \(waited.formatted(.units(allowed: [.milliseconds]))) after it appeared after a restart")
             #expect(await capture.currentDevice() == "extramic")
             try await server.settleNullSink()
@@ -78,19 +78,19 @@ import TalkLogging
             let playback = try PulsePlayback(sink: "extrasink", server: server.address, logger: logger)
             let recorder = await StreamRecorder.recording(playback.events)
             let long = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 2)) }
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await server.waitForPlaybackStream(on: "extrasink"), "the sound never started on extrasink")
 
             try await server.unloadModule(module)
-            let fellBack = await recorder.first(2, within: .seconds(2))
+            let fellBack = await recorder.first(2, within: .seconds(5))
             #expect(fellBack.last == .resumed(device: "vsink"), "expected .interrupted then .resumed(vsink), got \(fellBack)")
 
             _ = try await server.loadModule("module-null-sink", extrasink)
             let loadedAt = ContinuousClock.now
-            let events = await recorder.first(3, within: .seconds(2))
+            let events = await recorder.first(3, within: .seconds(5))
             let waited = ContinuousClock.now - loadedAt
-            #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 2 s of the sink returning: \(events)")
+            #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 5 s of the sink returning: \(events)")
             print("playback back on its sink \(waited.formatted(.units(allowed: [.milliseconds]))) after it was loaded again")
-            #expect(try await sinkOfOurStream(server) == "extrasink", "the sound still plays elsewhere")
+            #expect(try await server.sinkOfPlaybackStream() == "extrasink", "the sound still plays elsewhere")
             #expect(try await long.value == .completed)
             await playback.close()
         }
@@ -103,31 +103,21 @@ import TalkLogging
             let playback = try PulsePlayback(sink: "extrasink", server: server.address, logger: logger)
             let recorder = await StreamRecorder.recording(playback.events)
             let sound = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 2)) }
-            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await server.waitForPlaybackStream(on: "extrasink"), "the sound never started on extrasink")
             try await server.unloadModule(module)
-            let fellBack = await recorder.first(2, within: .seconds(2))
+            let fellBack = await recorder.first(2, within: .seconds(5))
             #expect(fellBack.last == .resumed(device: "vsink"), "expected .interrupted then .resumed(vsink), got \(fellBack)")
             await playback.stop()  // idle from here on: nothing left to move
             #expect(try await sound.value == .stopped)
 
             _ = try await server.loadModule("module-null-sink", extrasink)
-            let events = await recorder.first(3, within: .seconds(2))
-            #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 2 s of the sink returning: \(events)")
+            let events = await recorder.first(3, within: .seconds(5))
+            #expect(events.last == .resumed(device: "extrasink"), "no .resumed(extrasink) within 5 s of the sink returning: \(events)")
             let next = Task { try await playback.play(TestSignals.tone(rate: 24_000, seconds: 2)) }
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(try await sinkOfOurStream(server) == "extrasink", "the next sound does not play on the returned sink")
+            #expect(try await server.waitForPlaybackStream(on: "extrasink"), "the next sound does not play on the returned sink")
             await playback.stop()
             #expect(try await next.value == .stopped)
             await playback.close()
         }
-    }
-
-    /// The name of the sink the (only) playback stream plays to, as the server sees it.
-    private func sinkOfOurStream(_ server: PulseTestServer) async throws -> String? {
-        let inputs = try await server.pactl(["list", "short", "sink-inputs"])
-        let sinks = try await server.pactl(["list", "short", "sinks"])
-        let fields = { (line: Substring) in line.split(separator: "\t").map(String.init) }
-        guard let input = inputs.split(separator: "\n").first.map(fields), input.count > 1 else { return nil }
-        return sinks.split(separator: "\n").map(fields).first { $0.first == input[1] }.map { $0[1] }
     }
 }

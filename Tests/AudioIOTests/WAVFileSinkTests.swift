@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TalkLogging
 import Testing
 
@@ -55,24 +56,28 @@ import Testing
         let dir = try TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("stopped.wav").path
-        let sink = try WAVFileSink(path: path, sampleRate: 16_000, pacing: .live, logger: logger)
-        // Longer than the test lasts, so a machine that holds the test up for a while still stops it mid-way.
+        // A clock the test holds: the fifth 20 ms step waits until stop() has been called, so exactly five
+        // chunks (100 ms) have been heard then, however late the scheduler runs either side.
+        let (atFifthStep, reached) = AsyncStream<Void>.makeStream()
+        let (release, released) = AsyncStream<Void>.makeStream()
+        let steps = Mutex(0)
+        let pacing = PacingClock(now: { 0 }, sleepUntil: { _ in
+            guard steps.withLock({ $0 += 1; return $0 }) == 5 else { return }
+            reached.yield()
+            for await _ in release { break }
+        })
+        let sink = try WAVFileSink(path: path, sampleRate: 16_000, pacing: pacing, logger: logger)
         let tenSeconds = PCMBuffer(
             sampleRate: 16_000,
             samples: TestAudio.sineInt16(frequency: 300, rate: 16_000, seconds: 10)
         )
         let playing = Task { try await sink.play(tenSeconds) }
-        // Wait (bounded) until playback is under way; a busy machine may take a while to start it.
-        for _ in 0..<200 where await sink.writtenSeconds < 0.1 { try await Task.sleep(nanoseconds: 10_000_000) }
-        let heardAtStop = await sink.writtenSeconds
+        for await _ in atFifthStep { break }
         await sink.stop()
+        released.yield()
         #expect(try await playing.value == .stopped)
-        let heard = try WAVAudio.read(path: path).durationSeconds
-        // At most the chunk being heard when stop() came (20 ms), plus one that may have begun meanwhile.
-        #expect(
-            heardAtStop >= 0.1 && heard <= heardAtStop + 0.04 && heard < 10,
-            "\(heard) s written, \(heardAtStop) s at stop"
-        )
+        let heard = try WAVAudio.read(path: path)
+        #expect(heard.frameCount == 5 * 320, "\(heard.durationSeconds) s written, 0.1 s heard before stop()")
         #expect(try await sink.play(PCMBuffer(sampleRate: 16_000, samples: [1, 2, 3])) == .completed)
     }
 

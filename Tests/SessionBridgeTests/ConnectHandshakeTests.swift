@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TalkLogging
 import Testing
 
@@ -13,11 +14,10 @@ import Testing
     let logger = Logger(label: "test", handler: InMemoryLogHandler())
     let sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
+    /// With the default timeouts (seconds): the fake Gateway answers at once, so only a broken handshake
+    /// waits for them, and a loaded machine never does.
     func handshake(_ auth: ConnectAuth = ConnectAuth(bootstrapToken: "boot")) -> ConnectHandshake {
-        var h = ConnectHandshake(profile: .node(displayName: "kitchen", version: "0.1.0"), auth: auth, identity: Self.identity)
-        h.challengeTimeout = .milliseconds(300)
-        h.responseTimeout = .milliseconds(500)
-        return h
+        ConnectHandshake(profile: .node(displayName: "kitchen", version: "0.1.0"), auth: auth, identity: Self.identity)
     }
 
     @Test func `a signed v3 connect is answered with hello-ok and the limit is raised`() async throws {
@@ -61,9 +61,14 @@ import Testing
 
     @Test func `no challenge within the timeout fails clearly and closes the socket`() async {
         let transport = MemoryTransport()
+        var h = handshake()
+        h.challengeTimeout = .milliseconds(300)
+        // The timeout's sleep ends at once: no real time passes, so the scheduler cannot change the outcome.
+        let slept = Mutex<[Duration]>([])
         await #expect(throws: ConnectError.challengeTimeout(seconds: 0.3)) {
-            _ = try await handshake().perform(on: transport, sleep: sleep, logger: logger)
+            _ = try await h.perform(on: transport, sleep: { d in slept.withLock { $0.append(d) } }, logger: logger)
         }
+        #expect(slept.withLock { $0 } == [.milliseconds(300)])
         #expect(await transport.isClosed)
     }
 

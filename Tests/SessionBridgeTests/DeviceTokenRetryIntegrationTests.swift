@@ -52,8 +52,8 @@ import Testing
         let deviceToken = try #require(await CredentialStore(paths: h.paths).snapshot.deviceTokens["node"]?.deviceToken)
         #expect(deviceToken.count != Self.wrongSharedToken.count)
         #expect(node.map(\.tokenLength) == [Self.wrongSharedToken.count, deviceToken.count])
-        try h.expectNoViolations()
         try h.expectNoSecretsLogged([Self.wrongSharedToken])
+        try h.expectNoViolations()
     }
 
     @Test func `without a stored device token the refused shared token pauses after exactly one attempt`() async throws {
@@ -79,7 +79,7 @@ import Testing
         #expect(shape.details?["canRetryWithDeviceToken"]?.boolValue == true)
         let node = try await Self.connects(h).dropFirst(before).filter { $0.role == "node" }
         #expect(node.map(\.tokenLength) == [Self.wrongSharedToken.count])
-        try h.expectNoViolations()
         try h.expectNoSecretsLogged([Self.wrongSharedToken])
+        try h.expectNoViolations()
     }
 }

@@ -96,12 +96,17 @@ enum Mutate {
         let frames = Self.validFrames()
         var errors = 0
         let before = residentKiB()
-        var cases: [[UInt8]] = [
+        // Hand-made frames that are not Gateway frames at all: each must be refused.
+        let handMade: [[UInt8]] = [
             [], [0xFF, 0xFE, 0xFD], Array("{".utf8), Array("null".utf8), Array("[]".utf8),
             Array(String(repeating: "[", count: 60_000).utf8), Array(String(repeating: "{\"a\":", count: 20_000).utf8),
-            Array(("{\"type\":\"event\",\"event\":\"x\",\"payload\":\"" + String(repeating: "y", count: 2_000_000) + "\"}").utf8),
-            Array("{\"type\":\"res\",\"id\":\"1\",\"ok\":false}".utf8), Array("{\"type\":7}".utf8),
+            Array("{\"type\":7}".utf8),
             [0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D],  // {"<invalid UTF-8>":1}
+        ]
+        // Hostile but well-formed: a huge payload and a failed response without its error.
+        var cases: [[UInt8]] = handMade + [
+            Array(("{\"type\":\"event\",\"event\":\"x\",\"payload\":\"" + String(repeating: "y", count: 2_000_000) + "\"}").utf8),
+            Array("{\"type\":\"res\",\"id\":\"1\",\"ok\":false}".utf8),
         ]
         for i in 0..<11_000 {
             let base = frames[i % frames.count]
@@ -117,10 +122,13 @@ enum Mutate {
                 cases.append(Array(payload.jsonText.utf8))
             }
         }
+        var refused: Set<Int> = []
+        var parsed = 0
         for (i, bytes) in cases.enumerated() {
             if i % 64 == 0 { await Task.yield() }
             do {
                 let frame = try GatewayFrame.parse(bytes)
+                parsed += 1
                 // Frames that parse still go through the typed readers the handshake uses.
                 switch frame {
                 case .response(let r): _ = try? HelloOk(payload: r.payload)
@@ -128,11 +136,16 @@ enum Mutate {
                 }
             } catch {
                 errors += 1
+                refused.insert(i)
                 #expect(error.description.hasPrefix("The Gateway sent"))
             }
         }
-        #expect(cases.count >= 10_000)
+        #expect(handMade.indices.allSatisfy(refused.contains), "not refused: \(handMade.indices.filter { !refused.contains($0) })")
+        // Mutations refused in numbers, and the unmutated frames and most retyped payloads still read:
+        // a parser that refused everything would pass the first check and fail the second.
         #expect(errors > 3000)
+        #expect(frames.allSatisfy { (try? GatewayFrame.parse(Array($0.jsonText.utf8))) != nil })
+        #expect(parsed > 3000, "only \(parsed) of \(cases.count) cases parsed")
         #expect(residentKiB() - before < 80_000, "RSS grew by more than 80 MB")
     }
 
@@ -169,7 +182,7 @@ enum Mutate {
                                   logger: Logger(label: "t", handler: InMemoryLogHandler()))
         let run = Task { await c.run() }
         defer { run.cancel() }
-        _ = await GatewayConnectionTests().waitFor(c, GatewayConnectionTests.isConnected)
+        try #require(await GatewayConnectionTests().waitFor(c, GatewayConnectionTests.isConnected) != nil)
         for _ in 0..<2000 {
             gw.latest?.deliver(Mutate.bytes(Array(FakeGateway.helloOk(id: "not-ours").jsonText.utf8), &rng))
         }

@@ -103,7 +103,7 @@ final class ScriptedGateway: Sendable {
         let c = connection(gw)
         let run = Task { await c.run() }
         defer { run.cancel() }
-        _ = await waitFor(c, Self.isConnected)
+        try #require(await waitFor(c, Self.isConnected) != nil)
         let start = ContinuousClock.now
         async let reply: JSONValue? = c.request(method: "chat.send", timeout: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))
@@ -128,7 +128,7 @@ final class ScriptedGateway: Sendable {
         let c = connection(gw)
         let run = Task { await c.run() }
         defer { run.cancel() }
-        _ = await waitFor(c, Self.isConnected)
+        try #require(await waitFor(c, Self.isConnected) != nil)
         await #expect(throws: GatewayRequestError.timedOut(method: "x", seconds: 0.3)) {
             _ = try await c.request(method: "x", timeout: .milliseconds(300))
         }
@@ -144,7 +144,7 @@ final class ScriptedGateway: Sendable {
         let c = connection(gw)
         let run = Task { await c.run() }
         defer { run.cancel() }
-        _ = await waitFor(c, Self.isConnected)
+        try #require(await waitFor(c, Self.isConnected) != nil)
         let start = ContinuousClock.now
         // No ticks are ever sent: within 2 x 100 ms (+ check interval + backoff) the socket is declared dead.
         let s = await waitFor(c) { if case .reconnecting = $0 { true } else { false } }
@@ -196,7 +196,7 @@ final class ScriptedGateway: Sendable {
         let gw = ScriptedGateway(.init(tickMs: 10_000))
         let c = connection(gw, logs: logs)
         let run = Task { await c.run() }
-        _ = await waitFor(c, Self.isConnected)
+        try #require(await waitFor(c, Self.isConnected) != nil)
         run.cancel()
         await run.value
         #expect(!logs.text.isEmpty)

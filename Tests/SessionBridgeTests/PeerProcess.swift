@@ -88,13 +88,14 @@ final class PeerProcess: Sendable {
     var port: Int { info.port }
 
     /// Waits (bounded) for a reported line starting with `prefix`; returns it, or `nil` after `timeout`.
+    /// It always looks at least once, so `timeout: .zero` asks "was it reported already?".
     func waitForLine(startingWith prefix: String, timeout: Duration = .seconds(5)) async -> String? {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while true {
             if let line = lines.first(startingWith: prefix) { return line }
+            if ContinuousClock.now >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return nil
     }
 
     /// Ends the peer. Safe to call more than once.

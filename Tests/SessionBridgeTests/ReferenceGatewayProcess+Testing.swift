@@ -1,14 +1,12 @@
 import Foundation
+import TalkTestSupport
 
 @testable import SessionBridge
 
 extension ReferenceGatewayProcess {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
-
     /// refgw from this package, killed when the value goes away whatever path the test takes.
     convenience init(_ arguments: [String]) throws {
-        try self.init(repositoryRoot: Self.packageRoot, arguments: arguments)
+        try self.init(repositoryRoot: TestInputs.packageRoot, arguments: arguments)
     }
 
     /// `control(_:)` off the cooperative pool: it blocks until refgw answers, which for `fuzz ... wait`
@@ -18,14 +16,24 @@ extension ReferenceGatewayProcess {
         try await offPool { try self.control(line) as JSONValue }
     }
 
-    /// Schema violations recorded so far, or nil (with a SKIPPED line) when refgw runs without the schema.
-    func violations() throws -> [JSONValue]? {
-        guard startup.schema != nil else {
-            print("SKIPPED: ../shared not found: the schema check of sent frames was not run")
-            return nil
-        }
-        return try control("violations")["violations"]?.arrayValue ?? []
+    /// Schema violations in the frames sent to refgw so far. When refgw runs without the schema (no
+    /// ../shared) the test ends here as skipped, counted by the runner, after all it checked before; under
+    /// CI that is a failure. Call it last in a test.
+    func schemaViolations() throws -> [JSONValue] {
+        try TestInput.requireSchemaCheck(reportedByGateway: startup.schema, "the schema check of the frames sent")
+        return try Self.violations(in: control("violations"))
     }
+
+    /// The list in a `violations` reply; a reply without one is an error, never "no violations".
+    static func violations(in reply: JSONValue) throws -> [JSONValue] {
+        guard let list = reply["violations"]?.arrayValue else {
+            throw ControlError.malformedReply(command: "violations", reply: reply.description)
+        }
+        return list
+    }
+
+    @available(*, deprecated, renamed: "schemaViolations()", message: "never nil: without the schema the test is skipped")
+    func violations() throws -> [JSONValue]? { try schemaViolations() }
 
     /// Approves every pending pairing request once one exists (bounded wait). The bound is long: a setup
     /// waiting for approval waits as long as a user would, so giving up early leaves the test hanging.

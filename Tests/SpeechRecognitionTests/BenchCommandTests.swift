@@ -1,5 +1,6 @@
 import Foundation
 import TalkLogging
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -66,11 +67,8 @@ import Testing
     }
 
     /// Measured 44.4-45.1 % with the streaming tuning (pocketsphinx_continuous: 46.3-46.6 %); the bound catches regressions.
-    @Test func `dictation WER over the real-speech dev set stays below 46 percent`() async throws {
-        guard let corpus = SpeechTestAudio.sharedSpeech else {
-            print("SKIPPED: ../shared not found: corpus WER check not run")
-            return
-        }
+    @Test(.requires(.sharedCorpus)) func `dictation WER over the real-speech dev set stays below 46 percent`() async throws {
+        let corpus = URL(fileURLWithPath: try TestInput.sharedCorpus.path())
         let logger = Logger(label: "test.bench")
         let manifest = try BenchManifest.load(path: corpus.appendingPathComponent("manifest.tsv").path)
         let recognizer = try PocketSphinxRecognizer(configuration: RecognizerConfiguration(tuning: .streaming(for: .dictation())), logger: logger)

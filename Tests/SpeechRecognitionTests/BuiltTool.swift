@@ -1,11 +1,9 @@
 import Foundation
+import TalkTestSupport
 
-/// Runs the built `openclaw-talk` (from `.build/debug` or `.build/release` under the package root).
+/// Runs the `openclaw-talk` built with these tests (`TestInput.builtBinary`), never another configuration's.
 enum BuiltTool {
-    static var path: String? {
-        ["debug", "release"].map { SpeechTestAudio.packageRoot.appendingPathComponent(".build/\($0)/openclaw-talk").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static var path: String? { TestInput.builtBinary.location }
 
     struct Outcome {
         var status: Int32
@@ -15,11 +13,13 @@ enum BuiltTool {
 
     /// Runs the tool to its end. stderr goes to a file, so a chatty log cannot block the tool on a full pipe.
     static func run(_ arguments: [String]) throws -> Outcome {
-        guard let path else { throw ToolMissing() }
+        let path = try TestInput.builtBinary.path()
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("openclaw-talk-stderr-\(UUID().uuidString)").path
         FileManager.default.createFile(atPath: errPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errPath) }
-        guard let errHandle = FileHandle(forWritingAtPath: errPath) else { throw ToolMissing() }
+        guard let errHandle = FileHandle(forWritingAtPath: errPath) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: errPath])
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -33,9 +33,5 @@ enum BuiltTool {
         let errData = FileManager.default.contents(atPath: errPath) ?? Data()
         return Outcome(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                        stderr: String(decoding: errData, as: UTF8.self))
-    }
-
-    struct ToolMissing: Error, CustomStringConvertible {
-        var description: String { "openclaw-talk is not built under .build/debug or .build/release; run 'swift build' first" }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -91,11 +92,8 @@ import Testing
     /// Whole-file WER on the real-speech dev set. The bound is set from measurement (43.5 % with this rough
     /// scoring on 2026-11-29, against 46.3 % for Debian's pocketsphinx_continuous): a rise above it is a
     /// regression.
-    @Test func `dictation WER on the dev set stays below its measured bound`() async throws {
-        guard let corpus = TestAudio.corpusSpeech else {
-            print("SKIPPED: ../shared not found: corpus WER check not run")
-            return
-        }
+    @Test(.requires(.sharedCorpus)) func `dictation WER on the dev set stays below its measured bound`() async throws {
+        let corpus = try TestInput.sharedCorpus.path()
         let recognizer = try TestAudio.recognizer(.dictation())
         let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
         var errors = 0

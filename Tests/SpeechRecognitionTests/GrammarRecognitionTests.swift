@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -12,11 +13,8 @@ import Testing
         #expect(hypothesis.words.map(\.word) == ["go", "forward", "ten", "meters"])
     }
 
-    @Test func `the corpus goforward recording is recognised exactly with its grammar`() async throws {
-        guard let corpus = TestAudio.corpusSpeech else {
-            print("SKIPPED: ../shared not found: corpus goforward check not run")
-            return
-        }
+    @Test(.requires(.sharedCorpus)) func `the corpus goforward recording is recognised exactly with its grammar`() async throws {
+        let corpus = try TestInput.sharedCorpus.path()
         let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
         let hypothesis = try await TestAudio.decode(try TestAudio.wav(corpus + "/ps_goforward.wav"), with: recognizer)
         #expect(hypothesis.text == "go forward ten meters")
@@ -54,14 +52,11 @@ import Testing
     }
 
     /// fsdd_9_theo_0 is left out: 0.38 s of 8 kHz-band audio, too short for PocketSphinx's voice detector.
-    @Test(arguments: [("fsdd_3_jackson_0.wav", "three"), ("sr_english_123.wav", "one two three")])
+    @Test(.requires(.sharedCorpus), arguments: [("fsdd_3_jackson_0.wav", "three"), ("sr_english_123.wav", "one two three")])
     func `recorded digits from the corpus are recognised with the digits grammar`(file: String, expected: String)
         async throws
     {
-        guard let corpus = TestAudio.corpusSpeech else {
-            print("SKIPPED: ../shared not found: recorded digits check not run")
-            return
-        }
+        let corpus = try TestInput.sharedCorpus.path()
         let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
         let hypothesis = try await TestAudio.decode(try TestAudio.wav(corpus + "/" + file), with: recognizer)
         #expect(hypothesis.text == expected)

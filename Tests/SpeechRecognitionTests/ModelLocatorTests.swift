@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -28,11 +29,10 @@ import Testing
         #expect(paths.acousticModel == "/usr/share/pocketsphinx/model/en-us/en-us")
     }
 
-    @Test func `the project's models folder is found from the working directory or the executable`() {
-        let fromDirectory = ModelLocator.projectModelDirectories(currentDirectory: TestAudio.packageRoot, executable: nil)
+    @Test func `the project's models folder is found from the working directory or the executable`() throws {
+        let fromDirectory = ModelLocator.projectModelDirectories(currentDirectory: TestInputs.packageRoot, executable: nil)
         #expect(fromDirectory == [TestAudio.projectModels])
-        let fromBinary = ModelLocator.projectModelDirectories(
-            currentDirectory: "/", executable: TestAudio.packageRoot + "/.build/debug/openclaw-talk")
+        let fromBinary = ModelLocator.projectModelDirectories(currentDirectory: "/", executable: try TestInput.builtBinary.path())
         #expect(fromBinary == [TestAudio.projectModels])
     }
 

@@ -4,19 +4,11 @@ import Foundation
 /// Real speech from Debian's pocketsphinx-testdata and generated silence and noise, assembled into clips
 /// whose speech boundaries are known.
 enum SpeechTestAudio {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
     static let testData = "/usr/share/pocketsphinx/test/data"
     static let goForward = testData + "/goforward.raw"
     static func cards(_ n: Int) -> String { testData + "/cards/00\(n).wav" }
     static let librivox0930 = testData + "/librivox/sense_and_sensibility_01_austen_64kb-0930.wav"
     static let librivox0870 = testData + "/librivox/sense_and_sensibility_01_austen_64kb-0870.wav"
-
-    /// `../shared/corpus/speech` beside the package root, when present.
-    static var sharedSpeech: URL? {
-        let dir = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/speech")
-        return FileManager.default.fileExists(atPath: dir.appendingPathComponent("manifest.tsv").path) ? dir : nil
-    }
 
     static func load(_ path: String) throws -> [Int16] { try AudioFileReader.readMono(path: path).samples }
 

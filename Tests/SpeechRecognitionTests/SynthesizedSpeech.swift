@@ -14,13 +14,14 @@ enum SynthesizedSpeech {
 
     /// 16 kHz mono samples of `text` with quiet room noise before, under and after it: digital silence never
     /// comes from a real microphone, and it throws the decoder's cepstral mean far off.
-    static func samples(_ text: String, voice: String = "en-us", paddingMs: Int = 300) throws -> [Int16] {
+    /// `wordsPerMinute` is espeak-ng's speed (its default is 175).
+    static func samples(_ text: String, voice: String = "en-us", wordsPerMinute: Int = 175, paddingMs: Int = 300) throws -> [Int16] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("speech-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let raw = dir.appendingPathComponent("espeak.wav").path
         let resampled = dir.appendingPathComponent("16k.wav").path
-        try run("/usr/bin/espeak-ng", ["-v", voice, "-w", raw, text])
+        try run("/usr/bin/espeak-ng", ["-v", voice, "-s", String(wordsPerMinute), "-w", raw, text])
         try run("/usr/bin/sox", [raw, "-r", "16000", "-c", "1", "-b", "16", resampled])
         let speech = silence(ms: paddingMs) + (try TestAudio.wav(resampled)) + silence(ms: paddingMs)
         var noise = RoomNoise()

@@ -1,6 +1,7 @@
 import AudioIO
 import Foundation
 import TalkLogging
+import TalkTestSupport
 
 @testable import SpeechRecognition
 
@@ -9,21 +10,10 @@ import TalkLogging
 enum TestAudio {
     static let testData = "/usr/share/pocketsphinx/test/data"
 
-    /// The package root, found from this file's path.
-    static let packageRoot: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path
-    }()
+    static let projectModels = TestInputs.packageRoot + "/models"
 
-    static let projectModels = packageRoot + "/models"
-
-    /// ../shared/corpus/speech beside the package, or nil when absent (tests then skip with a message).
-    static var corpusSpeech: String? {
-        let path = URL(fileURLWithPath: packageRoot).deletingLastPathComponent()
-            .appendingPathComponent("shared/corpus/speech").path
-        return FileManager.default.fileExists(atPath: path + "/manifest.tsv") ? path : nil
-    }
+    /// Still read by WakePhraseTests; new tests use `.requires(.sharedCorpus)` and `TestInput.sharedCorpus.path()`.
+    static var corpusSpeech: String? { TestInput.sharedCorpus.location }
 
     /// 16 kHz s16le raw audio (goforward.raw).
     static func raw(_ path: String) throws -> [Int16] {

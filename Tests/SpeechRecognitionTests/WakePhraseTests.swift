@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -62,11 +63,73 @@ import Testing
         #expect(try await TestAudio.decode(goForward, with: recognizer).text.isEmpty)
     }
 
-    @Test func `a recorded command phrase is spotted in the corpus clips that hold it and no others`() async throws {
-        guard let corpus = TestAudio.corpusSpeech else {
-            print("SKIPPED: ../shared not found: recorded wake phrase check not run")
-            return
+    static let projectWakeList = TestAudio.projectModels + "/keyphrases/wake.kws"
+
+    /// Which of the project's wake phrases the recogniser spots in `audio` (partials or final).
+    private func wakePhrases(in audio: [Int16]) async throws -> Set<String> {
+        let recognizer = try TestAudio.recognizer(.keywordList(path: Self.projectWakeList))
+        var found: Set<String> = []
+        for phrase in ["hey open claw", "okay claw"] where try await spotted(phrase, in: audio, by: recognizer) {
+            found.insert(phrase)
         }
+        return found
+    }
+
+    /// espeak-ng's Klatt voices at 160 words a minute: the synthetic speech PocketSphinx's acoustic model
+    /// hears best (its default voice is not recognised well enough to tune on).
+    static let voices = ["en-us+klatt", "en-us+klatt2", "en-us+klatt4", "en-us+klatt6"]
+
+    @Test(arguments: voices)
+    func `the project's wake phrases are spotted in speech that says them`(voice: String) async throws {
+        for phrase in ["hey open claw", "okay claw"] {
+            let audio = try SynthesizedSpeech.samples(phrase, voice: voice, wordsPerMinute: 160)
+            #expect(try await wakePhrases(in: audio) == [phrase], "\(voice): '\(phrase)'")
+        }
+    }
+
+    @Test(arguments: voices)
+    func `the project's wake phrases are not spotted in speech with words like theirs`(voice: String) async throws {
+        for sentence in ["please open the door", "okay, call me later", "the cat has a sharp claw", "hey, how are you"] {
+            let audio = try SynthesizedSpeech.samples(sentence, voice: voice, wordsPerMinute: 160)
+            #expect(try await wakePhrases(in: audio).isEmpty, "\(voice): '\(sentence)'")
+        }
+    }
+
+    @Test func `a wake phrase said between recorded sentences is spotted there`() async throws {
+        let before = try SpeechTestAudio.speech(SpeechTestAudio.librivox0930)
+        let after = try SpeechTestAudio.speech(SpeechTestAudio.cards(1))
+        let pause = SynthesizedSpeech.silence(ms: 400)
+        for phrase in ["hey open claw", "okay claw"] {
+            let wake = try SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
+            let audio = pause + before + pause + wake + pause + after + pause
+            #expect(try await wakePhrases(in: audio) == [phrase], "'\(phrase)'")
+        }
+    }
+
+    @Test(.requires(.sharedCorpus))
+    func `the project's wake list stays quiet on every corpus recording and spots a phrase spliced between them`() async throws {
+        let corpus = try TestInput.sharedCorpus.path()
+        let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
+        let clips = manifest.split(separator: "\n").dropFirst().map { String($0.split(separator: "\t")[0]) }
+        try #require(clips.count >= 30)
+        for clip in clips {
+            let audio = try TestAudio.wav(corpus + "/" + clip)
+            #expect(try await wakePhrases(in: audio).isEmpty, "\(clip)")
+        }
+        // Real speakers around the phrase: it is spotted in running speech, and nothing else is.
+        let pause = SynthesizedSpeech.silence(ms: 400)
+        for (index, phrase) in ["hey open claw", "okay claw"].enumerated() {
+            let before = try TestAudio.wav(corpus + "/" + clips[index * 7])
+            let after = try TestAudio.wav(corpus + "/" + clips[index * 7 + 3])
+            let wake = try SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
+            #expect(try await wakePhrases(in: before + pause + wake + pause + after) == [phrase],
+                    "'\(phrase)' between \(clips[index * 7]) and \(clips[index * 7 + 3])")
+        }
+    }
+
+    @Test(.requires(.sharedCorpus))
+    func `a recorded command phrase is spotted in the corpus clips that hold it and no others`() async throws {
+        let corpus = try TestInput.sharedCorpus.path()
         let recognizer = try TestAudio.recognizer(.keyphrase("turn on", threshold: 1e-2))
         let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
         for row in manifest.split(separator: "\n").dropFirst() {

@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SessionBridge
@@ -6,9 +7,6 @@ import Testing
 /// `openclaw-talk setup` run as a real process against the reference Gateway: what a user sees on
 /// stdout and stderr, the exit status, and that no secret ever shows up there.
 @Suite(.serialized) struct SetupCommandTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-
     struct Run {
         var status: Int32
         var stdout: String
@@ -18,7 +16,7 @@ import Testing
     /// Runs the built binary with a private HOME/XDG folder and stdin from /dev/null (not a terminal).
     static func run(_ args: [String], home: String, stdin: String? = nil) throws -> Run {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: root + "/.build/debug/openclaw-talk")
+        p.executableURL = URL(fileURLWithPath: try TestInput.builtBinary.path())
         p.arguments = args
         p.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config",
                          "PATH": "/usr/bin:/bin"]
@@ -52,7 +50,7 @@ import Testing
     }
 
     @Test func `setup from a code read on stdin pairs, prints the Gateway version and shows no secret`() async throws {
-        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--print-setup-code"]) }
+        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--tls", "--print-setup-code"]) }
         defer { gw.stop() }
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
@@ -76,15 +74,13 @@ import Testing
             + [JSONValue.parse(Array(identity.utf8))?["privateKey"]?.stringValue ?? "?"]
         #expect(secrets.count == 5)
         for s in secrets { #expect(!(r.stdout + r.stderr).contains(s), "a secret was printed") }
-        if gw.startup.schema != nil {
-            #expect(try gw.control("violations")["count"] == 0)
-        } else {
-            print("SKIPPED: ../shared not found: the schema check of sent frames was not run")
-        }
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
+        let violations = try gw.control("violations")
+        #expect(violations["count"] == 0, "schema violations: \(violations)")
     }
 
     @Test func `an untrusted certificate without a terminal or a flag names the flag to use`() async throws {
-        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: Self.root, arguments: ["--tls", "--auto-approve", "--token", "shared-secret"]) }
+        let gw = try await offPool { try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--tls", "--auto-approve", "--token", "shared-secret"]) }
         defer { gw.stop() }
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }

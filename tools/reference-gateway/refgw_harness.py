@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from minimal_client import Client, handshake  # noqa: E402
+from shared_dir import SCHEMA, is_ci, shared_dir  # noqa: E402
 
 REFGW = os.path.join(HERE, "refgw.py")
 SHARED_TOKEN = "shared-secret-for-selftest"
@@ -63,6 +64,33 @@ class GatewayProcess:
     def stderr_text(self):
         with open(self.stderr.name, encoding="utf-8", errors="replace") as handle:
             return handle.read()
+
+
+async def poll_until(condition, what, timeout=10):
+    """Waits until `condition()` is true, checking every 20 ms (the bound only catches a broken
+    Gateway)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("%s: not within %s s" % (what, timeout))
+        await asyncio.sleep(0.02)
+
+
+def require_schema(test, info, unchecked):
+    """Returns when refgw (its startup `info`) checks frames against the schema. Without the schema
+    the test is skipped, naming what went unchecked (a failure under CI); a schema the tests can see
+    but refgw did not load fails the test, since every frame would then pass unchecked."""
+    if info["schema"] is not None:
+        return
+    expected = shared_dir() / SCHEMA
+    if expected.is_file():
+        test.fail("refgw started without the schema at %s, which the tests found: refgw and the "
+                  "tests must find ../shared by the same rule (shared_dir.py)" % expected)
+    reason = ("%s not checked: %s (Gateway JSON Schema) is missing: put the project's shared/ "
+              "folder beside the checkout or set OPENCLAW_TALK_SHARED" % (unchecked, expected))
+    if is_ci():
+        test.fail(reason + " (CI=true requires it)")
+    test.skipTest(reason)
 
 
 def error_code(response):

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 from refgw_harness import (READ_WRITE, SHARED_TOKEN, GatewayProcess, GatewayTestCase, close_code,
-                           decode_setup_code, error_code)
+                           decode_setup_code, error_code, poll_until, require_schema)
 from minimal_client import Identity
 from gateway.tls import ensure_self_signed  # only to make a certificate file to hand over
 
@@ -38,7 +38,8 @@ class RestartTests(GatewayTestCase):
             self.assertEqual(shutdown["payload"]["restartExpectedMs"], 300)
             code, _ = await close_code(client)
             self.assertEqual(code, 1012)
-            await asyncio.sleep(0.6)
+            await poll_until(lambda: gw.control("status")["listening"],
+                             "listening again after the restart")
             self.assertEqual(gw.control("status")["port"], gw.info["port"])
             client, res = await self.handshake(gw.url, identity, auth={"token": token},
                                                scopes=READ_WRITE)
@@ -170,10 +171,9 @@ class PasswordAndRobustnessTests(GatewayTestCase):
         self.assertTrue(res["ok"], res)
         self.assertEqual(self.gw.control("status")["serverViolations"], 0)
         self.assertIn("ok", self.gw.control("frames 40"))
-        if self.gw.info["schema"] is not None:  # without it only unparseable frames are counted
-            self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
-        else:
-            print("SKIPPED: ../shared not found: violation count of hostile frames not checked")
+        # Without the schema only unparseable frames are counted.
+        require_schema(self, self.gw.info, "the violation count of hostile frames")
+        self.assertGreaterEqual(self.gw.control("violations")["count"], len(hostile) * 5)
 
     async def test_send_raw_reaches_connected_clients(self):
         client, _ = await self.handshake(self.gw.url, Identity(), auth={"password": "pw-selftest"})
@@ -246,7 +246,7 @@ class TlsAndExitTests(GatewayTestCase):
         gw = GatewayProcess("--strict", "--auto-approve")
         if gw.info["schema"] is None:
             await self.stop(gw)
-            self.skipTest("SKIPPED: ../shared not found: strict schema exit not checked")
+            require_schema(self, gw.info, "the strict exit status")
         client = await self.open(gw.url)
         await client.ws.send('{"type":"req","id":"1","method":"connect","params":{}}')
         await close_code(client)

@@ -12,7 +12,7 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
         case .empty:
             return "The audio clip is empty"
         case .unsupportedFormat(let format):
-            return "Cannot play an audio clip in \(format); ask the Gateway for outputFormat pcm_24000 or opus"
+            return "Cannot play an audio clip in \(format); ask the Gateway for outputFormat pcm_24000, opus or mp3"
         case .invalidPCMRate(let format):
             return "The audio clip format \(format) names no usable sample rate (expected e.g. pcm_24000)"
         }
@@ -21,10 +21,28 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
 
 /// Decodes one whole audio clip as the Gateway returns it from `talk.speak` (`audioBase64` with
 /// `outputFormat`, `mimeType`, `fileExtension`) into mono PCM for playback: raw `pcm_<rate>` (16-bit
-/// little-endian mono), WAV, or Ogg Opus (decoded at 48 kHz). What the clip says it is wins; when it says
-/// nothing, the bytes are sniffed (`OggS`, `RIFF`).
+/// little-endian mono), WAV, Ogg Opus (decoded at 48 kHz) or MP3 (libmpg123, at the stream's rate). What
+/// the clip says it is wins; when it says nothing, the bytes are sniffed (`OggS`, `RIFF`, `ID3`, an MPEG sync).
 package enum AudioClipDecoder {
-    /// - Throws: `AudioClipError` for empty or unsupported clips, `WAVError` or `OpusError` for broken ones.
+    /// Decodes on a thread of its own (this is CPU-heavy C work, kept off the cooperative pool) and, when
+    /// `sampleRate` is given, resamples to it; otherwise the PCM keeps the clip's own rate, which playback takes.
+    package static func decodeOffPool(
+        _ bytes: [UInt8], outputFormat: String? = nil, mimeType: String? = nil, fileExtension: String? = nil,
+        sampleRate: Int? = nil
+    ) async throws -> PCMBuffer {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<PCMBuffer, any Error>) in
+            let thread = Thread {
+                done.resume(with: Result {
+                    let pcm = try decode(bytes, outputFormat: outputFormat, mimeType: mimeType, fileExtension: fileExtension)
+                    return try sampleRate.map { try pcm.resampled(to: $0) } ?? pcm
+                })
+            }
+            thread.name = "clip-decode"
+            thread.start()
+        }
+    }
+
+    /// - Throws: `AudioClipError` for empty or unsupported clips, `WAVError`, `OpusError` or `MP3Error` for broken ones.
     package static func decode(
         _ bytes: [UInt8],
         outputFormat: String? = nil,
@@ -50,6 +68,11 @@ package enum AudioClipDecoder {
         {
             return try WAVAudio.parse(Data(bytes), path: "audio clip").mixedToMono()
         }
+        if ["audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg"].contains(mime) || ext == "mp3"
+            || format.hasPrefix("mp3") || (format.isEmpty && mime.isEmpty && ext.isEmpty && looksLikeMP3(bytes))
+        {
+            return try MP3Decoder.decode(bytes)
+        }
         let named = [outputFormat, mimeType, fileExtension].compactMap { $0 }.first
         throw AudioClipError.unsupportedFormat(named ?? sniffedName(bytes))
     }
@@ -65,10 +88,11 @@ package enum AudioClipDecoder {
         return PCMBuffer(sampleRate: rate, samples: samples)
     }
 
+    private static func looksLikeMP3(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: Array("ID3".utf8)) || (bytes.count > 1 && bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0)
+    }
+
     private static func sniffedName(_ bytes: [UInt8]) -> String {
-        if bytes.starts(with: Array("ID3".utf8)) || (bytes.count > 1 && bytes[0] == 0xFF && bytes[1] & 0xE0 == 0xE0) {
-            return "MP3"
-        }
         if bytes.starts(with: Array("fLaC".utf8)) { return "FLAC" }
         return "an unknown format"
     }

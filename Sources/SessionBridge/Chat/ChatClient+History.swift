@@ -26,7 +26,7 @@ extension ChatClient {
     private func newestAssistantText(sessionKey: String, after afterMs: Int64) async -> String? {
         let result: JSONValue?
         do {
-            result = try await connection.request(method: "chat.history", params: ["sessionKey": .string(sessionKey), "limit": 50])
+            result = try await connection.request(method: "chat.history", params: ["sessionKey": .string(sessionKey), "limit": 50], timeout: nil)
         } catch {
             logger.debug("chat.history failed", metadata: ["error": "\(error)"])
             return nil

@@ -44,7 +44,7 @@ package actor ChatClient {
 
     private enum Outcome { case sent, retrySoon, waitForConnection }
 
-    let connection: GatewayConnection
+    let connection: any GatewayCalling
     let outbox: ChatOutbox
     let settings: Settings
     let dependencies: Dependencies
@@ -63,6 +63,8 @@ package actor ChatClient {
     private var advertisedSessionKey: String?
     /// Whether `talk.config` was asked for on this connection (its `session.mainKey` may name the session).
     private var talkConfigRead = false
+    /// The socket's last state was `connected` (a send then goes out at once; otherwise at the next connect).
+    private var isConnected = false
     private var configSubscribers: [Int: AsyncStream<TalkConfig>.Continuation] = [:]
     private var nextSubscriber = 0
     /// What the Gateway's `talk.config` said at the last connect (empty when it has none).
@@ -71,7 +73,7 @@ package actor ChatClient {
     static let earlyLimit = 64
     static let endedLimit = 256
 
-    package init(connection: GatewayConnection, outbox: ChatOutbox, settings: Settings = Settings(),
+    package init(connection: any GatewayCalling, outbox: ChatOutbox, settings: Settings = Settings(),
                  dependencies: Dependencies = Dependencies(), logger: Logger) {
         self.connection = connection
         self.outbox = outbox
@@ -88,7 +90,7 @@ package actor ChatClient {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { for await e in events where e.name == "chat" { await self.received(e.payload) } }
             group.addTask {
-                for await s in states { if case .connected = s { await self.connected() } }
+                for await s in states { await self.stateChanged(s) }
             }
             await group.waitForAll()
         }
@@ -128,7 +130,7 @@ package actor ChatClient {
         for old in dropped { end(old, with: .failed(.droppedFromFullOutbox)) }
         // Not awaited: the caller reads the ack (or its absence) from the reply, and a slow ack must
         // not hold it before it can listen.
-        if case .connected = await connection.state { Task { await self.flush() } }
+        if isConnected { Task { await self.flush() } }
         return ChatReply(idempotencyKey: key, updates: stream)
     }
 
@@ -146,7 +148,7 @@ package actor ChatClient {
             return
         }
         do {
-            _ = try await connection.request(method: "chat.abort", params: ["sessionKey": .string(sessionKey), "runId": .string(runId)])
+            _ = try await connection.request(method: "chat.abort", params: ["sessionKey": .string(sessionKey), "runId": .string(runId)], timeout: nil)
         } catch {
             logger.info("chat.abort failed; the reply is ended here", metadata: ["chat.run_id": "\(runId)", "error": "\(error)"])
         }
@@ -155,6 +157,15 @@ package actor ChatClient {
     }
 
     // MARK: connect, outbox
+
+    private func stateChanged(_ state: ConnectionState) async {
+        guard case .connected = state else {
+            isConnected = false
+            return
+        }
+        isConnected = true
+        await connected()
+    }
 
     private func connected() async {
         advertisedSessionKey = await connection.hello?.advertisedMainSessionKey
@@ -166,7 +177,7 @@ package actor ChatClient {
     private func refreshTalkConfig() async {
         defer { talkConfigRead = true }
         do {
-            let result = try await connection.request(method: "talk.config", params: [:])
+            let result = try await connection.request(method: "talk.config", params: [:], timeout: nil)
             var ignored: [String] = []
             talkConfig = TalkConfig(gatewayResult: result, ignored: &ignored)
             if !ignored.isEmpty {

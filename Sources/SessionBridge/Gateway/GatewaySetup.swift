@@ -64,10 +64,11 @@ package struct GatewaySetup: Sendable {
         try request.code.checkNotExpired(nowMs: Int64(Date().timeIntervalSince1970 * 1000))
         let endpoint = try request.code.endpoint
         guard request.code.hasCredential else { throw SetupError.noCredential }
-        let identity = try DeviceIdentity.loadOrCreate(paths: paths)
         hooks.progress(.connecting(url: "\(endpoint)"))
+        // Trust is settled before anything is written: a refused certificate leaves no identity or token behind.
         let pin = try await decidePin(endpoint, request, hooks)
         if let pin { hooks.progress(.trusted(fingerprint: pin)) }
+        let identity = try DeviceIdentity.loadOrCreate(paths: paths)
 
         // Tokens are written down only when they travelled encrypted or stayed on the local network.
         let persist = endpoint.scheme == .wss || endpoint.allowsPlaintext
@@ -141,12 +142,16 @@ package struct GatewaySetup: Sendable {
         let given = try request.code.tlsFingerprint ?? request.trustFingerprint.map { text throws(SetupError) in
             do { return try CertificateFingerprint.normalize(text) } catch { throw SetupError.badTrustFingerprint(text) }
         }
-        if let given { return given }
+        if let given {
+            // A certificate that does not match is refused now, before the shared token is stored. Other
+            // failures (the Gateway not up yet) are left to the connection, which retries them.
+            do { try await probe(endpoint, pin: given) } catch let mismatch as TransportError {
+                if case .pinMismatch = mismatch { throw mismatch }
+            } catch {}
+            return given
+        }
         do {
-            var options = WebSocketClient.Options(caFile: caFile)
-            options.closeTimeout = .milliseconds(200)
-            let probe = try await WebSocketClient.connect(to: endpoint, options: options, logger: logger)
-            await probe.close()
+            try await probe(endpoint, pin: nil)
             return nil  // the system trust store vouches for it
         } catch TransportError.untrustedCertificate(let host, let fingerprint, _) {
             if request.assumeYes { return fingerprint }
@@ -156,6 +161,14 @@ package struct GatewaySetup: Sendable {
             case nil: throw SetupError.trustNeedsAnswer(fingerprint: fingerprint)
             }
         }
+    }
+
+    /// One TLS connection and WebSocket upgrade, closed at once: checks the certificate before setup goes on.
+    private func probe(_ endpoint: GatewayEndpoint, pin: String?) async throws {
+        var options = WebSocketClient.Options(tlsPinSHA256: pin, caFile: caFile)
+        options.closeTimeout = .milliseconds(200)
+        let probe = try await WebSocketClient.connect(to: endpoint, options: options, logger: logger)
+        await probe.close()
     }
 }
 

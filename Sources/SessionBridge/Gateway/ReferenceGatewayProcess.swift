@@ -59,15 +59,39 @@ package final class ReferenceGatewayProcess: Sendable {
         self.startup = startup
     }
 
+    /// A control command that did not get a usable answer. Callers read fields of the reply, so a garbled
+    /// or refused one must stop them rather than read as an empty list.
+    package enum ControlError: Error, Equatable, CustomStringConvertible {
+        /// The reply was not the JSON object with `ok` that refgw sends (or there was none).
+        case malformedReply(command: String, reply: String)
+        /// refgw answered `{"ok": false, "error": ...}`.
+        case refused(command: String, reason: String)
+        package var description: String {
+            switch self {
+            case .malformedReply(let command, let reply):
+                "The reference Gateway's control port gave no valid answer to '\(command)': "
+                    + (reply.isEmpty ? "nothing before it closed" : "'\(reply.prefix(200))'")
+            case .refused(let command, let reason):
+                "The reference Gateway refused the control command '\(command)': \(reason)"
+            }
+        }
+    }
+
     /// Sends one control command (a line, e.g. `restart 500`) and returns its JSON reply.
+    /// - Throws: `ControlError` when the answer is not refgw's JSON reply or says `ok: false`.
     @discardableResult
     package func control(_ line: String) throws -> JSONValue {
+        try Self.control(line, port: startup.controlPort)
+    }
+
+    /// `control(_:)` to the control port on loopback `port`.
+    static func control(_ line: String, port: Int) throws -> JSONValue {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw StorageError.io(path: "control socket", errno: errno) }
         defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(startup.controlPort).bigEndian)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let ok = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -82,7 +106,17 @@ package final class ReferenceGatewayProcess: Sendable {
             if n <= 0 { break }
             reply += chunk[0..<n]
         }
-        return JSONValue.parse(reply) ?? .null
+        return try Self.checkedReply(reply, to: line)
+    }
+
+    /// The reply to a control command when it is refgw's JSON object with `"ok": true`.
+    private static func checkedReply(_ bytes: [UInt8], to command: String) throws(ControlError) -> JSONValue {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let reply = JSONValue.parse(bytes), let ok = reply["ok"]?.boolValue else {
+            throw .malformedReply(command: command, reply: text)
+        }
+        guard ok else { throw .refused(command: command, reason: reply["error"]?.stringValue ?? text) }
+        return reply
     }
 
     /// Kills the process; safe to call more than once.

@@ -1,5 +1,5 @@
 extension OpenClawTalk {
-    /// Benchmarks: `bench audio`, `bench speech MANIFEST.tsv` (the default), `bench gateway`.
+    /// Benchmarks: `bench audio`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`.
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench",
@@ -8,6 +8,7 @@ extension OpenClawTalk {
                 Speech.self,
                 Audio.self,
                 GatewayBench.self,
+                Synth.self,
             ],
             defaultSubcommand: Speech.self
         )

@@ -4,8 +4,8 @@ import TalkLogging
 
 extension OpenClawTalk {
     /// `bench gateway`: connect time to hello-ok (ws and wss on loopback), reconnect time after a Gateway
-    /// restart, memory per connection, and `chat.send` to ack / first delta, against a reference Gateway
-    /// this command starts itself.
+    /// restart, memory per connection, `talk.speak` decode cost per format (GatewayBench+Speak) and `chat.send`
+    /// to ack / first delta (GatewayBench+Chat), against a reference Gateway this command starts itself.
     struct GatewayBench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gateway",
@@ -37,6 +37,7 @@ extension OpenClawTalk {
             let ws = try await Self.measureConnects(tls: false, rounds: rounds, connections: connections, repository: repository, logger: logger)
             let wss = try await Self.measureConnects(tls: true, rounds: rounds, connections: connections, repository: repository, logger: logger)
             let reconnect = try await Self.measureReconnect(repository: repository, logger: logger)
+            let speak = try await Self.measureSpeakDecode(rounds: 10, repository: repository, logger: logger)
             let chat = try await Self.measureChat(rounds: rounds, repository: repository, logger: logger)
             if json {
                 let out: JSONValue = [
@@ -48,6 +49,7 @@ extension OpenClawTalk {
                     ],
                     "memoryPerConnectionKiB": ["ws": .double((ws.kibPerConnection * 10).rounded() / 10), "wss": .double((wss.kibPerConnection * 10).rounded() / 10)],
                     "rounds": .int(Int64(rounds)), "connectionsHeld": .int(Int64(connections)),
+                    "talkSpeakDecode": .object(Dictionary(uniqueKeysWithValues: speak.map { ($0.format, $0.json) })),
                     "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
                 print(out.jsonText)
@@ -56,6 +58,7 @@ extension OpenClawTalk {
                 print("Reconnect after a Gateway restart (down \(Self.restartDownMs) ms): \(reconnect.sinceRestart.text) since the restart, "
                       + "\(reconnect.afterBack.text) after it came back")
                 print(String(format: "Memory per connection (%d held): ws %.0f KiB, wss %.0f KiB", connections, ws.kibPerConnection, wss.kibPerConnection))
+                print("talk.speak decode CPU per second of audio (median): " + speak.map(\.text).joined(separator: ", "))
                 print("chat.send (\(rounds) rounds): to ack \(chat.toAck.percentilesText); to first delta \(chat.toFirstDelta.percentilesText)")
             }
         }

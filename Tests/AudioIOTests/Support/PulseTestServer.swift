@@ -106,6 +106,26 @@ final class PulseTestServer: Sendable {
         try await pactl(["suspend-sink", "vsink", "0"])
     }
 
+    /// The name of the sink the (only) playback stream plays to; nil while there is no stream.
+    func sinkOfPlaybackStream() async throws -> String? {
+        let inputs = try await pactl(["list", "short", "sink-inputs"])
+        let sinks = try await pactl(["list", "short", "sinks"])
+        let fields = { (line: Substring) in line.split(separator: "\t").map(String.init) }
+        guard let input = inputs.split(separator: "\n").first.map(fields), input.count > 1 else { return nil }
+        return sinks.split(separator: "\n").map(fields).first { $0.first == input[1] }.map { $0[1] }
+    }
+
+    /// Waits until the playback stream plays on `sink`: the sound is under way there, however long a busy
+    /// machine took to start it. The bound only catches a stream that never gets there.
+    func waitForPlaybackStream(on sink: String, upTo timeout: Duration = .seconds(10)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await sinkOfPlaybackStream() == sink { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     /// Loads a module; returns its index for `unloadModule`.
     func loadModule(_ name: String, _ arguments: String) async throws -> String {
         try await pactl(["load-module", name] + arguments.split(separator: " ").map(String.init))

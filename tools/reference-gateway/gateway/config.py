@@ -4,8 +4,9 @@ import argparse
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_SCHEMA = REPO_ROOT / ".." / "shared" / "reference" / "openclaw-protocol.schema.json"
+from shared_dir import SCHEMA, shared_dir
+
+DEFAULT_SCHEMA = shared_dir() / SCHEMA
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 

@@ -30,6 +30,8 @@ class Connection:
         self.scopes = []
         self.device_id = None
         self.client = {}
+        self.caps = []     # a node's declared caps (talk.mode needs a Talk-capable node)
+        self.commands = []  # a node's declared commands (node.invoke forwards only these)
         self.seq = 0
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -178,6 +180,9 @@ class Connection:
         self.authenticated = True
         self.role, self.scopes = admission.role, admission.scopes
         self.device_id, self.client = admission.device_id, admission.client
+        self.caps = [c for c in (frame.get("params") or {}).get("caps") or [] if isinstance(c, str)]
+        self.commands = [c for c in (frame.get("params") or {}).get("commands") or []
+                         if isinstance(c, str)]
         self.ws.protocol.max_message_size = gw.options.max_payload
         changed = gw.presence.join(self.conn_id, self.client, self.role, self.scopes,
                                    self.device_id)

@@ -11,6 +11,8 @@ from .chat_control import ChatControlCommands
 from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
+from .node_invoke import NodeInvokeControl
+from .talk_voice import TalkVoiceControl
 
 # Positional argument names for the word form, per command.
 POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["requestId"],
@@ -19,6 +21,8 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "fail-connect": ["code", "count"], "rate-limit": ["count", "retryAfterMs"],
               "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
               "fuzz": ["count", "seed"],
+              "talk-speak": ["format"],
+              "hide-method": ["method"], "show-method": ["method"],
               "chat-ack": ["mode", "count"],
               "talk-config": ["mode"],
               "session-defaults": ["mode"]}
@@ -48,7 +52,11 @@ def parse_command(line):
     return name, args
 
 
-class ControlServer(ChatControlCommands):
+class ControlServer(
+        TalkVoiceControl,
+        NodeInvokeControl,
+        ChatControlCommands,
+):
     """Serves control commands for one Gateway."""
 
     def __init__(self, gateway, host):

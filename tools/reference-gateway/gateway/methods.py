@@ -7,6 +7,8 @@
 from .chat_agent import CHAT_GATES, ChatAgent
 from .codec import now_ms
 from .errors import error_shape
+from .node_invoke import NodeInvokeMethods
+from .talk_voice import TalkVoiceMethods
 
 # method -> (required operator scope or None, roles allowed)
 METHOD_GATES = {
@@ -17,10 +19,19 @@ METHOD_GATES = {
     "device.pair.approve": ("operator.pairing", ("operator",)),
     "device.pair.reject": ("operator.pairing", ("operator",)),
     "node.event": (None, ("node",)),
+    "talk.speak": ("operator.talk", ("operator",)),
+    "tts.speak": ("operator.write", ("operator",)),
+    "talk.mode": ("operator.talk", ("operator",)),
+    "voicewake.get": ("operator.read", ("operator", "node")),
+    "voicewake.set": ("operator.write", ("operator",)),
+    "node.invoke": ("operator.write", ("operator",)),
+    "node.invoke.result": (None, ("node",)),
 }
 METHOD_GATES.update(CHAT_GATES)
 EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
-          "device.pair.resolved"]
+          "device.pair.resolved",
+          "talk.mode", "voicewake.changed",
+          "node.invoke.request"]
 
 
 class MethodError(Exception):
@@ -53,7 +64,10 @@ def check_gate(method, role, scopes):
                                                "requiredScopes": [scope]}))
 
 
-class Methods:
+class Methods(
+        TalkVoiceMethods,
+        NodeInvokeMethods,
+):
     """Handlers; each returns the response payload or raises MethodError."""
 
     def __init__(self, gateway):
@@ -61,6 +75,8 @@ class Methods:
         self.chat = ChatAgent(gateway)
 
     async def call(self, conn, method, params):
+        if method in self.gateway.talk_voice.hidden_methods:
+            raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
         check_gate(method, conn.role, conn.scopes)
         handler = self.chat.handler(method) \
             or getattr(self, "_" + method.replace(".", "_").replace("-", "_"))
@@ -71,9 +87,6 @@ class Methods:
 
     async def _system_presence(self, conn, params):
         return self.gateway.presence.listing()
-
-    async def _node_event(self, conn, params):
-        return {"ok": True}
 
     async def _device_pair_list(self, conn, params):
         paired = [{"deviceId": d["deviceId"], "roles": sorted(d.get("roles", {})),

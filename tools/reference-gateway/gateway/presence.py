@@ -62,6 +62,17 @@ class Presence:
                 return True
         return False
 
+    def seen(self, conn_id, reason):
+        """Refreshes the entry of a connection that sent a beacon; True when it is listed."""
+        for key, members in self.members.items():
+            if conn_id in members:
+                self.entries[key]["ts"] = now_ms()
+                if isinstance(reason, str) and reason:
+                    self.entries[key]["reason"] = reason
+                self.version += 1
+                return True
+        return False
+
     def listing(self):
         """The entries as `system-presence` and the snapshot report them."""
         return [dict(self.self_entry)] + [dict(e) for e in self.entries.values()]

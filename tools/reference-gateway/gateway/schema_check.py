@@ -16,7 +16,8 @@ from .codec import now_ms, redact, safe_dumps
 FRAME_DEFINITIONS = {"req": "RequestFrame", "res": "ResponseFrame", "event": "EventFrame"}
 EVENT_DEFINITIONS = {"tick": "TickEvent", "shutdown": "ShutdownEvent", "chat": "ChatEvent",
                      "device.pair.requested": "DevicePairRequestedEvent",
-                     "device.pair.resolved": "DevicePairResolvedEvent"}
+                     "device.pair.resolved": "DevicePairResolvedEvent",
+                     "node.invoke.request": "NodeInvokeRequestEvent"}
 # Event fields newer than the protocol-3 schema (fact sheet §4.3: `chat` deltas carry `deltaText`
 # and `replace`); they are removed before an outgoing payload is checked.
 ADDITIVE_EVENT_FIELDS = {"chat": ("deltaText", "replace")}

@@ -15,11 +15,13 @@ from .connection import Connection
 from .errors import CLOSE_GOING_AWAY, CLOSE_RESTART
 from .faults import Faults
 from .methods import EVENTS, METHOD_GATES, Methods
+from .node_invoke import NodeInvokes
 from .pairing import PairingPolicy, PairingRequests
 from .presence import Presence
 from .schema_check import ViolationLog
 from .setup_code import encode_setup_code
 from .state import GatewayState
+from .talk_voice import TalkVoiceState
 from . import tls
 
 FRAME_LOG_SIZE = 2000
@@ -44,6 +46,8 @@ class Gateway:
         self.violations = ViolationLog()
         self.frames = collections.deque(maxlen=FRAME_LOG_SIZE)
         self.presence = Presence()
+        self.talk_voice = TalkVoiceState()
+        self.node_invokes = NodeInvokes()
         self.methods = Methods(self)
         self.connections = {}
         self.started = time.monotonic()
@@ -182,9 +186,8 @@ class Gateway:
             del snapshot["sessionDefaults"]
         return snapshot
 
-    @staticmethod
-    def method_names():
-        return sorted(METHOD_GATES)
+    def method_names(self):
+        return sorted(set(METHOD_GATES) - self.talk_voice.hidden_methods)
 
     @staticmethod
     def event_names():

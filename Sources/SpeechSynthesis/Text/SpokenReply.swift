@@ -1,0 +1,66 @@
+/// A reply on its way to the speaker: fed the chat deltas as they arrive, it takes off the voice directive (once
+/// the first line is complete) and hands out speakable sentences as each is complete. This is the one path from
+/// reply text to synthesiser input, used by the Talk loop and by `say`.
+package struct SpokenReply: Sendable {
+    /// The reply's voice directive, once its first line has been seen (nil when it has none).
+    package private(set) var directive: VoiceDirective?
+    /// False while the first line might still turn out to be a directive.
+    package private(set) var directiveSettled = false
+
+    private var raw = ""
+    private var segmenter: SentenceSegmenter
+
+    package init(softLimit: Int = 72) {
+        segmenter = SentenceSegmenter(softLimit: softLimit)
+    }
+
+    /// A chat delta (`deltaText`, appended).
+    package mutating func append(_ delta: String) -> [String] {
+        guard directiveSettled else {
+            raw += delta
+            return settle(complete: false)
+        }
+        return segmenter.append(delta)
+    }
+
+    /// A snapshot of the whole reply (`replace: true`).
+    package mutating func replace(with snapshot: String) -> [String] {
+        raw = snapshot
+        guard directiveSettled else { return settle(complete: false) }
+        return segmenter.replace(with: body(of: snapshot))
+    }
+
+    /// The reply is final: the rest of it, in sentences.
+    package mutating func finish() -> [String] {
+        let settled = directiveSettled ? [] : settle(complete: true)
+        return settled + segmenter.finish()
+    }
+
+    /// The speakable sentences of a whole reply at once.
+    package static func sentences(of text: String, softLimit: Int = 72) -> (VoiceDirective?, [String]) {
+        var reply = SpokenReply(softLimit: softLimit)
+        let sentences = reply.replace(with: text) + reply.finish()
+        return (reply.directive, sentences)
+    }
+
+    private mutating func settle(complete: Bool) -> [String] {
+        switch VoiceDirective.extract(from: raw, complete: complete) {
+        case .pending:
+            return []
+        case .none:
+            directiveSettled = true
+        case .found(let found, _):
+            directive = found
+            directiveSettled = true
+        }
+        return segmenter.replace(with: body(of: raw))
+    }
+
+    /// The text after the directive line, when the reply has one.
+    private func body(of text: String) -> String {
+        guard directive != nil, case .found(_, let offset) = VoiceDirective.extract(from: text, complete: true) else {
+            return text
+        }
+        return String(text.dropFirst(offset))
+    }
+}

@@ -1,0 +1,102 @@
+import AudioIO
+import Foundation
+import SpeechSynthesis
+import TalkLogging
+
+extension OpenClawTalk {
+    /// Speaks text with the local voice through the path a reply takes: directive and markdown stripped, cut into
+    /// sentences, synthesised by espeak-ng in process, played to a PulseAudio sink or written to a WAV file.
+    struct Say: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "say",
+            abstract: "Speak text with the local espeak-ng voice (as a reply is spoken).",
+            discussion: "The text is handled like an assistant's reply: a voice-directive JSON first line sets the voice "
+                + "and rate, markdown is read as words, code blocks are skipped. '-' reads the text from stdin.",
+            options: [
+                .option("voice", value: "name", help: "espeak-ng voice or language (default en-us; see espeak-ng --voices)."),
+                .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
+                .option("pitch", value: "n", help: "Pitch 0-100 (default 50)."),
+                .option("output", value: "file.wav", help: "Write the speech to this WAV file (22 050 Hz) instead of a sound card."),
+                .option("sink", value: "name", help: "The PulseAudio sink to play to (default: the server's default)."),
+            ],
+            arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).")]
+        )
+
+        var text: String
+        var settings: VoiceSettings
+        /// Whether --voice/--rate were given: flags beat the reply's directive.
+        var voiceGiven: Bool
+        var rateGiven: Bool
+        var output: String?
+        var sink: String?
+
+        init(_ parsed: ParsedArguments) throws {
+            text = parsed.argument("text") ?? ""
+            settings = VoiceSettings()
+            voiceGiven = parsed.option("voice") != nil
+            if let voice = parsed.option("voice") { settings.voice = voice }
+            let rate = try parsed.intOption("rate", range: 80...450)
+            rateGiven = rate != nil
+            if let rate { settings.rateWPM = rate }
+            if let pitch = try parsed.intOption("pitch", range: 0...100) { settings.pitch = pitch }
+            output = parsed.option("output")
+            sink = parsed.option("sink")
+            if output != nil, sink != nil { throw ValidationError("'--output' and '--sink' cannot be used together") }
+        }
+
+        func run() async throws {
+            let logger = Logger(label: "openclaw-talk.say")
+            let input = text == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : text
+            let (directive, sentences) = SpokenReply.sentences(of: input)
+            var voice = directive?.applied(to: settings) ?? settings
+            if voiceGiven { voice.voice = settings.voice }
+            if rateGiven { voice.rateWPM = settings.rateWPM }
+            let synthesizer = try EspeakSynthesizer(logger: logger)
+            let device: any AudioPlaybackDevice =
+                if let output {
+                    try WAVFileSink(path: output, sampleRate: synthesizer.sampleRate, logger: logger)
+                } else {
+                    try PulsePlayback(sink: sink, logger: logger)
+                }
+            let seconds: Double
+            do {
+                seconds = try await Self.speak(sentences, voice: voice, with: synthesizer, on: device)
+            } catch {
+                await device.close()
+                throw error
+            }
+            await device.close()
+            let duration = String(format: "%.2f", seconds)
+            if let output {
+                print("Wrote \(duration) s (\(sentences.count) sentences) to \(output)")
+            } else {
+                print("Said \(duration) s (\(sentences.count) sentences) to \(sink ?? "the default sink")")
+            }
+        }
+
+        /// Synthesises each sentence while the one before it plays; returns the seconds of speech played.
+        static func speak(
+            _ sentences: [String], voice: VoiceSettings, with synthesizer: any SpeechSynthesizer,
+            on device: any AudioPlaybackDevice
+        ) async throws -> Double {
+            // The next sentence is synthesised while this one plays (synthesis is far faster than real time).
+            func synthesis(_ index: Int) -> Task<SynthesisChunk, any Error>? {
+                guard index < sentences.count else { return nil }
+                return Task { try await synthesizer.synthesizeAll(sentences[index], settings: voice) }
+            }
+            var next = synthesis(0)
+            defer { next?.cancel() }
+            var seconds = 0.0
+            var index = 0
+            while let pending = next {
+                let audio = try await pending.value
+                index += 1
+                next = synthesis(index)
+                let buffer = PCMBuffer(sampleRate: audio.sampleRate, samples: audio.samples)
+                guard try await device.play(buffer) == .completed else { break }
+                seconds += buffer.durationSeconds
+            }
+            return seconds
+        }
+    }
+}
