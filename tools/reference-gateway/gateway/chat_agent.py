@@ -133,7 +133,10 @@ class ChatAgent:
             self.gateway.spawn(self.gateway.restart(int(fault["downMs"])))
         if fault["count"] <= 0:
             fault["mode"] = "normal"
-        await conn.ws.wait_closed()     # the ack then fails to send and goes nowhere
+        try:   # the ack then fails to send and goes nowhere
+            await asyncio.wait_for(conn.ws.wait_closed(), 10)
+        except asyncio.TimeoutError:
+            self.gateway.log("chat-ack %s: the connection did not close" % fault["mode"])
 
     # -- the scripted run ----------------------------------------------------------------------
 
