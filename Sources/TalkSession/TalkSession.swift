@@ -71,9 +71,13 @@ package actor TalkSession {
     /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
     /// it), and the event stream ends. A transcript not yet acknowledged stays in the conversation's outbox.
     package func stop() async {
+        let reply = turnTask
         cancelTurn()
         await dependencies.playback.stop()
         dependencies.synthesizer.cancelAll()
+        releaseFloor()
+        // The cut sentence reports itself stopped before the session says it is idle.
+        await reply?.value
         listenTask?.cancel()
         await listener?.stop()
         releaseFloor()
@@ -91,9 +95,11 @@ package actor TalkSession {
         settings.useGatewayVoice = config.provider != nil && dependencies.gatewayVoice != nil
     }
 
-    /// A Gateway connection changed state (reported by whoever runs the connection).
-    package func connectionChanged(_ description: String) {
+    /// A Gateway connection changed state (reported by whoever runs the connection). On a connect the current
+    /// phase is announced again: a notice sent while the socket was down was lost.
+    package func connectionChanged(_ description: String, connected: Bool) {
         emit(.connectionChanged(description))
+        if connected, state != .idle { announcements?.yield(state.phase) }
     }
 
     // MARK: - Hearing
