@@ -107,4 +107,45 @@ import Testing
         let lastMs = Double(events.last?["monotonicMs"]?.intValue ?? 0)
         #expect(abs(seconds * 1000 - lastMs) < 1000, "the track (\(seconds) s) should end where the session did (\(lastMs) ms)")
     }
+
+    @Test(.requires(.builtBinary, clip))
+    func `a second utterance while the reply plays cuts it off and the next chat.send carries the offset`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        let long = "Here is a long answer about the weather. " + String(repeating: "The sky stays blue all day. ", count: 10)
+        _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(long)"}"#) }["ok"] == true)
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        // The clip, silence until 7 s (the reply is playing by then), the clip again.
+        let clip = try AudioFileReader.readMono(path: try Self.clip.path()).samples
+        let second = 7 * 16_000
+        var samples = clip + [Int16](repeating: 0, count: second - clip.count) + clip
+        samples += [Int16](repeating: 0, count: 16_000)
+        let input = command.home + "/twice.wav"
+        try WAVAudio(sampleRate: 16_000, channels: 1, samples: samples.map { Float($0) / 32_768 }).encoded()
+            .write(to: URL(fileURLWithPath: input))
+        let output = command.home + "/out.wav"
+        var arguments = try Self.arguments(gw, output: output, extra: ["--max-turns", "2", "--seconds", "60"])
+        arguments[arguments.firstIndex(of: "--input")! + 1] = input
+        let r = try await command.run(arguments)
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+
+        let events = Self.events(r.stdout)
+        let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(events.compactMap { $0["event"]?.stringValue })")
+        let offset = try #require(bargeIn["offsetSeconds"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
+        let bargeInMs = Int(try #require(bargeIn["monotonicMs"]?.intValue))
+        #expect(bargeInMs > second / 16, "barge-in at \(bargeInMs) ms, before the second utterance began")
+        let transcripts = try await offPool { try gw.control("chat-transcripts") }["transcripts"]?.arrayValue ?? []
+        let messages = transcripts.compactMap { $0["message"]?.stringValue }
+        #expect(messages.count == 2, "\(messages)")
+        #expect(messages.last == InterruptionPrefix.message(transcript: Self.spoken, interruptedAtSeconds: offset), "\(messages)")
+        #expect(offset > 0.5, "the reply had played \(offset) s when it was cut")
+
+        // Playback went silent at the barge-in: nothing of the first reply after it, and the second reply only
+        // after the second utterance ended.
+        let track = try WAVAudio.read(path: output)
+        let from = (bargeInMs + 200) * track.sampleRate / 1000
+        let to = min(track.samples.count, (bargeInMs + 1000) * track.sampleRate / 1000)
+        #expect(from < to && track.samples[from..<to].allSatisfy { abs($0) < 0.02 }, "the reply went on after the barge-in")
+    }
 }
