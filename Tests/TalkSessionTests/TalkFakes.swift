@@ -196,10 +196,10 @@ actor EventLog {
     }
 
     /// Waits (at most 10 s: a bound that only catches a loop that never gets there) for an event.
-    func waitFor(_ predicate: @Sendable (TalkEvent.Kind) -> Bool) async -> Bool {
+    func waitFor(times: Int = 1, _ predicate: @Sendable (TalkEvent.Kind) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if events.contains(where: { predicate($0.kind) }) { return true }
+            if events.filter({ predicate($0.kind) }).count >= times { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return false
@@ -221,7 +221,8 @@ struct Rig {
     let listenerBox = ListenerBox()
     let phases = PhaseLog()
 
-    init(agent: ScriptedAgent.Script, holdPlayback: Bool = false, settings: TalkSession.Settings = TalkSession.Settings()) async throws {
+    init(agent: ScriptedAgent.Script, holdPlayback: Bool = false, settings: TalkSession.Settings = TalkSession.Settings(),
+         gatewayVoice: (any GatewayVoice)? = nil) async throws {
         speaker = FakeSpeaker(hold: holdPlayback)
         self.agent = ScriptedAgent(agent)
         let box = listenerBox
@@ -229,7 +230,7 @@ struct Rig {
         let dependencies = TalkSession.Dependencies(
             capture: microphone, playback: speaker,
             makeListener: { capture in box.make(capture) },
-            synthesizer: synthesizer, conversation: self.agent,
+            synthesizer: synthesizer, conversation: self.agent, gatewayVoice: gatewayVoice,
             announce: { enabled, phase in await phases.append(enabled ? phase?.rawValue ?? "?" : "disabled") })
         session = TalkSession(dependencies: dependencies, settings: settings, logger: Logger(label: "talk-test", handler: InMemoryLogHandler()))
         let log = log
@@ -257,4 +258,18 @@ final class ListenerBox: @unchecked Sendable {
 actor PhaseLog {
     private(set) var phases: [String] = []
     func append(_ phase: String) { phases.append(phase) }
+}
+
+/// The Gateway's voice: a clip of 0.5 s for each sentence, or "use the local voice" for sentences holding `failOn`.
+actor FakeGatewayVoice: GatewayVoice {
+    let failOn: String?
+    private(set) var asked: [String] = []
+
+    init(failOn: String? = nil) { self.failOn = failOn }
+
+    func speak(_ text: String) -> GatewaySpeech {
+        asked.append(text)
+        if let failOn, text.contains(failOn) { return .useLocalVoice(reason: "talk_unconfigured") }
+        return .audio(PCMBuffer(sampleRate: 24_000, samples: [Int16](repeating: 500, count: 12_000)))
+    }
 }
