@@ -28,6 +28,17 @@ import Testing
         while await rig.listener.peaks.count < before + 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
     }
 
+    /// The user's utterance over the reply, which must neither interrupt it nor start a turn.
+    static func expectNoInterruption(_ rig: Rig, saying text: String) async {
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial(text))
+        await rig.listener.hear(.final(ScriptedListener.result(text)))
+        #expect(await rig.log.waitFor { if case .transcriptIgnored(text, _) = $0 { true } else { false } })
+        #expect(await rig.log.count(Self.isBargeIn) == 0)
+        #expect(await rig.speaker.stops == 0)
+        #expect(await rig.agent.sent.count == 1)
+    }
+
     @Test func `new words over the reply stop playback and the next transcript carries the offset`() async throws {
         let rig = try await Self.speaking()
         try await Self.speakLoudly(into: rig)
@@ -53,13 +64,7 @@ import Testing
     @Test func `a partial made only of the reply's words does not interrupt, nor does its final start a turn`() async throws {
         let rig = try await Self.speaking()
         try await Self.speakLoudly(into: rig)
-        await rig.listener.hear(.speechStarted(positionMs: 5000))
-        await rig.listener.hear(.partial("sunny and warm"))
-        await rig.listener.hear(.final(ScriptedListener.result("sunny and warm")))
-        #expect(await rig.log.waitFor { if case .transcriptIgnored("sunny and warm", _) = $0 { true } else { false } })
-        #expect(await rig.log.count(Self.isBargeIn) == 0)
-        #expect(await rig.speaker.stops == 0)
-        #expect(await rig.agent.sent.count == 1)
+        await Self.expectNoInterruption(rig, saying: "sunny and warm")
         await rig.session.stop()
     }
 
@@ -68,12 +73,7 @@ import Testing
         await rig.microphone.push(amplitude: 30, count: 20)
         let deadline = ContinuousClock.now + .seconds(10)
         while await rig.listener.peaks.count < 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        await rig.listener.hear(.speechStarted(positionMs: 5000))
-        await rig.listener.hear(.partial("stop right there"))
-        await rig.listener.hear(.final(ScriptedListener.result("stop right there")))
-        #expect(await rig.log.waitFor { if case .transcriptIgnored("stop right there", _) = $0 { true } else { false } })
-        #expect(await rig.log.count(Self.isBargeIn) == 0)
-        #expect(await rig.speaker.stops == 0)
+        await Self.expectNoInterruption(rig, saying: "stop right there")
         await rig.session.stop()
     }
 
@@ -84,12 +84,7 @@ import Testing
         // talk.config cannot turn it back on.
         await rig.session.apply(TalkConfig(interruptOnSpeech: true))
         try await Self.speakLoudly(into: rig)
-        await rig.listener.hear(.speechStarted(positionMs: 5000))
-        await rig.listener.hear(.partial("stop right there"))
-        await rig.listener.hear(.final(ScriptedListener.result("stop right there")))
-        #expect(await rig.log.waitFor { if case .transcriptIgnored("stop right there", _) = $0 { true } else { false } })
-        #expect(await rig.log.count(Self.isBargeIn) == 0)
-        #expect(await rig.speaker.stops == 0)
+        await Self.expectNoInterruption(rig, saying: "stop right there")
         let peaks = await rig.listener.peaks
         #expect(peaks.count >= 20 && peaks.allSatisfy { $0 == 0 }, "the listener heard sound while the reply played: \(peaks.max() ?? 0)")
         await rig.session.stop()

@@ -56,7 +56,8 @@ import Testing
         await rig.session.stop()
     }
 
-    @Test func `a reply that arrives while the user speaks waits for them, and is dropped when they say something new`() async throws {
+    /// A turn whose reply ("The answer is four.") is complete while the user has started speaking again.
+    static func replyWhileTheUserSpeaks() async throws -> Rig {
         let rig = try await Rig(agent: .manual)
         await rig.listener.utterance("first question")
         #expect(await rig.log.waitFor { if case .transcriptSent = $0 { true } else { false } })
@@ -64,6 +65,11 @@ import Testing
         #expect(await rig.log.waitFor { if case .speechStarted(3000) = $0 { true } else { false } })
         await rig.agent.write(.final("The answer is four.", source: .events))
         #expect(await rig.log.waitFor { if case .replyFinal = $0 { true } else { false } })
+        return rig
+    }
+
+    @Test func `a reply that arrives while the user speaks waits for them, and is dropped when they say something new`() async throws {
+        let rig = try await Self.replyWhileTheUserSpeaks()
         // Time for a loop that ignores the user to start speaking; this one must not.
         try await Task.sleep(for: .milliseconds(300))
         #expect(await rig.speaker.played.isEmpty)
@@ -76,13 +82,7 @@ import Testing
     }
 
     @Test func `a held reply is spoken once the user's utterance turns out empty`() async throws {
-        let rig = try await Rig(agent: .manual)
-        await rig.listener.utterance("first question")
-        #expect(await rig.log.waitFor { if case .transcriptSent = $0 { true } else { false } })
-        await rig.listener.hear(.speechStarted(positionMs: 3000))
-        #expect(await rig.log.waitFor { if case .speechStarted(3000) = $0 { true } else { false } })
-        await rig.agent.write(.final("The answer is four.", source: .events))
-        #expect(await rig.log.waitFor { if case .replyFinal = $0 { true } else { false } })
+        let rig = try await Self.replyWhileTheUserSpeaks()
         try await Task.sleep(for: .milliseconds(300))
         await rig.listener.hear(.final(ScriptedListener.result("")))
         #expect(await rig.log.waitFor { if case .speakingStopped("The answer is four.", true) = $0 { true } else { false } })
