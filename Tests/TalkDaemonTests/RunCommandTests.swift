@@ -55,6 +55,9 @@ import Testing
         let times = events.compactMap { $0["monotonicMs"]?.intValue }
         #expect(times.count == events.count && times == times.sorted(), "monotonicMs must not go back")
         #expect(events.first { $0["event"] == "final" }?["text"]?.stringValue == Self.spoken)
+        // refgw's talk.config says silenceTimeoutMs 900: the endpointer closed after that much silence.
+        let ended = events.first { $0["event"] == "speechEnded" }
+        #expect(ended.map { ($0["closedAtMs"]?.intValue ?? 0) - ($0["lastSpeechEndMs"]?.intValue ?? 0) } == 900)
         #expect(events.first { $0["event"] == "speakingStopped" }?["completed"] == true)
         let states = events.filter { $0["event"] == "state" }.compactMap { $0["to"]?.stringValue }
         #expect(states == ["listening", "thinking", "speaking", "listening", "idle"])
@@ -125,12 +128,15 @@ import Testing
         try WAVAudio(sampleRate: 16_000, channels: 1, samples: samples.map { Float($0) / 32_768 }).encoded()
             .write(to: URL(fileURLWithPath: input))
         let output = command.home + "/out.wav"
-        var arguments = try Self.arguments(gw, output: output, extra: ["--max-turns", "2", "--seconds", "60"])
+        var arguments = try Self.arguments(gw, output: output, extra: ["--max-turns", "2", "--seconds", "60", "--silence-ms", "600"])
         arguments[arguments.firstIndex(of: "--input")! + 1] = input
         let r = try await command.run(arguments)
         #expect(r.status == 0, "stderr: \(r.stderr)")
 
         let events = Self.events(r.stdout)
+        // --silence-ms beats talk.config's 900.
+        let gaps = events.filter { $0["event"] == "speechEnded" }.map { ($0["closedAtMs"]?.intValue ?? 0) - ($0["lastSpeechEndMs"]?.intValue ?? 0) }
+        #expect(!gaps.isEmpty && gaps.allSatisfy { $0 == 600 }, "\(gaps)")
         let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(events.compactMap { $0["event"]?.stringValue })")
         let offset = try #require(bargeIn["offsetSeconds"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
         let bargeInMs = Int(try #require(bargeIn["monotonicMs"]?.intValue))

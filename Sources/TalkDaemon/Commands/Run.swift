@@ -30,7 +30,7 @@ extension OpenClawTalk {
                 .option("output", value: "file.wav", help: "Write what would be played to this WAV file (16 kHz), one track from the start."),
                 .option("voice", value: "name", help: "espeak-ng voice (default en-us)."),
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
-                .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default 700)."),
+                .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
                 .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
@@ -50,6 +50,7 @@ extension OpenClawTalk {
         var output: String?
         var settings = TalkSession.Settings()
         var endpointing = EndpointerSettings.default
+        var silenceGiven: Bool
         var recognizer: RecognizerOptions
         var json: Bool
         var maxTurns: Int?
@@ -81,6 +82,7 @@ extension OpenClawTalk {
                 settings.rateFixed = true
             }
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { endpointing.silenceMs = silence }
+            silenceGiven = parsed.option("silence-ms") != nil
             settings.bargeInForcedOff = parsed.flag("no-barge-in")
             recognizer = try RecognizerOptions(parsed)
             json = parsed.flag("json")
@@ -99,14 +101,27 @@ extension OpenClawTalk {
             let chat = ChatClient(
                 connection: gatewaySession.operatorConnection, outbox: ChatOutbox(file: ChatOutbox.file(in: paths), logger: logger),
                 logger: logger)
+            let configs = await chat.talkConfigUpdates()
+            let gatewayTasks = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await gatewaySession.run() }
+                    group.addTask { await chat.run() }
+                }
+            }
+            // The silence window comes from talk.config unless --silence-ms gave one, and the endpointer takes it
+            // at the start: wait (briefly) for the Gateway's answer.
+            var endpointing = endpointing
+            let gatewayConfig = await Self.firstConfig(from: configs, within: .seconds(3))
+            if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
+            logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let devices = try makeDevices(logger: logger)
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
-            let (endpointing, fast) = (endpointing, fast)
+            let (settledEndpointing, fast) = (endpointing, fast)
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
             let dependencies = TalkSession.Dependencies(
                 capture: devices.capture, playback: devices.playback,
                 makeListener: { capture in
-                    try UtterancePipeline(capture: capture, recognizer: engine, settings: endpointing,
+                    try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
                 },
                 synthesizer: try EspeakSynthesizer(logger: logger), conversation: chat,
@@ -118,13 +133,9 @@ extension OpenClawTalk {
                 })
             let talk = TalkSession(dependencies: dependencies, settings: settings, logger: logger)
 
-            let background = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await gatewaySession.run() }
-                    group.addTask { await chat.run() }
-                    group.addTask { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
-                }
-            }
+            if let gatewayConfig { await talk.apply(gatewayConfig) }
+            // A stream of its own: the first one may have ended with the wait above.
+            let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
             let stop = StopSignal()
             let printer = Task { [json, maxTurns] in
                 var turns = 0
@@ -153,8 +164,9 @@ extension OpenClawTalk {
             await printer.value
             await devices.playback.close()
             connection.cancel()
-            background.cancel()
-            await background.value
+            configFollower.cancel()
+            gatewayTasks.cancel()
+            await gatewayTasks.value
         }
 
         /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.
@@ -189,6 +201,24 @@ extension OpenClawTalk {
             if fast { return Devices(capture: capture, playback: try WAVFileSink(path: output, sampleRate: 16_000, logger: logger)) }
             let track = try ContinuousTrackSink(path: output, sampleRate: 16_000, logger: logger)
             return Devices(capture: capture, playback: track, track: track)
+        }
+
+        /// The first `talk.config` the Gateway gives (the empty one before any connect does not count); nil when
+        /// none came in time or the Gateway has none.
+        static func firstConfig(from configs: AsyncStream<TalkConfig>, within limit: Duration) async -> TalkConfig? {
+            await withTaskGroup(of: TalkConfig?.self) { group in
+                group.addTask {
+                    for await config in configs where config != TalkConfig() { return config }
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: limit)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
         }
 
         static func describe(_ state: ConnectionState) -> String {
