@@ -102,6 +102,7 @@ extension OpenClawTalk {
                 connection: gatewaySession.operatorConnection, outbox: ChatOutbox(file: ChatOutbox.file(in: paths), logger: logger),
                 logger: logger)
             let configs = await chat.talkConfigUpdates()
+            let configWait = Task { await Self.firstConfig(from: configs, within: .seconds(3)) }
             let gatewayTasks = Task {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await gatewaySession.run() }
@@ -111,7 +112,7 @@ extension OpenClawTalk {
             // The silence window comes from talk.config unless --silence-ms gave one, and the endpointer takes it
             // at the start: wait (briefly) for the Gateway's answer.
             var endpointing = endpointing
-            let gatewayConfig = await Self.firstConfig(from: configs, within: .seconds(3))
+            let gatewayConfig = await configWait.value
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let devices = try makeDevices(logger: logger)
@@ -203,12 +204,16 @@ extension OpenClawTalk {
             return Devices(capture: capture, playback: track, track: track)
         }
 
-        /// The first `talk.config` the Gateway gives (the empty one before any connect does not count); nil when
-        /// none came in time or the Gateway has none.
+        /// The first `talk.config` the Gateway gives: the stream starts with the empty one known before any connect,
+        /// then one per connect (empty when the Gateway has none). Nil when none came in time.
         static func firstConfig(from configs: AsyncStream<TalkConfig>, within limit: Duration) async -> TalkConfig? {
             await withTaskGroup(of: TalkConfig?.self) { group in
                 group.addTask {
-                    for await config in configs where config != TalkConfig() { return config }
+                    var seen = 0
+                    for await config in configs {
+                        seen += 1
+                        if config != TalkConfig() || seen > 1 { return config }
+                    }
                     return nil
                 }
                 group.addTask {
