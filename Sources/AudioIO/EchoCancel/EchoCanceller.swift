@@ -46,13 +46,16 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     /// it cancels as much echo as the others on the synthetic and loopback paths, and harder suppression
     /// also eats the user's speech while the reply plays (double talk), which barge-in must hear.
     package var echoSuppression: EchoSuppression
-    /// How long after its reference the echo is expected in the capture: a hint, since the canceller runs
-    /// in WebRTC's delay-agnostic mode and finds the delay itself (from 0 to a few hundred ms).
+    /// How long after its reference the echo is expected in the capture. WebRTC's delay-agnostic mode finds
+    /// the exact delay itself, but only within a window of about 110 ms that this places: measured on the
+    /// synthetic path, 60 ms cancels echoes 20 to 150 ms after their reference by 27 dB or more (0 ms: 20 to
+    /// 130 ms). That covers the playback tap's schedule (the sound server's start-up and buffering, 30 to
+    /// 80 ms) plus `EchoCancellingCapture`'s 20 ms lead.
     package var streamDelayMs: Int
 
     package init(
         sampleRate: Int = AudioFrame.sampleRate, highPassFilter: Bool = false, noiseSuppression: NoiseSuppression? = nil,
-        gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 0
+        gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 60
     ) {
         self.sampleRate = sampleRate
         self.highPassFilter = highPassFilter

@@ -109,24 +109,28 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
 }
 
 /// Where in the reference each captured frame's echo reference starts. Reads follow each other sample for
-/// sample, so the canceller sees one continuous far-end signal despite the jitter of capture timestamps;
-/// only a jump larger than `tolerance` (a device change, a stall) re-anchors it on the frame's own time.
+/// sample, so the canceller sees one continuous far-end signal: capture timestamps come from the server's
+/// latency estimates and wander by tens of milliseconds (up to ±30 ms on PulseAudio's monitor sources),
+/// while the samples themselves follow each other exactly. Only a gap in the frame sequence (an outage) or
+/// a drift beyond `tolerance` re-anchors the cursor on the frame's own time. The reference is read `lead`
+/// ahead of that time, so that an anchor taken from a late timestamp still leaves the echo after its
+/// reference, where the canceller can find it.
 struct ReferenceCursor {
-    static let toleranceNs: UInt64 = 10_000_000
-    private var next: UInt64?
+    static let toleranceNs: UInt64 = 80_000_000
+    static let leadNs: UInt64 = 20_000_000
+    private var next: (sequence: UInt64, start: UInt64)?
 
     mutating func start(of frame: AudioFrame) -> UInt64 {
-        let count = UInt64(frame.samples.count)
-        let span = count * EchoReference.nanosecondsPerSample
+        let span = UInt64(frame.samples.count) * EchoReference.nanosecondsPerSample
         // captureTimeNs stamps the frame's last sample.
-        let own = frame.captureTimeNs &+ EchoReference.nanosecondsPerSample &- span
+        let own = frame.captureTimeNs &+ EchoReference.nanosecondsPerSample &- span &+ Self.leadNs
         let start: UInt64
-        if let next, (next > own ? next - own : own - next) <= Self.toleranceNs {
-            start = next
+        if let next, next.sequence == frame.sequence, (next.start > own ? next.start - own : own - next.start) <= Self.toleranceNs {
+            start = next.start
         } else {
             start = own
         }
-        next = start + span
+        next = (frame.sequence &+ 1, start + span)
         return start
     }
 }
