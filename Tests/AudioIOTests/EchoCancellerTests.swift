@@ -18,17 +18,10 @@ import TalkLogging
             + AudioFileReader.readMono(path: TestAudio.pocketsphinxData + "/numbers.raw").samples
     }
 
-    static func nearEnd(far: [Int16], path: SyntheticEchoPath, plus other: [Float]? = nil) -> [Int16] {
-        var near = path.echo(of: far)
-        let noise = EchoMeasurement.noise(count: near.count, rms: 10)
-        for i in near.indices { near[i] += noise[i] + (other.map { i < $0.count ? $0[i] : 0 } ?? 0) }
-        return EchoMeasurement.pcm(near)
-    }
-
     @Test(arguments: [40, 80, 120])
     func `the echo in the cleaned capture is at least 20 dB below the raw capture`(delayMs: Int) async throws {
         let far = try Self.farSpeech()
-        let near = Self.nearEnd(far: far, path: SyntheticEchoPath(delayMs: delayMs))
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: delayMs))
         // The far end is played at 22.05 kHz through the playback tap, as speech synthesis would hand it over.
         let t0: UInt64 = 5_000_000_000
         let playback = EchoReferencePlayback(SilentPlayback(), now: { t0 }, logger: logger)
@@ -53,7 +46,7 @@ import TalkLogging
         var other = [Float](repeating: 0, count: far.count)
         for i in 0..<min(talker.count, far.count - offset) { other[offset + i] = 0.5 * Float(talker[i]) }
         let path = SyntheticEchoPath(delayMs: 60)
-        let near = Self.nearEnd(far: far, path: path, plus: other)
+        let near = EchoBenchmark.nearEnd(far: far, path: path, plus: other)
         let (cleaned, _) = try await computeOffPool { try EchoMeasurement.cancel(near: near, far: far) }
 
         let end = min(offset + talker.count, cleaned.count)

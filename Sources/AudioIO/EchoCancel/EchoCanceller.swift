@@ -7,6 +7,8 @@ package enum EchoCancelError: Error, Equatable, CustomStringConvertible {
     case badFrameSize(samples: Int, sampleRate: Int)
     case invalidOption(String)
     case library(operation: String, code: Int32)
+    /// A loopback measurement heard nothing of what it played.
+    case noEcho(source: String, sink: String)
 
     package var description: String {
         switch self {
@@ -18,6 +20,8 @@ package enum EchoCancelError: Error, Equatable, CustomStringConvertible {
             return "Invalid echo cancellation option: \(reason)"
         case .library(let operation, let code):
             return "WebRTC audio processing failed to \(operation) (error \(code))"
+        case .noEcho(let source, let sink):
+            return "Nothing played into \(sink) came back on \(source): pick a source that hears the sink (its monitor)"
         }
     }
 }

@@ -16,6 +16,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     /// The last figures of a canceller that has stopped, so they can be read after the stream ended.
     private var lastStatistics: EchoCancellerStatistics?
     private var cursor = ReferenceCursor()
+    private var aligner = EchoAligner()
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
@@ -44,6 +45,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         let mine = generation
         canceller = fresh
         cursor = ReferenceCursor()
+        aligner = EchoAligner()
         reportedFrameError = false
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { [weak self] in
@@ -77,12 +79,21 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         canceller?.statistics ?? lastStatistics
     }
 
+    /// How far the echo lags the reference, as last measured from the signals (nil before a clear measurement).
+    package func alignedLagMs() -> Double? {
+        aligner.measuredLagMs
+    }
+
     /// nil: this stream is stale (a newer `start` or a `stop` came since), so the pump ends.
     private func clean(_ event: CaptureEvent, generation: Int) -> CaptureEvent? {
         guard generation == self.generation, let canceller else { return nil }
         switch event {
         case .frame(var frame):
             let far = reference.samples(from: cursor.start(of: frame), count: frame.samples.count)
+            if let correction = aligner.add(reference: far, capture: frame.samples) {
+                cursor.move(by: correction)
+                logger.debug("Echo reference moved", metadata: ["audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)"])
+            }
             do {
                 try canceller.analyzeReverse(far)
                 frame.samples = try canceller.process(frame.samples)
@@ -97,6 +108,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         case .interrupted, .resumed:
             // Another device or a restarted server: the echo path and the capture clock start afresh.
             cursor = ReferenceCursor()
+            aligner = EchoAligner()
             return event
         case .finished:
             return event
@@ -109,28 +121,31 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
 }
 
 /// Where in the reference each captured frame's echo reference starts. Reads follow each other sample for
-/// sample, so the canceller sees one continuous far-end signal: capture timestamps come from the server's
-/// latency estimates and wander by tens of milliseconds (up to ±30 ms on PulseAudio's monitor sources),
-/// while the samples themselves follow each other exactly. Only a gap in the frame sequence (an outage) or
-/// a drift beyond `tolerance` re-anchors the cursor on the frame's own time. The reference is read `lead`
-/// ahead of that time, so that an anchor taken from a late timestamp still leaves the echo after its
-/// reference, where the canceller can find it.
+/// sample, so the canceller sees one continuous far-end signal; the frames' timestamps only place the
+/// first read, and a later one when they disagree with the cursor by more than `jump` (a device change
+/// without an event) or the frame sequence has a gap (an outage). Finer placement comes from the signals
+/// (`EchoAligner`). The first read is `lead` ahead of the frame's time: the sound server's start-up latency
+/// then still leaves the echo after its reference, where the canceller can find it.
 struct ReferenceCursor {
-    static let toleranceNs: UInt64 = 80_000_000
-    static let leadNs: UInt64 = 20_000_000
-    private var next: (sequence: UInt64, start: UInt64)?
+    static let leadNs: Int64 = 20_000_000
+    static let jumpNs: Int64 = 250_000_000
+    private var next: (sequence: UInt64, start: Int64)?
 
     mutating func start(of frame: AudioFrame) -> UInt64 {
-        let span = UInt64(frame.samples.count) * EchoReference.nanosecondsPerSample
+        let span = Int64(frame.samples.count) * Int64(EchoReference.nanosecondsPerSample)
         // captureTimeNs stamps the frame's last sample.
-        let own = frame.captureTimeNs &+ EchoReference.nanosecondsPerSample &- span &+ Self.leadNs
-        let start: UInt64
-        if let next, next.sequence == frame.sequence, (next.start > own ? next.start - own : own - next.start) <= Self.toleranceNs {
+        let own = Int64(frame.captureTimeNs) + Int64(EchoReference.nanosecondsPerSample) - span + Self.leadNs
+        var start = own
+        if let next, next.sequence == frame.sequence, abs(own - next.start) <= Self.jumpNs {
             start = next.start
-        } else {
-            start = own
         }
         next = (frame.sequence &+ 1, start + span)
-        return start
+        return UInt64(max(0, start))
+    }
+
+    /// Reads the reference `ns` later from the next frame on.
+    mutating func move(by ns: Int64) {
+        next?.start += ns
     }
 }
+

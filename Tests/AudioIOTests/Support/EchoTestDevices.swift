@@ -1,5 +1,4 @@
 import AudioIO
-import Synchronization
 
 /// A capture device that delivers a prepared list of frames at once, then `.finished`: a microphone whose
 /// every sample and timestamp the test chose.
@@ -27,32 +26,6 @@ actor FrameListCapture: AudioCaptureDevice {
     }
 
     func stop() async {}
-}
-
-/// Passes a capture device through while keeping a copy of every frame: the raw capture beside the cleaned one.
-final class TeeCapture: AudioCaptureDevice {
-    private let device: any AudioCaptureDevice
-    private let copied = Mutex<[AudioFrame]>([])
-
-    init(_ device: any AudioCaptureDevice) { self.device = device }
-
-    var frames: [AudioFrame] { copied.withLock { $0 } }
-
-    func start() async throws -> AsyncStream<CaptureEvent> {
-        let events = try await device.start()
-        let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
-        let task = Task {
-            for await event in events {
-                if case .frame(let frame) = event { self.copied.withLock { $0.append(frame) } }
-                continuation.yield(event)
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
-    func stop() async { await device.stop() }
 }
 
 /// A speaker that plays nothing and completes at once.
