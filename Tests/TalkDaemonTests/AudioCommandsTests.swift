@@ -2,7 +2,7 @@ import Testing
 
 @testable import TalkDaemon
 
-/// The audio commands (`devices`, `record`, `play`, `bench audio`) bind their options and refuse bad ones.
+/// The audio commands (`devices`, `record`, `play`, `bench audio`, `bench aec`) bind their options and refuse bad ones.
 @Suite struct AudioCommandsTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
@@ -35,5 +35,9 @@ import Testing
         #expect(play.sink == "vsink" && play.output == nil && play.file == "clip.wav")
         let bench = try #require(try command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
         #expect(bench.json && bench.trials == 3 && bench.sink == "vsink" && bench.seconds == 3)
+        let aec = try #require(try command(["bench", "aec", "--json", "--no-live", "--sink", "vsink"]) as? OpenClawTalk.Bench.Aec)
+        #expect(aec.json && !aec.live && aec.sink == "vsink" && aec.source == nil)
+        let live = try #require(try command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
+        #expect(live.live && !live.json && live.source == "vmic")
     }
 }

@@ -39,6 +39,19 @@ package enum EchoBenchmark {
         package var coreSharePercent: Double
         package var loopback: Loopback?
         package var loopbackUnavailable: String?
+
+        package init(
+            signal: String, convergenceSeconds: Double, synthetic: [Synthetic], doubleTalkCorrelation: Double,
+            microsecondsPerFrameMedian: Double, microsecondsPerFrameP95: Double, coreSharePercent: Double
+        ) {
+            self.signal = signal
+            self.convergenceSeconds = convergenceSeconds
+            self.synthetic = synthetic
+            self.doubleTalkCorrelation = doubleTalkCorrelation
+            self.microsecondsPerFrameMedian = microsecondsPerFrameMedian
+            self.microsecondsPerFrameP95 = microsecondsPerFrameP95
+            self.coreSharePercent = coreSharePercent
+        }
     }
 
     /// How long the canceller is given to converge before the echo is measured.
