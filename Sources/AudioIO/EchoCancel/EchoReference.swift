@@ -44,7 +44,7 @@ package final class EchoReference: Sendable {
             list.removeAll { $0.endNs + Self.historyNs < startNs }
             for segment in list {
                 // Index into the segment of the window's first sample, rounded to the nearest sample.
-                let offset = (Int64(bitPattern: startNs &- segment.startNs) + step / 2) / step
+                let offset = Int64((Double(Int64(bitPattern: startNs &- segment.startNs)) / Double(step)).rounded())
                 let first = max(0, -offset)
                 let last = min(Int64(count), Int64(segment.samples.count) - offset)
                 guard first < last else { continue }

@@ -34,3 +34,21 @@ struct SilentPlayback: AudioPlaybackDevice {
     func stop() async {}
     func close() async {}
 }
+
+/// A speaker whose `play` goes on until `stop()`, then returns `.stopped`.
+actor HeldPlayback: AudioPlaybackDevice {
+    private var waiting: CheckedContinuation<Void, Never>?
+    private(set) var started = false
+
+    func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
+        await withCheckedContinuation { waiting = $0; started = true }
+        return .stopped
+    }
+
+    func stop() async {
+        waiting?.resume()
+        waiting = nil
+    }
+
+    func close() async { await stop() }
+}
