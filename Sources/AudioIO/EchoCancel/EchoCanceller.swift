@@ -87,7 +87,7 @@ package struct EchoCancellerStatistics: Sendable, Equatable {
 /// what was played removed. Mono 16-bit PCM, any whole number of 10 ms frames per call. The output lags
 /// the input by 7 ms (the library's block processing).
 ///
-/// Cheap (tens of microseconds per 20 ms frame) but not thread-safe: confine it to its owner, as
+/// Cheap (about 90 µs per 20 ms frame, under 0.5 % of a core) but not thread-safe: confine it to its owner, as
 /// `EchoCancellingCapture` does.
 package final class EchoCanceller {
     package let options: EchoCancellerOptions

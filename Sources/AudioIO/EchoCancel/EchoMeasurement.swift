@@ -55,7 +55,8 @@ package enum EchoMeasurement {
         return 10 * log10(rawEnergy / max(cleanedEnergy, 1))
     }
 
-    /// Normalised correlation of two signals over their common length (1 = identical up to gain).
+    /// Normalised correlation of two signals over their common length (1 = identical up to gain). Plain
+    /// loops over raw buffers: debug builds run generic `zip` many times slower.
     package static func correlation(_ x: ArraySlice<Int16>, _ y: ArraySlice<Int16>) -> Double {
         var xy = 0.0, xx = 0.0, yy = 0.0
         x.withUnsafeBufferPointer { a in

@@ -10,7 +10,8 @@ package enum PlaybackEvent: Sendable, Equatable {
 }
 
 /// The speaker through PulseAudio: mono PCM at the buffer's own rate, to the default sink or a named one,
-/// with a small buffer so sound starts and `stop()` silences within 50 ms.
+/// with a small buffer so sound starts and `stop()` silences within 50 ms. Given an `EchoReference`, it puts
+/// what it plays there, when the server says it is heard, for echo cancellation.
 package actor PulsePlayback: AudioPlaybackDevice {
     private let engine: PulseConfined<PulsePlaybackEngine>
     private let echoReference: EchoReference?
