@@ -56,6 +56,8 @@ package struct PulseEchoCancelModule: Sendable {
     }
 
     /// Unloads a module `load` returned; its sink and source disappear (streams on them move to the masters).
+    /// Stop capturing from the master source first: PulseAudio 16 hung (and then would not exit) unloading
+    /// the module while another stream was recording from its master source.
     package func unload(_ loaded: Loaded) async throws {
         let _: Void = try await withContext { context, done in
             let op = pa_context_unload_module(context, loaded.index, { context, success, userdata in
