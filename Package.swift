@@ -21,9 +21,17 @@ let package = Package(
             providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
         .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing",
+            providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        // WebRTC's audio processing is C++: this small C++ target gives Swift a C API to it (echo_canceller.h).
+        // SwiftPM passes on pkg-config's include folder but not its defines, so they are repeated here.
+        .target(
+            name: "CEchoCanceller", dependencies: ["CWebRTCAudioProcessing"],
+            cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
 
         .target(name: "TalkLogging"),
-        .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123"]),
+        .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123", "CEchoCanceller"]),
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),

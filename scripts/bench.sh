@@ -20,6 +20,18 @@ else:
     print("  PulseAudio not measured:", r.get("pulseUnavailable"))
 PY
 
+echo "== bench aec -> out/bench-aec.json"
+"$bin" bench aec --json >out/bench-aec.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-aec.json"))
+synthetic = ", ".join(f"{s['delayMs']} ms {s['erleDb']:.1f} dB" for s in r["synthetic"])
+print(f"  ERLE synthetic {synthetic}; double talk kept at {r['doubleTalkCorrelation']:.2f};"
+      f" {r['microsecondsPerFrameMedian']:.0f} µs per 20 ms frame ({r['coreSharePercent']:.2f} % of a core)")
+l = r.get("loopback")
+print(f"  ERLE live loopback {l['sink']} -> {l['source']}: {l['erleDb']:.1f} dB" if l else f"  live loopback not measured: {r.get('loopbackUnavailable')}")
+PY
+
 manifest=../shared/corpus/speech/manifest.tsv
 if [ ! -f "$manifest" ]; then
     # Without the shared corpus, Debian's test clips (cards, with their transcriptions) make a small manifest.

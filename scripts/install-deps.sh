@@ -9,7 +9,7 @@ DEB_PACKAGES=(
     libopus-dev libopusfile-dev libopusenc-dev libogg-dev opus-tools libsoxr-dev sox
     libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata
     libespeak-ng-dev espeak-ng
-    libmpg123-dev lame
+    libmpg123-dev lame libwebrtc-audio-processing-dev
 )
 PY_MODULES=(websockets cryptography jsonschema)
 

@@ -38,19 +38,7 @@ enum TestAudio {
 
     /// Normalised cross-correlation of two equally long stretches.
     static func correlation(_ x: ArraySlice<Int16>, _ y: ArraySlice<Int16>) -> Double {
-        var xy = 0.0, xx = 0.0, yy = 0.0
-        // Plain loops over raw buffers: debug builds run generic `zip` many times slower.
-        x.withUnsafeBufferPointer { a in
-            y.withUnsafeBufferPointer { b in
-                for i in 0..<min(a.count, b.count) {
-                    let p = Double(a[i]), q = Double(b[i])
-                    xy += p * q
-                    xx += p * p
-                    yy += q * q
-                }
-            }
-        }
-        return xx > 0 && yy > 0 ? xy / (xx * yy).squareRoot() : 0
+        EchoMeasurement.correlation(x, y)
     }
 
     /// The best correlation of `decoded` against `original` over the given lags (codec delay).

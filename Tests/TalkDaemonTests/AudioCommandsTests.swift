@@ -1,8 +1,9 @@
+import AudioIO
 import Testing
 
 @testable import TalkDaemon
 
-/// The audio commands (`devices`, `record`, `play`, `bench audio`) bind their options and refuse bad ones.
+/// The audio commands (`devices`, `record`, `play`, `bench audio`, `bench aec`) bind their options and refuse bad ones.
 @Suite struct AudioCommandsTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
@@ -23,6 +24,10 @@ import Testing
         (["record", "--seconds", "soon", "--output", "x.wav"], "Invalid value 'soon' for '--seconds': expected a number in 0.02...86400.0"),
         (["play", "--sink", "vsink", "--output", "o.wav", "in.wav"], "'--output' and '--sink' cannot be used together"),
         (["bench", "audio", "--trials", "0"], "Invalid value '0' for '--trials': expected a whole number in 1...100"),
+        (["bench", "speech", "m.tsv", "--aec-stages", "hp,ns"],
+         "Invalid value 'hp,ns' for '--aec-stages': expected aec, optionally with hp, ns, agc (comma-separated)"),
+        (["bench", "speech", "m.tsv", "--aec-stages", "aec,loud"],
+         "Invalid value 'aec,loud' for '--aec-stages': expected aec, optionally with hp, ns, agc (comma-separated)"),
     ])
     func `bad audio options are usage errors`(argv: [String], message: String) {
         #expect(throws: ValidationError(message)) { _ = try command(argv) }
@@ -35,5 +40,13 @@ import Testing
         #expect(play.sink == "vsink" && play.output == nil && play.file == "clip.wav")
         let bench = try #require(try command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
         #expect(bench.json && bench.trials == 3 && bench.sink == "vsink" && bench.seconds == 3)
+        let aec = try #require(try command(["bench", "aec", "--json", "--no-live", "--sink", "vsink"]) as? OpenClawTalk.Bench.Aec)
+        #expect(aec.json && !aec.live && aec.sink == "vsink" && aec.source == nil)
+        let live = try #require(try command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
+        #expect(live.live && !live.json && live.source == "vmic")
+        let speech = try #require(try command(["bench", "speech", "m.tsv", "--aec-stages", "aec,hp,ns"]) as? OpenClawTalk.Bench.Speech)
+        #expect(speech.audioProcessing == EchoCancellerOptions(highPassFilter: true, noiseSuppression: .moderate))
+        let raw = try #require(try command(["bench", "speech", "m.tsv"]) as? OpenClawTalk.Bench.Speech)
+        #expect(raw.audioProcessing == nil)
     }
 }

@@ -15,6 +15,8 @@ package enum PulseError: Error, Equatable, CustomStringConvertible {
     case invalidAudio(reason: String)
     /// libpulse itself failed (out of memory, thread creation).
     case internalFailure(what: String)
+    /// The server would not load or unload a module.
+    case moduleFailed(module: String, reason: String)
 
     package var description: String {
         switch self {
@@ -34,6 +36,9 @@ package enum PulseError: Error, Equatable, CustomStringConvertible {
             return "Cannot play this audio: \(reason)."
         case .internalFailure(let what):
             return "PulseAudio client failure: \(what)."
+        case .moduleFailed(let module, let reason):
+            return "PulseAudio could not load or unload \(module): \(reason). "
+                + "Is the module installed (pulseaudio's modules folder) and the server one that loads modules?"
         }
     }
 

@@ -10,22 +10,30 @@ package enum PlaybackEvent: Sendable, Equatable {
 }
 
 /// The speaker through PulseAudio: mono PCM at the buffer's own rate, to the default sink or a named one,
-/// with a small buffer so sound starts and `stop()` silences within 50 ms.
+/// with a small buffer so sound starts and `stop()` silences within 50 ms. Given an `EchoReference`, it puts
+/// what it plays there, when the server says it is heard, for echo cancellation.
 package actor PulsePlayback: AudioPlaybackDevice {
     private let engine: PulseConfined<PulsePlaybackEngine>
+    private let echoReference: EchoReference?
     /// Interruptions and recoveries, for a caller that wants to show them.
     package nonisolated let events: AsyncStream<PlaybackEvent>
 
     /// - Parameters:
     ///   - sink: a sink name (`openclaw-talk devices`), or nil for the server's default.
     ///   - server: a server address, or nil for libpulse's default (PULSE_SERVER, then the user socket).
-    package init(sink: String? = nil, server: String? = nil, retryInterval: Duration = .milliseconds(250), logger: Logger) throws {
+    ///   - echoReference: where to put what is played, when it is heard, for an `EchoCancellingCapture`.
+    package init(
+        sink: String? = nil, server: String? = nil, retryInterval: Duration = .milliseconds(250),
+        echoReference: EchoReference? = nil, logger: Logger
+    ) throws {
+        self.echoReference = echoReference
         let (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(16))
         self.events = events
         let loop = try PulseMainloop(name: "pulse-playback")
         engine = PulseConfined(
             PulsePlaybackEngine(
-                loop: loop, server: server, sink: sink, retryInterval: retryInterval, events: continuation, logger: logger),
+                loop: loop, server: server, sink: sink, retryInterval: retryInterval, events: continuation,
+                echoReference: echoReference, logger: logger),
             on: loop)
     }
 
@@ -35,10 +43,12 @@ package actor PulsePlayback: AudioPlaybackDevice {
     package func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
         if Task.isCancelled { return .stopped }
         let engine = self.engine
+        // Resampled here rather than on the loop thread, which must stay quick.
+        let reference = echoReference == nil ? nil : try? buffer.resampled(to: EchoReference.sampleRate).samples
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<PlaybackOutcome, any Error>) in
                 engine.withLock {
-                    $0.play(buffer) { result in done.resume(with: result.mapError { $0 as any Error }) }
+                    $0.play(buffer, reference: reference) { result in done.resume(with: result.mapError { $0 as any Error }) }
                 }
             }
         } onCancel: {

@@ -12,6 +12,9 @@ final class PulsePlaybackEngine {
         var drain: OpaquePointer?
         var device: String
         var completion: (Result<PlaybackOutcome, PulseError>) -> Void
+        /// The sound at 16 kHz for the echo reference, and where on the monotonic clock it was last placed.
+        var reference: [Int16]?
+        var referenceStartNs: UInt64?
     }
 
     private let loop: PulseMainloop
@@ -20,6 +23,7 @@ final class PulsePlaybackEngine {
     private let events: AsyncStream<PlaybackEvent>.Continuation
     private let logger: Logger
     private let retryInterval: Duration
+    private let echoReference: EchoReference?
     private var current: Current?
     private var recoveryTimer: OpaquePointer?
     /// Set while playback was reported on a fallback: brings it back to the requested sink when that returns.
@@ -34,8 +38,9 @@ final class PulsePlaybackEngine {
 
     init(
         loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
-        events: AsyncStream<PlaybackEvent>.Continuation, logger: Logger
+        events: AsyncStream<PlaybackEvent>.Continuation, echoReference: EchoReference? = nil, logger: Logger
     ) {
+        self.echoReference = echoReference
         self.loop = loop
         self.requestedSink = sink
         self.events = events
@@ -47,8 +52,11 @@ final class PulsePlaybackEngine {
         connection.onLost = { [unowned self] reason in interrupt(reason) }
     }
 
-    /// Plays `buffer`; `completion` runs once, when it was heard, stopped, or failed.
-    func play(_ buffer: PCMBuffer, completion: @escaping (Result<PlaybackOutcome, PulseError>) -> Void) {
+    /// Plays `buffer`; `completion` runs once, when it was heard, stopped, or failed. `reference` (the same
+    /// sound at 16 kHz) goes on the echo reference where the server says it is heard.
+    func play(
+        _ buffer: PCMBuffer, reference: [Int16]? = nil, completion: @escaping (Result<PlaybackOutcome, PulseError>) -> Void
+    ) {
         guard !closed else {
             completion(.failure(.playbackInterrupted(device: requestedSink ?? "default sink", reason: "playback was closed")))
             return
@@ -83,7 +91,7 @@ final class PulsePlaybackEngine {
                         completion(.failure(.playbackInterrupted(device: sink ?? "default sink", reason: "the server went away")))
                         return
                     }
-                    open(context, sink: sink, spec: spec, samples: buffer.samples, completion: completion)
+                    open(context, sink: sink, spec: spec, samples: buffer.samples, reference: reference, completion: completion)
                 }
             }
         }
@@ -128,7 +136,7 @@ final class PulsePlaybackEngine {
     }
 
     private func open(
-        _ context: OpaquePointer, sink: String?, spec: pa_sample_spec, samples: [Int16],
+        _ context: OpaquePointer, sink: String?, spec: pa_sample_spec, samples: [Int16], reference: [Int16]?,
         completion: @escaping (Result<PlaybackOutcome, PulseError>) -> Void
     ) {
         var spec = spec
@@ -160,7 +168,7 @@ final class PulsePlaybackEngine {
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
-        current = Current(stream: s, samples: samples, device: device, completion: completion)
+        current = Current(stream: s, samples: samples, device: device, completion: completion, reference: reference)
         if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
             fail(reason: PulseError.text(pa_context_errno(context)))
         }
@@ -176,6 +184,7 @@ final class PulsePlaybackEngine {
             }
             playing.written += count
         }
+        placeReference(s, &playing)
         if playing.written == playing.samples.count {
             playing.drain = pa_stream_drain(s, { s, success, userdata in
                 guard let s, let userdata else { return }
@@ -183,6 +192,22 @@ final class PulsePlaybackEngine {
             }, Unmanaged.passUnretained(self).toOpaque())
         }
         current = playing
+    }
+
+    /// Puts the sound on the echo reference where the server hears it: its start is now minus the stream
+    /// time played so far, which stands still while the stream waits to start or underruns, so the
+    /// reference follows those gaps. Moved only by more than 3 ms, not by every jitter of the estimate.
+    private func placeReference(_ s: OpaquePointer, _ playing: inout Current) {
+        guard let echoReference, let reference = playing.reference else { return }
+        var usec: pa_usec_t = 0
+        guard pa_stream_get_time(s, &usec) == 0 else { return }
+        let start = monotonicNanoseconds() &- UInt64(usec) * 1000
+        if let placed = playing.referenceStartNs {
+            guard (start > placed ? start - placed : placed - start) > 3_000_000 else { return }
+            echoReference.cut(at: placed)
+        }
+        echoReference.schedule(reference, at: start)
+        playing.referenceStartNs = start
     }
 
     private func drained(_ s: OpaquePointer, success: Bool) {
@@ -319,6 +344,9 @@ final class PulsePlaybackEngine {
         pa_stream_set_moved_callback(playing.stream, nil, nil)
         pa_stream_disconnect(playing.stream)
         pa_stream_unref(playing.stream)
+        if playing.referenceStartNs != nil, (try? result.get()) != .completed {
+            echoReference?.cut(at: monotonicNanoseconds())
+        }
         playing.completion(result)
     }
 }

@@ -27,11 +27,17 @@ package struct FileTranscriber: Sendable {
     package var logger: Logger
     /// Called with each event as it happens (partials for a live display); nil ignores them.
     package var onEvent: (@Sendable (UtteranceEvent) -> Void)?
+    /// Runs the audio through WebRTC's audio processing first (echo cancellation with nothing playing, and
+    /// whichever of high-pass filter, noise suppression and gain control these options switch on), as the
+    /// live path with echo cancellation would; nil leaves the audio untouched.
+    package var audioProcessing: EchoCancellerOptions?
 
     package init(
         recognizer: any SpeechRecognizer, settings: EndpointerSettings = .default, realTime: Bool = false,
-        recorder: UtteranceRecorder? = nil, logger: Logger, onEvent: (@Sendable (UtteranceEvent) -> Void)? = nil
+        recorder: UtteranceRecorder? = nil, audioProcessing: EchoCancellerOptions? = nil, logger: Logger,
+        onEvent: (@Sendable (UtteranceEvent) -> Void)? = nil
     ) {
+        self.audioProcessing = audioProcessing
         self.recognizer = recognizer
         self.settings = settings
         self.realTime = realTime
@@ -48,8 +54,11 @@ package struct FileTranscriber: Sendable {
             path: path,
             options: .init(pacing: realTime ? .realTime : .asFastAsPossible, trailingSilenceMs: trailingMs),
             logger: logger)
+        let capture: any AudioCaptureDevice = audioProcessing.map {
+            EchoCancellingCapture(device, reference: EchoReference(), options: $0, logger: logger)
+        } ?? device
         let pipeline = try UtterancePipeline(
-            capture: device, recognizer: recognizer, settings: settings, timing: realTime ? .wallClock : .streamTime,
+            capture: capture, recognizer: recognizer, settings: settings, timing: realTime ? .wallClock : .streamTime,
             recorder: recorder, logger: logger)
         var results: [UtteranceResult] = []
         var summary: PipelineSummary?

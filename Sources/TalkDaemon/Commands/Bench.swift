@@ -1,5 +1,5 @@
 extension OpenClawTalk {
-    /// Benchmarks: `bench audio`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`.
+    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`.
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench",
@@ -7,6 +7,7 @@ extension OpenClawTalk {
             subcommands: [
                 Speech.self,
                 Audio.self,
+                Aec.self,
                 GatewayBench.self,
                 Synth.self,
             ],

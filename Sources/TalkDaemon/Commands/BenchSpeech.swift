@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import SpeechRecognition
 import TalkLogging
@@ -17,6 +18,11 @@ extension OpenClawTalk.Bench {
                 .flag("json", help: "Print one JSON object instead of a table."),
                 .flag("realtime", help: "Feed each file at the pace of a live microphone."),
                 .flag("baseline", help: "Also run pocketsphinx_continuous with the same model on every file."),
+                .option(
+                    "aec-stages", value: "list",
+                    help: "Run the audio through WebRTC audio processing first: aec (echo cancellation alone), "
+                        + "or aec with any of hp (high-pass filter), ns (moderate noise suppression), agc (gain control), "
+                        + "comma-separated, e.g. aec,hp,ns."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
             ],
             arguments: [ArgumentSpec(name: "manifest", help: "The TSV manifest of clips and transcripts.")]
@@ -27,6 +33,7 @@ extension OpenClawTalk.Bench {
         var realTime: Bool
         var baseline: Bool
         var recognizer: RecognizerOptions
+        var audioProcessing: EchoCancellerOptions?
 
         init(_ parsed: ParsedArguments) throws {
             manifest = parsed.argument("manifest") ?? ""
@@ -34,6 +41,19 @@ extension OpenClawTalk.Bench {
             realTime = parsed.flag("realtime")
             baseline = parsed.flag("baseline")
             recognizer = try RecognizerOptions(parsed)
+            audioProcessing = try parsed.option("aec-stages").map(Self.stages)
+        }
+
+        /// `aec[,hp][,ns][,agc]` as canceller options.
+        static func stages(_ list: String) throws -> EchoCancellerOptions {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let known: Set = ["aec", "hp", "ns", "agc"]
+            guard names.contains("aec"), names.allSatisfy(known.contains) else {
+                throw ValidationError("Invalid value '\(list.prefix(100))' for '--aec-stages': expected aec, optionally with hp, ns, agc (comma-separated)")
+            }
+            return EchoCancellerOptions(
+                highPassFilter: names.contains("hp"), noiseSuppression: names.contains("ns") ? .moderate : nil,
+                gainControl: names.contains("agc"))
         }
 
         func run() async throws {
@@ -44,7 +64,8 @@ extension OpenClawTalk.Bench {
             if case .grammar(let path) = recognizer.configuration.mode { grammar = path }
             let reference = baseline ? try BaselineDecoder(models: engine.models, grammar: grammar) : nil
             let benchmark = SpeechBenchmark(
-                manifest: clips, transcriber: FileTranscriber(recognizer: engine, realTime: realTime, logger: logger),
+                manifest: clips, transcriber: FileTranscriber(
+                    recognizer: engine, realTime: realTime, audioProcessing: audioProcessing, logger: logger),
                 baseline: reference)
             let report = try await benchmark.run()
             if json {

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// What the speaker is playing, laid out on the monotonic clock at 16 kHz: the far-end reference an echo
+/// canceller needs. The playback side schedules each sound as it hands it over and cuts it where it was
+/// stopped; the capture side reads the stretch that was playing while a frame was captured. Either side may
+/// run on any thread.
+package final class EchoReference: Sendable {
+    package static let sampleRate = AudioFrame.sampleRate
+    static let nanosecondsPerSample: UInt64 = 1_000_000_000 / UInt64(sampleRate)
+    /// How much played audio is kept for a capture that runs late.
+    static let historyNs: UInt64 = 2_000_000_000
+
+    private struct Segment {
+        var startNs: UInt64
+        var samples: [Int16]
+        var endNs: UInt64 { startNs + UInt64(samples.count) * EchoReference.nanosecondsPerSample }
+    }
+
+    private let segments = Mutex<[Segment]>([])
+
+    package init() {}
+
+    /// Records that `samples` (16 kHz mono) are heard from `startNs` on. A sound replaces whatever was
+    /// scheduled after its start, as a new `play` replaces the sound in progress.
+    package func schedule(_ samples: [Int16], at startNs: UInt64) {
+        segments.withLock { list in
+            Self.cut(&list, at: startNs)
+            list.removeAll { $0.endNs + Self.historyNs < startNs }
+            if !samples.isEmpty { list.append(Segment(startNs: startNs, samples: samples)) }
+        }
+    }
+
+    /// Records that nothing is heard from `ns` on (playback was stopped, or failed).
+    package func cut(at ns: UInt64) {
+        segments.withLock { Self.cut(&$0, at: ns) }
+    }
+
+    /// The `count` samples heard from `startNs` on, silence where nothing was playing. Forgets what
+    /// ended long before `startNs`.
+    package func samples(from startNs: UInt64, count: Int) -> [Int16] {
+        var out = [Int16](repeating: 0, count: count)
+        let step = Int64(Self.nanosecondsPerSample)
+        segments.withLock { list in
+            list.removeAll { $0.endNs + Self.historyNs < startNs }
+            for segment in list {
+                // Index into the segment of the window's first sample, rounded to the nearest sample.
+                let offset = Int64((Double(Int64(bitPattern: startNs &- segment.startNs)) / Double(step)).rounded())
+                let first = max(0, -offset)
+                let last = min(Int64(count), Int64(segment.samples.count) - offset)
+                guard first < last else { continue }
+                for i in Int(first)..<Int(last) { out[i] = segment.samples[Int(offset) + i] }
+            }
+        }
+        return out
+    }
+
+    private static func cut(_ list: inout [Segment], at ns: UInt64) {
+        list = list.compactMap { segment in
+            if segment.startNs >= ns { return nil }
+            guard segment.endNs > ns else { return segment }
+            var kept = segment
+            kept.samples.removeLast(Int((segment.endNs - ns) / nanosecondsPerSample))
+            return kept
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import AudioIO
+import Foundation
+import TalkLogging
+
+extension OpenClawTalk.Bench {
+    /// `bench aec`: echo return loss enhancement of the in-process echo canceller on synthetic echo paths and
+    /// through a sound server's loopback, what double talk keeps of the user's speech, CPU per 20 ms frame.
+    struct Aec: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "aec",
+            abstract: "Measure echo cancellation: ERLE (synthetic and live loopback), double talk, CPU per frame.",
+            discussion: "The live half plays speech into the sink and listens on its monitor (or --source), so run it "
+                + "where speech may be heard, or against a headless server: scripts/with-pulse.sh openclaw-talk bench aec. "
+                + "Speech comes from Debian's pocketsphinx-testdata.",
+            options: [
+                .flag("json", help: "Print the figures as JSON."),
+                .option("sink", value: "name", help: "The sink to play into (default: the server's default)."),
+                .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
+                .flag("no-live", help: "Skip the sound-server loopback."),
+            ]
+        )
+
+        static let speechFolder = "/usr/share/pocketsphinx/test/data"
+
+        var json: Bool
+        var sink: String?
+        var source: String?
+        var live: Bool
+
+        init(_ parsed: ParsedArguments) throws {
+            json = parsed.flag("json")
+            sink = parsed.option("sink")
+            source = parsed.option("source")
+            live = !parsed.flag("no-live")
+        }
+
+        func run() async throws {
+            var logger = Logger(label: "openclaw-talk.bench.aec")
+            logger.logLevel = .warning
+            let far = try ["goforward.raw", "numbers.raw"].flatMap {
+                try AudioFileReader.readMono(path: "\(Self.speechFolder)/\($0)").samples
+            }
+            let talker = try AudioFileReader.readMono(path: "\(Self.speechFolder)/something.raw").samples
+            let synthetic = try EchoBenchmark.synthetic(far: far, talker: talker)
+            let costs = synthetic.microsecondsPerFrame.sorted()
+            let median = costs.isEmpty ? 0 : costs[costs.count / 2]
+            var report = EchoBenchmark.Report(
+                signal: "pocketsphinx-testdata goforward.raw + numbers.raw (far end), something.raw (double talk)",
+                convergenceSeconds: EchoBenchmark.convergenceSeconds, synthetic: synthetic.results,
+                doubleTalkCorrelation: synthetic.doubleTalkCorrelation, microsecondsPerFrameMedian: median,
+                microsecondsPerFrameP95: costs.isEmpty ? 0 : costs[min(costs.count - 1, costs.count * 95 / 100)],
+                coreSharePercent: median / Double(AudioFrame.durationMs * 1000) * 100)
+            if live {
+                do {
+                    let (sinkName, sourceName) = try await devices(logger: logger)
+                    report.loopback = try await EchoBenchmark.loopback(
+                        far: far + far, sink: sinkName, source: sourceName,
+                        convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), logger: logger)
+                } catch {
+                    report.loopbackUnavailable = String(describing: error)
+                }
+            } else {
+                report.loopbackUnavailable = "skipped (--no-live)"
+            }
+            json ? try printJSON(report) : printText(report)
+        }
+
+        /// The sink asked for (or the default) and the source asked for (or that sink's monitor).
+        private func devices(logger: Logger) async throws -> (sink: String, source: String) {
+            let all = try await PulseDeviceList(logger: logger).devices()
+            guard let sinkName = sink ?? all.first(where: { $0.kind == .sink && $0.isDefault })?.name else {
+                throw PulseError.deviceNotFound(kind: .sink, name: "(default)", available: all.map(\.name))
+            }
+            if let source { return (sinkName, source) }
+            let sources = all.filter { $0.kind == .source }
+            guard let monitor = sources.first(where: { $0.monitorOfSink == sinkName })?.name else {
+                throw PulseError.deviceNotFound(kind: .source, name: "\(sinkName).monitor", available: sources.map(\.name))
+            }
+            return (sinkName, monitor)
+        }
+
+        private func printJSON(_ report: EchoBenchmark.Report) throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(
+                positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        }
+
+        private func printText(_ report: EchoBenchmark.Report) {
+            func db(_ v: Double) -> String { String(format: "%.1f dB", v) }
+            print("Echo cancellation (WebRTC audio processing, 16 kHz; \(report.signal))")
+            for s in report.synthetic {
+                print("  synthetic path \(s.delayMs) ms".padding(toLength: 28, withPad: " ", startingAt: 0) + "ERLE \(db(s.erleDb)) (after \(report.convergenceSeconds) s)")
+            }
+            print(String(format: "  double talk               user's speech kept at correlation %.2f", report.doubleTalkCorrelation))
+            print(String(format: "  CPU per 20 ms frame       median %.0f µs  p95 %.0f µs  (%.2f %% of a core)",
+                         report.microsecondsPerFrameMedian, report.microsecondsPerFrameP95, report.coreSharePercent))
+            guard let l = report.loopback else {
+                print("  live loopback: not measured: \(report.loopbackUnavailable ?? "no server")")
+                return
+            }
+            let lag = l.alignedLagMs.map { String(format: "%.0f ms", $0) } ?? "unknown"
+            print("  live loopback \(l.sink) -> \(l.source)  ERLE \(db(l.erleDb)) (after \(String(format: "%.1f", l.convergenceSeconds)) s),"
+                + " echo lag \(lag), library delay estimate \(l.estimatedDelayMs.map { "\($0) ms" } ?? "unknown")")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Synchronization
+import Testing
+import TalkLogging
+
+@testable import AudioIO
+
+/// The far-end timeline: what was played, where on the clock, and where it was cut off.
+@Suite struct EchoReferenceTests {
+    static let ns = EchoReference.nanosecondsPerSample
+
+    @Test func `a window reads what was scheduled there and silence around it`() {
+        let reference = EchoReference()
+        let t0: UInt64 = 10_000_000_000
+        reference.schedule((1...320).map { Int16($0) }, at: t0)
+        #expect(reference.samples(from: t0, count: 320) == (1...320).map { Int16($0) })
+        // Half a frame early: silence, then the sound's first 160 samples.
+        let early = reference.samples(from: t0 - 160 * Self.ns, count: 320)
+        #expect(early == [Int16](repeating: 0, count: 160) + (1...160).map { Int16($0) })
+        #expect(reference.samples(from: t0 + 400 * Self.ns, count: 10) == [Int16](repeating: 0, count: 10))
+    }
+
+    @Test func `a stop cuts the rest and a new sound replaces what was scheduled after its start`() async throws {
+        let reference = EchoReference()
+        let t0: UInt64 = 10_000_000_000
+        reference.schedule([Int16](repeating: 7, count: 1600), at: t0)
+        reference.cut(at: t0 + 800 * Self.ns)
+        #expect(reference.samples(from: t0 + 700 * Self.ns, count: 200) == [Int16](repeating: 7, count: 100) + [Int16](repeating: 0, count: 100))
+        reference.schedule([Int16](repeating: 9, count: 100), at: t0 + 50 * Self.ns)
+        #expect(reference.samples(from: t0, count: 200) == [Int16](repeating: 7, count: 50) + [Int16](repeating: 9, count: 100) + [Int16](repeating: 0, count: 50))
+
+        // The playback tap schedules a sound from its start and cuts it where stop() silenced the speaker.
+        let now = Mutex<UInt64>(t0)
+        let device = HeldPlayback()
+        let tap = EchoReferencePlayback(device, now: { now.withLock { $0 } }, logger: Logger(label: "test", handler: InMemoryLogHandler()))
+        let playing = Task { try await tap.play(PCMBuffer(sampleRate: 16_000, samples: [Int16](repeating: 5, count: 16_000))) }
+        while await !device.started { await Task.yield() }
+        #expect(tap.reference.samples(from: t0 + 8000 * Self.ns, count: 10) == [Int16](repeating: 5, count: 10))
+        now.withLock { $0 = t0 + 4000 * Self.ns }
+        await tap.stop()
+        #expect(try await playing.value == .stopped)
+        #expect(tap.reference.samples(from: t0 + 3990 * Self.ns, count: 20) == [Int16](repeating: 5, count: 10) + [Int16](repeating: 0, count: 10))
+    }
+
+    @Test(arguments: [-60, 0, 30, 90, 200])
+    func `the aligner finds how far the echo lags the reference`(lagMs: Int) throws {
+        let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
+        let shift = lagMs * 16
+        var aligner = EchoAligner()
+        var lastCorrection: Int64?
+        for frame in 0..<(speech.count / 320) {
+            let far = Array(speech[frame * 320..<frame * 320 + 320])
+            let near = (0..<320).map { i -> Int16 in
+                let j = frame * 320 + i - shift
+                return speech.indices.contains(j) ? speech[j] / 2 : 0
+            }
+            if let c = aligner.add(reference: far, capture: near) { lastCorrection = c }
+        }
+        let measured = try #require(aligner.measuredLagMs, "no clear lag found for \(lagMs) ms")
+        #expect(abs(measured - Double(lagMs)) <= 4)
+        // Inside the canceller's window nothing moves; outside it the move brings the lag to 60 ms.
+        if EchoAligner.acceptedMs.contains(lagMs) {
+            #expect(lastCorrection == nil)
+        } else {
+            let c = try #require(lastCorrection)
+            #expect(abs(Double(c) / 1e6 - Double(EchoAligner.targetMs - lagMs)) <= 4)
+        }
+    }
+}
