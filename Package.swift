@@ -32,7 +32,9 @@ let package = Package(
         .target(name: "TalkService", dependencies: ["TalkLogging", "CSystemd"]),
         .executableTarget(
             name: "TalkDaemon",
-            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
+            dependencies: [
+                "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkService",
+            ]),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),

@@ -17,6 +17,14 @@ struct OpenClawTalk: ParsableCommand {
             Devices.self,
             Record.self,
             Bench.self,
+            Status.self,
+            Stop.self,
+            Pause.self,
+            Resume.self,
+            Reconnect.self,
+            Talk.self,
+            Events.self,
+            InstallService.self,
         ]
     )
 
