@@ -20,7 +20,7 @@ import Testing
         #expect(try status.outcome.get()["pid"] == .number(Double(getpid())))
 
         let path = h.socketPath
-        let ids = try await offPool { () -> [JSONValue] in
+        let ids = try await offPool { () -> [ControlJSON] in
             let client = try ControlClient(path: path)
             try client.send(ControlRequest(id: .string("abc"), cmd: "ping").line)
             return [try client.readJSONLine()["id"] ?? .null]
@@ -98,12 +98,12 @@ import Testing
         let path = h.socketPath
         let subscribed = Mutex(false)
         let follower = Task {
-            try await offPool { () -> [JSONValue] in
+            try await offPool { () -> [ControlJSON] in
                 let client = try ControlClient(path: path)
                 let first = try client.call("events")
                 guard case .success = first.outcome else { throw ControlClientError.badReply("events") }
                 subscribed.withLock { $0 = true }
-                var lines: [JSONValue] = []
+                var lines: [ControlJSON] = []
                 while lines.count < 2 { lines.append(try client.readJSONLine()) }
                 return lines
             }

@@ -90,7 +90,7 @@ struct ServiceHarness {
 
     var socketPath: String { folder.paths.socketPath }
 
-    func call(_ cmd: String, _ args: [String: JSONValue] = [:]) async throws -> ControlResponse {
+    func call(_ cmd: String, _ args: [String: ControlJSON] = [:]) async throws -> ControlResponse {
         let path = socketPath
         return try await offPool { try ControlClient(path: path).call(cmd, args: args) }
     }

@@ -124,7 +124,7 @@ import TalkLogging
         let text = String(decoding: try await p.current.jsonData(), as: UTF8.self)
         #expect(!text.contains("SECRET"))
         #expect(text.contains("\"url\":\"wss://gw.example:18789/ws\""))
-        let value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        let value = try JSONDecoder().decode(ControlJSON.self, from: Data(text.utf8))
         for key in ["state", "talk", "gateway", "audio", "pid", "heartbeatAt", "staleAt", "stale", "lastTranscript",
                     "lastReply", "error"] { #expect(value[key] != nil, "missing \(key)") }
         #expect(value["audio"]?["uplink"] == .null)

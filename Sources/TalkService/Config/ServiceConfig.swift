@@ -47,7 +47,7 @@ package struct ServiceConfig: Sendable, Equatable {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw ConfigError(key: nil, source: path, problem: "cannot be read (\(error.localizedDescription))")
         }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: data), case .object(let object) = value else {
+        guard let value = try? JSONDecoder().decode(ControlJSON.self, from: data), case .object(let object) = value else {
             throw ConfigError(key: nil, source: path, problem: "is not a JSON object")
         }
         for (key, raw) in object.sorted(by: { $0.key < $1.key }) {
@@ -57,7 +57,7 @@ package struct ServiceConfig: Sendable, Equatable {
 
     /// Checks one value against its option. Variables and flags are text (`textual`), so their numbers
     /// are parsed; a JSON file's number or boolean must already be one.
-    private mutating func set(_ key: String, raw: JSONValue, textual: Bool, schema: ConfigSchema,
+    private mutating func set(_ key: String, raw: ControlJSON, textual: Bool, schema: ConfigSchema,
                               source: String) throws(ConfigError) {
         guard let kind = schema.kinds[key] else {
             throw ConfigError(key: key, source: source, problem: "unknown option")
@@ -88,7 +88,7 @@ package struct ServiceConfig: Sendable, Equatable {
         origins[key] = source
     }
 
-    private static func shown(_ raw: JSONValue) -> String {
+    private static func shown(_ raw: ControlJSON) -> String {
         let line = String(decoding: raw.line().dropLast(), as: UTF8.self)
         return line.count > 60 ? line.prefix(57) + "..." : line
     }

@@ -58,8 +58,8 @@ package final class ControlClient {
     }
 
     /// Sends a request and returns the daemon's response to it.
-    package func call(_ cmd: String, args: [String: JSONValue] = [:]) throws(ControlClientError) -> ControlResponse {
-        let id = JSONValue.number(Double(nextID))
+    package func call(_ cmd: String, args: [String: ControlJSON] = [:]) throws(ControlClientError) -> ControlResponse {
+        let id = ControlJSON.number(Double(nextID))
         nextID += 1
         try send(ControlRequest(id: id, cmd: cmd, args: args).line)
         while true {
@@ -82,9 +82,9 @@ package final class ControlClient {
     }
 
     /// The next line the daemon sent, parsed.
-    package func readJSONLine() throws(ControlClientError) -> JSONValue {
+    package func readJSONLine() throws(ControlClientError) -> ControlJSON {
         let line = try readLine()
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(line)) else {
+        guard let value = try? JSONDecoder().decode(ControlJSON.self, from: Data(line)) else {
             throw .badReply(String(decoding: line, as: UTF8.self))
         }
         return value

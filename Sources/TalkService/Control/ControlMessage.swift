@@ -2,23 +2,23 @@ import Foundation
 
 /// One control request: `{"id", "cmd", "args"}` on one line.
 package struct ControlRequest: Sendable, Equatable {
-    package var id: JSONValue
+    package var id: ControlJSON
     package var cmd: String
-    package var args: [String: JSONValue]
+    package var args: [String: ControlJSON]
 
-    package init(id: JSONValue = .null, cmd: String, args: [String: JSONValue] = [:]) {
+    package init(id: ControlJSON = .null, cmd: String, args: [String: ControlJSON] = [:]) {
         self.id = id
         self.cmd = cmd
         self.args = args
     }
 
     package var line: [UInt8] {
-        JSONValue.object(["id": id, "cmd": .string(cmd), "args": .object(args)]).line()
+        ControlJSON.object(["id": id, "cmd": .string(cmd), "args": .object(args)]).line()
     }
 
     /// Parses one line; a line that is not such an object gets an error carrying whatever id it had.
     package static func parse(_ bytes: some Collection<UInt8>) -> Result<ControlRequest, ControlFailure> {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)),
+        guard let value = try? JSONDecoder().decode(ControlJSON.self, from: Data(bytes)),
               case .object(let object) = value
         else { return .failure(ControlFailure(id: .null, error: .malformed("not a JSON object"))) }
         let id = object["id"] ?? .null
@@ -29,7 +29,7 @@ package struct ControlRequest: Sendable, Equatable {
         guard let cmd = object["cmd"]?.stringValue, !cmd.isEmpty else {
             return .failure(ControlFailure(id: id, error: .malformed("cmd must be a non-empty string")))
         }
-        var args: [String: JSONValue] = [:]
+        var args: [String: ControlJSON] = [:]
         switch object["args"] {
         case nil, .null?: break
         case .object(let a)?: args = a
@@ -59,21 +59,21 @@ package struct ControlError: Error, Sendable, Equatable {
 }
 
 package struct ControlFailure: Error, Sendable {
-    package var id: JSONValue
+    package var id: ControlJSON
     package var error: ControlError
 }
 
 /// `{"id", "ok", "result"}` or `{"id", "ok": false, "error": {"code", "message"}}`.
 package struct ControlResponse: Sendable, Equatable {
-    package var id: JSONValue
-    package var outcome: Result<JSONValue, ControlError>
+    package var id: ControlJSON
+    package var outcome: Result<ControlJSON, ControlError>
 
-    package init(id: JSONValue, outcome: Result<JSONValue, ControlError>) {
+    package init(id: ControlJSON, outcome: Result<ControlJSON, ControlError>) {
         self.id = id
         self.outcome = outcome
     }
 
-    package var json: JSONValue {
+    package var json: ControlJSON {
         switch outcome {
         case .success(let result): .object(["id": id, "ok": .bool(true), "result": result])
         case .failure(let e):
@@ -82,7 +82,7 @@ package struct ControlResponse: Sendable, Equatable {
         }
     }
 
-    package static func parse(_ value: JSONValue) -> ControlResponse? {
+    package static func parse(_ value: ControlJSON) -> ControlResponse? {
         guard case .bool(let ok)? = value["ok"] else { return nil }
         let id = value["id"] ?? .null
         if ok { return ControlResponse(id: id, outcome: .success(value["result"] ?? .null)) }

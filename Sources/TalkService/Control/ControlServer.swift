@@ -88,7 +88,7 @@ package final class ControlServer: Sendable {
     }
 
     /// Sends one event line to every subscriber.
-    package func broadcast(_ event: JSONValue) {
+    package func broadcast(_ event: ControlJSON) {
         let line = event.line()
         state.withLock { s in
             for (fd, var client) in s.clients where client.subscribed {

@@ -18,13 +18,13 @@ package struct ControlService: Sendable {
                                    "events", "stop", "ping"]
 
     package func handle(_ request: ControlRequest) async -> ControlServer.Reply {
-        let outcome: Result<JSONValue, ControlError>
+        let outcome: Result<ControlJSON, ControlError>
         do {
             switch request.cmd {
             case "ping": outcome = .success(.string("pong"))
-            case "status": outcome = .success(try JSONValue.from(await status.current))
+            case "status": outcome = .success(try ControlJSON.from(await status.current))
             case "events":
-                return .subscribe(ControlResponse(id: request.id, outcome: .success(try JSONValue.from(await status.current))))
+                return .subscribe(ControlResponse(id: request.id, outcome: .success(try ControlJSON.from(await status.current))))
             case "pause": try await session.pause(); outcome = .success(.null)
             case "resume": try await session.resume(); outcome = .success(.null)
             case "reconnect": try await session.reconnect(); outcome = .success(.null)
@@ -61,7 +61,7 @@ package struct ControlService: Sendable {
     /// Relays the session's events to subscribers and refreshes the status after each one.
     package func relayEvents(to server: ControlServer) async {
         for await event in session.events {
-            var fields: [String: JSONValue] = ["event": .string(event.kind)]
+            var fields: [String: ControlJSON] = ["event": .string(event.kind)]
             for (k, v) in event.detail where k != "event" { fields[k] = .string(v) }
             server.broadcast(.object(fields))
             await status.update(await session.snapshot())
@@ -69,7 +69,7 @@ package struct ControlService: Sendable {
     }
 
     /// The event line each published status becomes.
-    package static func statusEvent(_ status: ServiceStatus) -> JSONValue {
-        .object(["event": .string("status"), "status": (try? JSONValue.from(status)) ?? .null])
+    package static func statusEvent(_ status: ServiceStatus) -> ControlJSON {
+        .object(["event": .string("status"), "status": (try? ControlJSON.from(status)) ?? .null])
     }
 }

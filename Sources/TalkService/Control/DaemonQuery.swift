@@ -18,7 +18,7 @@ package enum DaemonQuery {
     package enum StatusFormat: Sendable { case text, json, waybar }
 
     /// Sends one command; "no daemon" is exit code 3, a refusal is 1 with the daemon's message.
-    package static func command(_ cmd: String, args: [String: JSONValue] = [:], paths: RuntimePaths,
+    package static func command(_ cmd: String, args: [String: ControlJSON] = [:], paths: RuntimePaths,
                                 done: String) -> ClientOutcome {
         do {
             let response = try ControlClient(path: paths.socketPath).call(cmd, args: args)
@@ -69,7 +69,7 @@ package enum DaemonQuery {
             let client = try ControlClient(path: paths.socketPath)
             let first = try client.call(follow ? "events" : "status")
             if case .failure(let e) = first.outcome { return ClientOutcome(stderr: "Error: \(e.message)\n", exitCode: 1) }
-            emit(String(decoding: JSONValue.object(["event": .string("status"), "status": (try? first.outcome.get()) ?? .null])
+            emit(String(decoding: ControlJSON.object(["event": .string("status"), "status": (try? first.outcome.get()) ?? .null])
                 .line().dropLast(), as: UTF8.self))
             guard follow else { return ClientOutcome() }
             client.setReadTimeout(nil)

@@ -92,7 +92,7 @@ package enum StatusReading: Equatable, Sendable {
         if let t = s.lastTranscript { tooltip.append("You: \(t)") }
         if let r = s.lastReply { tooltip.append("Reply: \(r)") }
         if let e = s.error { tooltip.append("Error: \(e)") }
-        let value = JSONValue.object([
+        let value = ControlJSON.object([
             "text": .string(text), "tooltip": .string(tooltip.joined(separator: "\n")), "class": .string(cssClass),
         ])
         return String(decoding: value.line().dropLast(), as: UTF8.self)

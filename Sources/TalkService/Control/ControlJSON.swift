@@ -2,13 +2,15 @@ import Foundation
 
 /// Any JSON value: control requests carry free-form `id`s and `args`, and a malformed line must be
 /// told apart from a well-formed one with the wrong shape, so lines decode into this first.
-package enum JSONValue: Sendable, Equatable, Codable {
+/// SessionBridge has a richer `JSONValue` for Gateway frames; this module may not import SessionBridge,
+/// and a distinct name keeps the executable, which imports both, free of ambiguity.
+package enum ControlJSON: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case number(Double)
     case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+    case array([ControlJSON])
+    case object([String: ControlJSON])
 
     package init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
@@ -16,8 +18,8 @@ package enum JSONValue: Sendable, Equatable, Codable {
         else if let b = try? c.decode(Bool.self) { self = .bool(b) }
         else if let n = try? c.decode(Double.self) { self = .number(n) }
         else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        else if let a = try? c.decode([ControlJSON].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: ControlJSON].self)) }
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -33,8 +35,8 @@ package enum JSONValue: Sendable, Equatable, Codable {
     }
 
     package var stringValue: String? { if case .string(let s) = self { s } else { nil } }
-    package var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
-    package subscript(key: String) -> JSONValue? { objectValue?[key] }
+    package var objectValue: [String: ControlJSON]? { if case .object(let o) = self { o } else { nil } }
+    package subscript(key: String) -> ControlJSON? { objectValue?[key] }
 
     /// One line of compact JSON (no newline inside: the wire is JSON lines).
     package func line() -> [UInt8] {
@@ -46,8 +48,8 @@ package enum JSONValue: Sendable, Equatable, Codable {
     }
 
     /// Re-reads any `Encodable` as a JSON value (status documents become results this way).
-    package static func from<T: Encodable>(_ value: T, encoder: JSONEncoder = .serviceEncoder) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: encoder.encode(value))
+    package static func from<T: Encodable>(_ value: T, encoder: JSONEncoder = .serviceEncoder) throws -> ControlJSON {
+        try JSONDecoder().decode(ControlJSON.self, from: encoder.encode(value))
     }
 }
 
