@@ -92,6 +92,29 @@ import Testing
         #expect(h.server.clientCount <= 1)
     }
 
+    /// A client that sends without ever reading its answers stops being read: our memory stays bounded.
+    @Test func aClientThatNeverReadsCannotGrowTheServersMemory() async throws {
+        var limits = ControlServer.Limits()
+        limits.maxPendingOutput = 64 * 1024
+        let h = try ServiceHarness(limits: limits)
+        defer { Task { await h.shutdown() } }
+        let path = h.socketPath
+        let sent = try await offPool { () -> Int in
+            let client = try ControlClient(path: path)
+            client.setSendTimeout(.milliseconds(500))
+            let chunk = [UInt8](repeating: 0, count: 4096).enumerated().map { $0.offset % 3 == 2 ? 10 : UInt8(ascii: "[") }
+            var sent = 0
+            while sent < 2 << 20 {
+                do { try client.send(chunk) } catch { break }
+                sent += chunk.count
+            }
+            return sent
+        }
+        #expect(sent < 2 << 20, "the server kept reading")
+        #expect(h.server.largestPendingOutput <= 256 * 1024)
+        #expect(try await h.call("ping").outcome == .success(.string("pong")))
+    }
+
     @Test func eventsFollowStreamsSessionEventsAndStatus() async throws {
         let h = try ServiceHarness()
         defer { Task { await h.shutdown() } }

@@ -57,6 +57,13 @@ package final class ControlClient {
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// A send that cannot proceed this long fails (`timedOut`) instead of blocking.
+    package func setSendTimeout(_ timeout: Duration) {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Sends a request and returns the daemon's response to it.
     package func call(_ cmd: String, args: [String: ControlJSON] = [:]) throws(ControlClientError) -> ControlResponse {
         let id = ControlJSON.number(Double(nextID))
@@ -75,6 +82,7 @@ package final class ControlClient {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
                 throw errno == EPIPE ? .connectionClosed : .io(String(cString: strerror(errno)))
             }
             offset += n

@@ -27,6 +27,8 @@ package final class ControlServer: Sendable {
 
     private struct Client {
         let fd: Int32
+        /// Told apart from a later connection that gets the same descriptor number.
+        let serial: UInt64
         var input: [UInt8] = []
         var discardingLongLine = false
         var output: [UInt8] = []
@@ -38,6 +40,7 @@ package final class ControlServer: Sendable {
     private struct State {
         var clients: [Int32: Client] = [:]
         var stopping = false
+        var nextSerial: UInt64 = 0
     }
 
     package let path: String
@@ -106,6 +109,9 @@ package final class ControlServer: Sendable {
 
     package var clientCount: Int { state.withLock { $0.clients.count } }
 
+    /// The largest output any client has waiting (tests check it stays bounded).
+    package var largestPendingOutput: Int { state.withLock { $0.clients.values.map(\.output.count).max() ?? 0 } }
+
     /// Closes every connection and the socket, removes its path, and returns once the thread is done.
     package func stop() async {
         state.withLock { $0.stopping = true }
@@ -130,7 +136,9 @@ package final class ControlServer: Sendable {
             let (stopping, watched) = state.withLock { s in
                 (s.stopping, s.clients.values.map { client -> pollfd in
                     var events = Int16(0)
-                    if client.inFlight < limits.maxInFlight && !client.closeAfterFlush { events |= Int16(POLLIN) }
+                    // A client that does not read its answers is not read either: its output stays bounded.
+                    if client.inFlight < limits.maxInFlight && !client.closeAfterFlush
+                        && client.output.count < limits.maxPendingOutput { events |= Int16(POLLIN) }
                     if !client.output.isEmpty { events |= Int16(POLLOUT) }
                     return pollfd(fd: client.fd, events: events, revents: 0)
                 })
@@ -160,13 +168,17 @@ package final class ControlServer: Sendable {
             guard fd >= 0 else { return }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             UnixSocket.setNonBlocking(fd)
-            var client = Client(fd: fd)
-            if !peerCheck.allows(socket: fd) {
-                logger.warning("control socket: refused a peer of another user")
-                client.output = ControlResponse(id: .null, outcome: .failure(.forbidden)).json.line()
-                client.closeAfterFlush = true
+            let allowed = peerCheck.allows(socket: fd)
+            if !allowed { logger.warning("control socket: refused a peer of another user") }
+            state.withLock { s in
+                s.nextSerial += 1
+                var client = Client(fd: fd, serial: s.nextSerial)
+                if !allowed {
+                    client.output = ControlResponse(id: .null, outcome: .failure(.forbidden)).json.line()
+                    client.closeAfterFlush = true
+                }
+                s.clients[fd] = client
             }
-            state.withLock { $0.clients[fd] = client }
         }
     }
 
@@ -184,8 +196,10 @@ package final class ControlServer: Sendable {
 
     private func receive(fd: Int32, bytes: ArraySlice<UInt8>) {
         var requests: [ControlRequest] = []
+        var serial: UInt64 = 0
         state.withLock { s in
             guard var client = s.clients[fd] else { return }
+            serial = client.serial
             client.input += bytes
             while let newline = client.input.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = client.input[..<newline]
@@ -215,17 +229,17 @@ package final class ControlServer: Sendable {
             s.clients[fd] = client
         }
         for request in requests {
-            Task { [handler] in
+            Task { [handler, serial] in
                 let reply = await handler(request)
-                self.deliver(reply, to: fd)
+                self.deliver(reply, to: fd, serial: serial)
             }
         }
         flush(fd: fd)
     }
 
-    private func deliver(_ reply: Reply, to fd: Int32) {
+    private func deliver(_ reply: Reply, to fd: Int32, serial: UInt64) {
         state.withLock { s in
-            guard var client = s.clients[fd] else { return }
+            guard var client = s.clients[fd], client.serial == serial else { return }
             client.inFlight -= 1
             switch reply {
             case .respond(let response): client.output += response.json.line()
@@ -252,7 +266,6 @@ package final class ControlServer: Sendable {
     }
 
     private func drop(fd: Int32) {
-        // The fd is closed under the lock, so a handler's late reply can never land on a reused number.
         state.withLock { s in
             if s.clients.removeValue(forKey: fd) != nil { Glibc.close(fd) }
         }

@@ -53,14 +53,19 @@ package final class InstanceLock: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        // A shared lock we can take means nobody holds the exclusive one.
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 { return nil }
+        // A shared lock we can take means nobody holds the exclusive one. Unlocked explicitly: a child
+        // spawned this instant may hold a copy of the descriptor until it execs, and close would leave it locked.
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
         return readPid(fd)
     }
 
     /// Empties the file and releases the lock (a clean exit); a crash releases it too, leaving the pid.
     package func release() {
         _ = ftruncate(fd, 0)
+        flock(fd, LOCK_UN)  // see `holder`: close alone would not release a lock a spawning child briefly shares
         close(fd)
     }
 
