@@ -23,6 +23,7 @@ struct OpenClawTalk: ParsableCommand {
             Resume.self,
             Reconnect.self,
             Talk.self,
+            PushToTalk.self,
             Events.self,
             InstallService.self,
         ]

@@ -44,7 +44,11 @@ import Testing
         #expect(started.stdout == "Talk started.\n")
         let paused = try await run(["pause"], runtime: runtime)
         #expect(paused.stdout == "Paused.\n")
-        #expect(await h.session.calls == ["talkStart", "pause"])
+        let ptt = try await run(["ptt", "once"], runtime: runtime)
+        #expect(ptt.stdout == "Push-to-talk once.\n")
+        let badPtt = try await run(["ptt", "sideways"], runtime: runtime)
+        #expect(badPtt.status == 2)
+        #expect(await h.session.calls == ["talkStart", "pause", "ptt:once"])
 
         let json = try await run(["status", "--json"], runtime: runtime)
         #expect(json.status == 0)

@@ -158,6 +158,16 @@ import Testing
         defer { Task { await h.shutdown() } }
         let reply = try await h.call("pause")
         #expect(reply.outcome.failureCode == "forbidden")
+        // Also when the server has already closed before the request goes out: the refusal is still read.
+        let path = h.socketPath
+        let server = h.server
+        let late = try await offPool { () -> ControlResponse in
+            let before = server.connectionsAccepted
+            let client = try ControlClient(path: path)
+            while server.connectionsAccepted == before || server.clientCount > 0 { usleep(10_000) }
+            return try client.call("pause")
+        }
+        #expect(late.outcome.failureCode == "forbidden")
         #expect(await h.session.calls.isEmpty)
         #expect(PeerCheck().allows(socket: -1) == false)
     }

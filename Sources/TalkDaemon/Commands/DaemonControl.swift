@@ -53,6 +53,24 @@ extension OpenClawTalk {
         }
     }
 
+    struct PushToTalk: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ptt", abstract: "Push-to-talk on the daemon: start holds the microphone open, stop ends the turn.",
+            arguments: [ArgumentSpec(name: "action", help: "start, stop or once")])
+        var action: PushToTalkAction
+        init(_ parsed: ParsedArguments) throws {
+            let word = parsed.arguments["action"]?.first ?? ""
+            guard let action = PushToTalkAction(rawValue: word) else {
+                throw ValidationError("'\(word)' is not a push-to-talk action; use start, stop or once")
+            }
+            self.action = action
+        }
+        func run() async throws {
+            try DaemonQuery.command("ptt", args: ["action": .string(action.rawValue)], paths: RuntimePaths(),
+                                    done: "Push-to-talk \(action.rawValue).").emit()
+        }
+    }
+
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status",

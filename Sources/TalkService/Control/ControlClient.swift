@@ -68,7 +68,9 @@ package final class ControlClient {
     package func call(_ cmd: String, args: [String: ControlJSON] = [:]) throws(ControlClientError) -> ControlResponse {
         let id = ControlJSON.number(Double(nextID))
         nextID += 1
-        try send(ControlRequest(id: id, cmd: cmd, args: args).line)
+        do { try send(ControlRequest(id: id, cmd: cmd, args: args).line) } catch .connectionClosed {
+            // The daemon may have said why before closing (a refused peer): read that rather than "closed".
+        }
         while true {
             let value = try readJSONLine()
             guard let response = ControlResponse.parse(value) else { continue }  // an event line

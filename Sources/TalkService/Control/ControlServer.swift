@@ -108,6 +108,7 @@ package final class ControlServer: Sendable {
     }
 
     package var clientCount: Int { state.withLock { $0.clients.count } }
+    package var connectionsAccepted: UInt64 { state.withLock { $0.nextSerial } }
 
     /// The largest output any client has waiting (tests check it stays bounded).
     package var largestPendingOutput: Int { state.withLock { $0.clients.values.map(\.output.count).max() ?? 0 } }
