@@ -28,12 +28,16 @@ let package = Package(
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
+        .target(
+            name: "TalkSession",
+            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
         // The daemon's service plane; it drives the Talk loop only through `ControlledSession`.
         .target(name: "TalkService", dependencies: ["TalkLogging", "CSystemd"]),
         .executableTarget(
             name: "TalkDaemon",
             dependencies: [
-                "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkService",
+                "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession",
+                "TalkService",
             ]),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
@@ -42,6 +46,9 @@ let package = Package(
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),
+        .testTarget(
+            name: "TalkSessionTests",
+            dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkTestSupport"]),
     ],

@@ -99,6 +99,8 @@ struct BuiltCommand {
 
         /// What it has written to stderr so far.
         var stderrSoFar: String { err.text }
+        /// What it has written to stdout so far.
+        var stdoutSoFar: String { out.text }
 
         /// Waits (bounded) until stderr holds `text`; false if it did not within `timeout` or the process ended.
         func waitForStderr(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {
