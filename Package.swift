@@ -21,6 +21,7 @@ let package = Package(
             providers: [.apt(["libpocketsphinx-dev", "libsphinxbase-dev"])]),
         .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(
             name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing",
             providers: [.apt(["libwebrtc-audio-processing-dev"])]),
@@ -38,9 +39,14 @@ let package = Package(
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
+        // The daemon's service plane; it drives the Talk loop only through `ControlledSession`.
+        .target(name: "TalkService", dependencies: ["TalkLogging", "CSystemd"]),
         .executableTarget(
             name: "TalkDaemon",
-            dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession"]),
+            dependencies: [
+                "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession",
+                "TalkService",
+            ]),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),
@@ -51,6 +57,7 @@ let package = Package(
         .testTarget(
             name: "TalkSessionTests",
             dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkTestSupport"]),
+        .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,6 +10,7 @@ DEB_PACKAGES=(
     libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata
     libespeak-ng-dev espeak-ng
     libmpg123-dev lame libwebrtc-audio-processing-dev
+    libsystemd-dev
 )
 PY_MODULES=(websockets cryptography jsonschema)
 

@@ -18,6 +18,15 @@ struct OpenClawTalk: ParsableCommand {
             Devices.self,
             Record.self,
             Bench.self,
+            Status.self,
+            Stop.self,
+            Pause.self,
+            Resume.self,
+            Reconnect.self,
+            Talk.self,
+            PushToTalk.self,
+            Events.self,
+            InstallService.self,
         ]
     )
 

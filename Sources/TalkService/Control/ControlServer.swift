@@ -1,0 +1,290 @@
+import Foundation
+import Glibc
+import Synchronization
+import TalkLogging
+
+/// Serves the control socket on a thread of its own running a `poll()` loop (the house pattern of
+/// SessionBridge's `SocketIOThread`, reduced to what a local line protocol needs). Requests go to an
+/// async handler; its reply is queued and the loop woken through a self-pipe, so nothing blocks the
+/// cooperative pool and a slow handler never stalls other clients.
+package final class ControlServer: Sendable {
+    package enum Reply: Sendable {
+        case respond(ControlResponse)
+        /// Answers, then keeps the connection as an event subscriber (`events` in follow mode).
+        case subscribe(ControlResponse)
+    }
+    package typealias Handler = @Sendable (ControlRequest) async -> Reply
+
+    package struct Limits: Sendable {
+        /// A longer line is answered with `line_too_long` and skipped up to its newline.
+        package var maxLineBytes = 64 * 1024
+        /// A client stops being read while this many of its requests are unanswered.
+        package var maxInFlight = 16
+        /// A subscriber that lets this much output pile up is dropped, so it cannot grow our memory.
+        package var maxPendingOutput = 1 << 20
+        package init() {}
+    }
+
+    private struct Client {
+        let fd: Int32
+        /// Told apart from a later connection that gets the same descriptor number.
+        let serial: UInt64
+        var input: [UInt8] = []
+        var discardingLongLine = false
+        var output: [UInt8] = []
+        var inFlight = 0
+        var subscribed = false
+        var closeAfterFlush = false
+    }
+
+    private struct State {
+        var clients: [Int32: Client] = [:]
+        var stopping = false
+        var nextSerial: UInt64 = 0
+    }
+
+    package let path: String
+    private let listener: Int32
+    private let wake: (reader: Int32, writer: Int32)
+    private let state = Mutex(State())
+    private let stopped = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    private let handler: Handler
+    private let peerCheck: PeerCheck
+    private let limits: Limits
+    private let logger: Logger
+
+    /// Binds `path` (owner-only, in a folder `RuntimePaths` made 0700) and starts serving.
+    package static func start(
+        path: String, peerCheck: PeerCheck = PeerCheck(), limits: Limits = Limits(), logger: Logger,
+        handler: @escaping Handler
+    ) throws -> ControlServer {
+        let fd = try UnixSocket.stream()
+        do {
+            if unlink(path) != 0 && errno != ENOENT { throw UnixSocket.Failure(call: "unlink \(path)", code: errno) }
+            let bound = try UnixSocket.withAddress(path) { bind(fd, $0, $1) }
+            guard bound == 0 else { throw UnixSocket.Failure(call: "bind \(path)", code: errno) }
+            guard chmod(path, 0o600) == 0 else { throw UnixSocket.Failure(call: "chmod \(path)", code: errno) }
+            guard listen(fd, 64) == 0 else { throw UnixSocket.Failure(call: "listen", code: errno) }
+            UnixSocket.setNonBlocking(fd)
+            let server = ControlServer(
+                path: path, listener: fd, wake: try UnixSocket.wakePipe(), handler: handler,
+                peerCheck: peerCheck, limits: limits, logger: logger)
+            let thread = Thread { server.serve() }
+            thread.name = "control-socket"
+            thread.start()
+            return server
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    private init(path: String, listener: Int32, wake: (reader: Int32, writer: Int32), handler: @escaping Handler,
+                 peerCheck: PeerCheck, limits: Limits, logger: Logger) {
+        self.path = path
+        self.listener = listener
+        self.wake = wake
+        self.handler = handler
+        self.peerCheck = peerCheck
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Sends one event line to every subscriber.
+    package func broadcast(_ event: ControlJSON) {
+        let line = event.line()
+        state.withLock { s in
+            for (fd, var client) in s.clients where client.subscribed {
+                if client.output.count + line.count > limits.maxPendingOutput {
+                    client.closeAfterFlush = true
+                    client.output.removeAll()
+                } else {
+                    client.output += line
+                }
+                s.clients[fd] = client
+            }
+        }
+        signal()
+    }
+
+    package var clientCount: Int { state.withLock { $0.clients.count } }
+    package var connectionsAccepted: UInt64 { state.withLock { $0.nextSerial } }
+
+    /// The largest output any client has waiting (tests check it stays bounded).
+    package var largestPendingOutput: Int { state.withLock { $0.clients.values.map(\.output.count).max() ?? 0 } }
+
+    /// Closes every connection and the socket, removes its path, and returns once the thread is done.
+    package func stop() async {
+        state.withLock { $0.stopping = true }
+        signal()
+        await withCheckedContinuation { c in
+            let parked = stopped.withLock { waiters -> Bool in
+                guard waiters != nil else { return false }
+                waiters!.append(c)
+                return true
+            }
+            if !parked { c.resume() }
+        }
+    }
+
+    private func signal() {
+        var byte: UInt8 = 1
+        _ = write(wake.writer, &byte, 1)
+    }
+
+    private func serve() {
+        while true {
+            let (stopping, watched) = state.withLock { s in
+                (s.stopping, s.clients.values.map { client -> pollfd in
+                    var events = Int16(0)
+                    // A client that does not read its answers is not read either: its output stays bounded.
+                    if client.inFlight < limits.maxInFlight && !client.closeAfterFlush
+                        && client.output.count < limits.maxPendingOutput { events |= Int16(POLLIN) }
+                    if !client.output.isEmpty { events |= Int16(POLLOUT) }
+                    return pollfd(fd: client.fd, events: events, revents: 0)
+                })
+            }
+            if stopping { break }
+            var fds = [pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0)] + watched
+            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else {
+                logger.error("control socket poll failed: \(String(cString: strerror(errno)))")
+                break
+            }
+            if fds[0].revents != 0 { drainWake() }
+            if fds[1].revents & Int16(POLLIN) != 0 { acceptClients() }
+            for p in fds.dropFirst(2) where p.revents != 0 { service(fd: p.fd, revents: p.revents) }
+        }
+        shutdown()
+    }
+
+    private func drainWake() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(wake.reader, &buffer, buffer.count) > 0 {}
+    }
+
+    private func acceptClients() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            UnixSocket.setNonBlocking(fd)
+            let allowed = peerCheck.allows(socket: fd)
+            if !allowed { logger.warning("control socket: refused a peer of another user") }
+            state.withLock { s in
+                s.nextSerial += 1
+                var client = Client(fd: fd, serial: s.nextSerial)
+                if !allowed {
+                    client.output = ControlResponse(id: .null, outcome: .failure(.forbidden)).json.line()
+                    client.closeAfterFlush = true
+                }
+                s.clients[fd] = client
+            }
+        }
+    }
+
+    private func service(fd: Int32, revents: Int16) {
+        if revents & Int16(POLLOUT) != 0 { flush(fd: fd) }
+        if revents & Int16(POLLIN) != 0 {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 { receive(fd: fd, bytes: buffer[..<n]) }
+            else if n == 0 || (errno != EAGAIN && errno != EINTR) { drop(fd: fd) }
+        } else if revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+            drop(fd: fd)
+        }
+    }
+
+    private func receive(fd: Int32, bytes: ArraySlice<UInt8>) {
+        var requests: [ControlRequest] = []
+        var serial: UInt64 = 0
+        state.withLock { s in
+            guard var client = s.clients[fd] else { return }
+            serial = client.serial
+            client.input += bytes
+            while let newline = client.input.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = client.input[..<newline]
+                client.input.removeSubrange(...newline)
+                if client.discardingLongLine { client.discardingLongLine = false; continue }
+                let trimmed = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
+                if trimmed.allSatisfy({ $0 == 32 || $0 == 9 }) { continue }
+                guard trimmed.count <= limits.maxLineBytes else {
+                    client.output += ControlResponse(id: .null, outcome: .failure(.lineTooLong)).json.line()
+                    continue
+                }
+                switch ControlRequest.parse(trimmed) {
+                case .success(let request):
+                    client.inFlight += 1
+                    requests.append(request)
+                case .failure(let failure):
+                    client.output += ControlResponse(id: failure.id, outcome: .failure(failure.error)).json.line()
+                }
+            }
+            if client.input.count > limits.maxLineBytes {
+                if !client.discardingLongLine {
+                    client.output += ControlResponse(id: .null, outcome: .failure(.lineTooLong)).json.line()
+                }
+                client.discardingLongLine = true
+                client.input.removeAll(keepingCapacity: false)
+            }
+            s.clients[fd] = client
+        }
+        for request in requests {
+            Task { [handler, serial] in
+                let reply = await handler(request)
+                self.deliver(reply, to: fd, serial: serial)
+            }
+        }
+        flush(fd: fd)
+    }
+
+    private func deliver(_ reply: Reply, to fd: Int32, serial: UInt64) {
+        state.withLock { s in
+            guard var client = s.clients[fd], client.serial == serial else { return }
+            client.inFlight -= 1
+            switch reply {
+            case .respond(let response): client.output += response.json.line()
+            case .subscribe(let response):
+                client.output += response.json.line()
+                client.subscribed = true
+            }
+            s.clients[fd] = client
+        }
+        signal()
+    }
+
+    private func flush(fd: Int32) {
+        let close = state.withLock { s -> Bool in
+            guard var client = s.clients[fd] else { return false }
+            while !client.output.isEmpty {
+                let n = client.output.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if n > 0 { client.output.removeFirst(n) } else { break }
+            }
+            s.clients[fd] = client
+            return client.closeAfterFlush && client.output.isEmpty
+        }
+        if close { drop(fd: fd) }
+    }
+
+    private func drop(fd: Int32) {
+        state.withLock { s in
+            if s.clients.removeValue(forKey: fd) != nil { Glibc.close(fd) }
+        }
+    }
+
+    private func shutdown() {
+        state.withLock { s in
+            for fd in s.clients.keys { Glibc.close(fd) }
+            s.clients.removeAll()
+        }
+        close(listener)
+        unlink(path)
+        close(wake.reader)
+        close(wake.writer)
+        let waiters = stopped.withLock { w -> [CheckedContinuation<Void, Never>] in
+            defer { w = nil }
+            return w ?? []
+        }
+        for w in waiters { w.resume() }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import TalkLogging
+
+/// Maps control requests to the session and the status: the daemon's side of every CLI client command.
+package struct ControlService: Sendable {
+    package let session: any ControlledSession
+    package let status: StatusPublisher
+    /// `stop`: the daemon shuts down cleanly after answering.
+    package let onStop: @Sendable () -> Void
+
+    package init(session: any ControlledSession, status: StatusPublisher, onStop: @escaping @Sendable () -> Void) {
+        self.session = session
+        self.status = status
+        self.onStop = onStop
+    }
+
+    package static let commands = ["status", "pause", "resume", "reconnect", "talk.start", "talk.stop", "say", "ptt",
+                                   "events", "stop", "ping"]
+
+    package func handle(_ request: ControlRequest) async -> ControlServer.Reply {
+        let outcome: Result<ControlJSON, ControlError>
+        do {
+            switch request.cmd {
+            case "ping": outcome = .success(.string("pong"))
+            case "status": outcome = .success(try ControlJSON.from(await status.current))
+            case "events":
+                return .subscribe(ControlResponse(id: request.id, outcome: .success(try ControlJSON.from(await status.current))))
+            case "pause": try await session.pause(); outcome = .success(.null)
+            case "resume": try await session.resume(); outcome = .success(.null)
+            case "reconnect": try await session.reconnect(); outcome = .success(.null)
+            case "talk.start": try await session.talkStart(); outcome = .success(.null)
+            case "talk.stop": try await session.talkStop(); outcome = .success(.null)
+            case "say":
+                guard let text = request.args["text"]?.stringValue, !text.isEmpty else {
+                    throw ControlError.badArgs("say needs args.text, a non-empty string")
+                }
+                try await session.say(text)
+                outcome = .success(.null)
+            case "ptt":
+                guard let action = request.args["action"]?.stringValue.flatMap(PushToTalkAction.init(rawValue:)) else {
+                    throw ControlError.badArgs("ptt needs args.action: start, stop or once")
+                }
+                try await session.pushToTalk(action)
+                outcome = .success(.null)
+            case "stop":
+                onStop()
+                outcome = .success(.null)
+            default: outcome = .failure(.unknownCommand(request.cmd))
+            }
+        } catch let error as ControlError {
+            outcome = .failure(error)
+        } catch {
+            outcome = .failure(ControlError(code: "failed", message: String(describing: error)))
+        }
+        if case .success = outcome, request.cmd != "status", request.cmd != "ping" {
+            await status.update(await session.snapshot())
+        }
+        return .respond(ControlResponse(id: request.id, outcome: outcome))
+    }
+
+    /// Relays the session's events to subscribers and refreshes the status after each one.
+    package func relayEvents(to server: ControlServer) async {
+        for await event in session.events {
+            var fields: [String: ControlJSON] = ["event": .string(event.kind)]
+            for (k, v) in event.detail where k != "event" { fields[k] = .string(v) }
+            server.broadcast(.object(fields))
+            await status.update(await session.snapshot())
+        }
+    }
+
+    /// The event line each published status becomes.
+    package static func statusEvent(_ status: ServiceStatus) -> ControlJSON {
+        .object(["event": .string("status"), "status": (try? ControlJSON.from(status)) ?? .null])
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The document `status --json` prints and status.json holds. Absent values are written as `null`
+/// so readers (bars, scripts) see every key.
+package struct ServiceStatus: Codable, Sendable, Equatable {
+    package struct Talk: Codable, Sendable, Equatable {
+        package var active: Bool
+        package var mode: String?
+        package var sessionKey: String?
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(active, forKey: .active)
+            try c.encode(mode, forKey: .mode)
+            try c.encode(sessionKey, forKey: .sessionKey)
+        }
+    }
+
+    package struct Gateway: Codable, Sendable, Equatable {
+        package var url: String?
+        package var connected: Bool
+        package var `protocol`: Int?
+        package var version: String?
+        package var state: String
+        package var nextRetryAt: Date?
+        /// The connection state's own stale date while connecting or reconnecting; null once connected.
+        package var staleAt: Date?
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(url, forKey: .url)
+            try c.encode(connected, forKey: .connected)
+            try c.encode(`protocol`, forKey: .protocol)
+            try c.encode(version, forKey: .version)
+            try c.encode(state, forKey: .state)
+            try c.encode(nextRetryAt, forKey: .nextRetryAt)
+            try c.encode(staleAt, forKey: .staleAt)
+        }
+    }
+
+    package struct Audio: Codable, Sendable, Equatable {
+        package var source: String?
+        package var sink: String?
+        package var uplink: String?
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(source, forKey: .source)
+            try c.encode(sink, forKey: .sink)
+            try c.encode(uplink, forKey: .uplink)
+        }
+    }
+
+    package var state: String
+    package var talk: Talk
+    package var gateway: Gateway
+    package var audio: Audio
+    package var pid: Int32
+    package var heartbeatAt: Date?
+    package var staleAt: Date?
+    package var stale: Bool
+    package var lastTranscript: String?
+    package var lastReply: String?
+    package var error: String?
+
+    package func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(state, forKey: .state)
+        try c.encode(talk, forKey: .talk)
+        try c.encode(gateway, forKey: .gateway)
+        try c.encode(audio, forKey: .audio)
+        try c.encode(pid, forKey: .pid)
+        try c.encode(heartbeatAt, forKey: .heartbeatAt)
+        try c.encode(staleAt, forKey: .staleAt)
+        try c.encode(stale, forKey: .stale)
+        try c.encode(lastTranscript, forKey: .lastTranscript)
+        try c.encode(lastReply, forKey: .lastReply)
+        try c.encode(error, forKey: .error)
+    }
+
+    package func jsonData() throws -> Data { try JSONEncoder.serviceEncoder.encode(self) }
+}
