@@ -67,7 +67,9 @@ struct ScriptedServer {
         let start = ContinuousClock.now
         await client.close(code: .goingAway, reason: "bye")
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(3))
+        // It waited for the timeout, and then gave up instead of hanging (the upper bound allows for a
+        // loaded machine, which has been seen to add more than 2 s).
+        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(10))
         let frame = try #require(try await server.readFrame())
         #expect(frame.opcode == .connectionClose && frame.maskKey != nil)
         #expect(frame.unmaskedData == [0x03, 0xE9] + Array("bye".utf8))
@@ -83,7 +85,7 @@ struct ScriptedServer {
         let start = ContinuousClock.now
         await client.close()
         await #expect(throws: WebSocketError.closed(code: .normalClosure, reason: "")) { try await pending.value }
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 
     @Test func `pings are answered with the same payload, masked`() async throws {

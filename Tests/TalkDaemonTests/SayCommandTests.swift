@@ -66,25 +66,25 @@ import Testing
             """.write(toFile: grammar, atomically: true, encoding: .utf8)
 
         let plain = dir + "/plain.wav"
-        let said = try await SetupCommandTests.runOffPool(["say", "Please turn on the kitchen lights.", "--output", plain], home: dir)
+        let said = try await BuiltCommand(home: dir).run(["say", "Please turn on the kitchen lights.", "--output", plain])
         #expect(said.status == 0, "\(said.stderr)")
         #expect(said.stdout.contains("Wrote"))
         let (rate, seconds) = try wavDuration(plain)
         #expect(rate == 22_050)
         // Six words at 175 words a minute: about two seconds.
         #expect((1...4).contains(seconds), "\(seconds) s")
-        let heard = try await SetupCommandTests.runOffPool(["transcribe", plain, "--grammar", grammar], home: dir)
+        let heard = try await BuiltCommand(home: dir).run(["transcribe", plain, "--grammar", grammar])
         #expect(heard.status == 0, "\(heard.stderr)")
         #expect(heard.stdout.contains("please turn on the kitchen lights"), "\(heard.stdout)")
 
         // A reply as the assistant writes it: a directive asking for a slower voice, emphasis, a link, an emoji.
         let reply = "{\"rate\":120,\"once\":true}\n**Please** turn on the [kitchen](https://example.com/k) lights 💡"
         let slow = dir + "/reply.wav"
-        let spoken = try await SetupCommandTests.runOffPool(["say", reply, "--output", slow], home: dir)
+        let spoken = try await BuiltCommand(home: dir).run(["say", reply, "--output", slow])
         #expect(spoken.status == 0, "\(spoken.stderr)")
         let slowSeconds = try wavDuration(slow).seconds
         #expect(slowSeconds > seconds * 1.2, "the directive's 120 WPM should be slower: \(slowSeconds) s vs \(seconds) s")
-        let heardReply = try await SetupCommandTests.runOffPool(["transcribe", slow, "--grammar", grammar], home: dir)
+        let heardReply = try await BuiltCommand(home: dir).run(["transcribe", slow, "--grammar", grammar])
         #expect(heardReply.stdout.contains("please turn on the kitchen lights"), "\(heardReply.stdout)")
     }
 
@@ -93,7 +93,7 @@ import Testing
         _ = try TestInput.builtBinary.path()
         let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let run = try await SetupCommandTests.runOffPool(["say", "Hi.", "--voice", "xx-nosuch", "--output", dir + "/x.wav"], home: dir)
+        let run = try await BuiltCommand(home: dir).run(["say", "Hi.", "--voice", "xx-nosuch", "--output", dir + "/x.wav"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("Error: espeak-ng has no voice 'xx-nosuch'"), "\(run.stderr)")
         #expect(run.stderr.contains("espeak-ng --voices"))
@@ -112,7 +112,7 @@ import Testing
         _ = try TestInput.builtBinary.path()
         let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let run = try await SetupCommandTests.runOffPool(["bench", "synth", "--json", "--trials", "5"], home: dir)
+        let run = try await BuiltCommand(home: dir).run(["bench", "synth", "--json", "--trials", "5"])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let first = try #require(report["firstAudioMs"] as? [String: Double])
