@@ -1,5 +1,6 @@
 import Foundation
 import TalkLogging
+import TalkTestSupport
 import Testing
 
 @testable import SessionBridge

@@ -9,16 +9,11 @@ import Testing
 @Suite struct SayCommandTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
-    private func command(_ argv: [String]) throws -> any ParsableCommand {
-        let result = try parser.parse(argv)
-        return try result.command.init(result.parsed)
-    }
-
     @Test func `say binds voice, rate, pitch and output`() throws {
-        let say = try #require(try command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
+        let say = try #require(try parser.command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
         #expect(say.text == "Hello" && say.settings.voice == "en-gb" && say.settings.rateWPM == 220 && say.settings.pitch == 30)
         #expect(say.output == "o.wav" && say.sink == nil && say.voiceGiven && say.rateGiven)
-        let plain = try #require(try command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
+        let plain = try #require(try parser.command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
         #expect(plain.settings.voice == "en-us" && plain.settings.rateWPM == 175 && !plain.rateGiven && plain.sink == "vsink")
     }
 
@@ -28,7 +23,7 @@ import Testing
         (["say", "Hi", "--sink", "vsink", "--output", "o.wav"], "'--output' and '--sink' cannot be used together"),
     ])
     func `bad say options are usage errors`(argv: [String], message: String) {
-        #expect(throws: ValidationError(message)) { _ = try command(argv) }
+        #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }
     }
 
     /// Sample rate and seconds of a 16-bit mono WAV file.
@@ -100,10 +95,10 @@ import Testing
     }
 
     @Test func `bench synth binds its options`() throws {
-        let bench = try #require(try command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
+        let bench = try #require(try parser.command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
         #expect(bench.json && bench.benchmark.trials == 7 && bench.benchmark.settings.rateWPM == 200)
         #expect(throws: ValidationError("Invalid value '0' for '--trials': expected a whole number in 1...10000")) {
-            _ = try command(["bench", "synth", "--trials", "0"])
+            _ = try parser.command(["bench", "synth", "--trials", "0"])
         }
     }
 
