@@ -22,7 +22,7 @@ release:
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps

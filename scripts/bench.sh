@@ -55,6 +55,9 @@ c = r["connectToHelloOkMs"]
 print(f"  connect to hello-ok: ws {c['ws']['median']} ms, wss {c['wss']['median']} ms (median);"
       f" reconnect {r['reconnectAfterRestartMs']['afterGatewayBack']['median']} ms after the Gateway is back;"
       f" {r['memoryPerConnectionKiB']['ws']} KiB per connection")
+cs = r["chatSendMs"]
+print(f"  chat.send to ack p50 {cs['toAck']['p50']} ms p95 {cs['toAck']['p95']} ms;"
+      f" to first delta p50 {cs['toFirstDelta']['p50']} ms p95 {cs['toFirstDelta']['p95']} ms")
 s = r.get("talkSpeakDecode") or {}
 print("  talk.speak decode per second of audio: " + ", ".join(
     f"{k} {v['decodeMsPerAudioSecond']['median']} ms" for k, v in s.items()))

@@ -11,6 +11,7 @@ struct OpenClawTalk: ParsableCommand {
         subcommands: [
             Play.self,
             Say.self,
+            Run.self,
             Setup.self,
             Transcribe.self,
             Listen.self,

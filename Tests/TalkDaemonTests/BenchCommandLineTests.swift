@@ -22,10 +22,10 @@ import Testing
         ("connect time to `hello-ok` (ws and wss)", ["connectToHelloOkMs.ws.median", "connectToHelloOkMs.wss.median"]),
         ("reconnect time after a Gateway restart", ["reconnectAfterRestartMs.afterGatewayBack.median"]),
         ("memory per connection", ["memoryPerConnectionKiB.ws", "memoryPerConnectionKiB.wss"]),
-        ("`talkSpeakDecode`: CPU ms to decode one second of a `talk.speak` clip per format (`pcm_24000`, `pcm_44100`, "
-            + "`opus`, `wav`, `mp3`; median and p90 of 10 decodes)",
-         ["pcm_24000", "pcm_44100", "opus", "wav", "mp3"].flatMap { format in
-             ["median", "p90"].map { "talkSpeakDecode.\(format).decodeMsPerAudioSecond.\($0)" } }),
+        ("`talk.speak` decode CPU ms per second of audio for each format (median and p90 of 10)",
+         ["pcm_24000", "pcm_44100", "opus", "wav", "mp3"].map { "talkSpeakDecode.\($0).decodeMsPerAudioSecond.median" }),
+        ("`chat.send` time to its ack and to the first delta (p50 and p95, the agent answering at once)",
+         ["chatSendMs.toAck.p50", "chatSendMs.toAck.p95", "chatSendMs.toFirstDelta.p50", "chatSendMs.toFirstDelta.p95"]),
     ]
 
     /// The README lines that describe `out/<file>`, joined (a description may wrap onto following lines).

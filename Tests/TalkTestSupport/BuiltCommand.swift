@@ -113,6 +113,8 @@ package struct BuiltCommand: Sendable {
 
         /// What it has written to stderr so far.
         package var stderrSoFar: String { err.text }
+        /// What it has written to stdout so far.
+        package var stdoutSoFar: String { out.text }
 
         /// Waits (bounded) until stderr holds `text`; false if it did not within `timeout` or the process ended.
         package func waitForStderr(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {

@@ -21,10 +21,14 @@ package actor FileCaptureDevice: AudioCaptureDevice {
         package var pacing: Pacing
         /// Silence appended after the file, rounded up to whole frames.
         package var trailingSilenceMs: Int
+        /// Paced only: after the trailing silence, silent frames go on until `stop()` and `.finished` never
+        /// comes, as a microphone in a quiet room (the Talk loop's `--input`, which runs until stopped).
+        package var endlessSilence: Bool
 
-        package init(pacing: Pacing = .realTime, trailingSilenceMs: Int = 1500) {
+        package init(pacing: Pacing = .realTime, trailingSilenceMs: Int = 1500, endlessSilence: Bool = false) {
             self.pacing = pacing
             self.trailingSilenceMs = trailingSilenceMs
+            self.endlessSilence = endlessSilence
         }
     }
 
@@ -59,9 +63,11 @@ package actor FileCaptureDevice: AudioCaptureDevice {
         )
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
         let firstSequence = nextSequence
-        nextSequence += UInt64(frames.count)
+        // An endless run has no last frame: a restart jumps far ahead so no sequence is reused.
+        nextSequence += options.endlessSilence ? 1 << 40 : UInt64(frames.count)
         let task = Task { [options, clock] in
-            await Self.deliver(frames, from: firstSequence, pacing: options.pacing, clock: clock, to: continuation)
+            await Self.deliver(
+                frames, from: firstSequence, pacing: options.pacing, endless: options.endlessSilence, clock: clock, to: continuation)
         }
         continuation.onTermination = { _ in task.cancel() }
         producer = task
@@ -93,6 +99,7 @@ package actor FileCaptureDevice: AudioCaptureDevice {
         _ frames: [[Int16]],
         from firstSequence: UInt64,
         pacing: Pacing,
+        endless: Bool,
         clock: PacingClock,
         to continuation: AsyncStream<CaptureEvent>.Continuation
     ) async {
@@ -113,6 +120,15 @@ package actor FileCaptureDevice: AudioCaptureDevice {
                 samples: samples
             )
             continuation.yield(.frame(frame))
+        }
+        if endless, pacing == .realTime {
+            let silence = [Int16](repeating: 0, count: AudioFrame.samplesPerFrame)
+            var index = frames.count
+            while true {
+                do { try await clock.sleepUntil(startNs + UInt64(index + 1) * frameNs) } catch { return }
+                continuation.yield(.frame(AudioFrame(sequence: firstSequence + UInt64(index), captureTimeNs: clock.now(), samples: silence)))
+                index += 1
+            }
         }
         continuation.yield(.finished)
         continuation.finish()

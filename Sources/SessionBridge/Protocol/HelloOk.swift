@@ -15,6 +15,8 @@ package struct HelloOk: Sendable, Equatable {
     package var events: [String]
     /// `snapshot.sessionDefaults.mainSessionKey`, or "main" when absent.
     package var mainSessionKey: String
+    /// `snapshot.sessionDefaults.mainSessionKey` as sent (nil when absent), so `talk.config` can stand in.
+    package var advertisedMainSessionKey: String?
     /// This socket's live role and scopes (`auth.role`, `auth.scopes`).
     package var role: String
     package var scopes: [String]
@@ -43,6 +45,7 @@ package struct HelloOk: Sendable, Equatable {
         events = p["features"]?["events"]?.stringArray ?? []
         let key = p["snapshot"]?["sessionDefaults"]?["mainSessionKey"]?.stringValue ?? ""
         mainSessionKey = key.isEmpty ? "main" : key
+        advertisedMainSessionKey = key.isEmpty ? nil : String(key.prefix(512))
         guard let auth = p["auth"], case .object = auth else { throw .missingField("auth") }
         role = auth["role"]?.stringValue ?? ""
         scopes = auth["scopes"]?.stringArray ?? []

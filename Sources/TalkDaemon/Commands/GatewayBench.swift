@@ -4,12 +4,12 @@ import TalkLogging
 
 extension OpenClawTalk {
     /// `bench gateway`: connect time to hello-ok (ws and wss on loopback), reconnect time after a Gateway
-    /// restart, memory per connection, and `talk.speak` decode cost per format (GatewayBench+Speak), against
-    /// a reference Gateway this command starts itself.
+    /// restart, memory per connection, `talk.speak` decode cost per format (GatewayBench+Speak) and `chat.send`
+    /// to ack / first delta (GatewayBench+Chat), against a reference Gateway this command starts itself.
     struct GatewayBench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gateway",
-            abstract: "Measure Gateway connect and reconnect times and memory per connection.",
+            abstract: "Measure Gateway connect and reconnect times, memory per connection and chat.send latency.",
             discussion: "Starts the reference Gateway (tools/reference-gateway/refgw.py, python3) on loopback.",
             options: [
                 .flag("json", help: "Print the figures as one JSON object."),
@@ -38,6 +38,7 @@ extension OpenClawTalk {
             let wss = try await Self.measureConnects(tls: true, rounds: rounds, connections: connections, repository: repository, logger: logger)
             let reconnect = try await Self.measureReconnect(repository: repository, logger: logger)
             let speak = try await Self.measureSpeakDecode(rounds: 10, repository: repository, logger: logger)
+            let chat = try await Self.measureChat(rounds: rounds, repository: repository, logger: logger)
             if json {
                 let out: JSONValue = [
                     "connectToHelloOkMs": ["ws": ws.connect.json, "wss": wss.connect.json],
@@ -49,6 +50,7 @@ extension OpenClawTalk {
                     "memoryPerConnectionKiB": ["ws": .double((ws.kibPerConnection * 10).rounded() / 10), "wss": .double((wss.kibPerConnection * 10).rounded() / 10)],
                     "rounds": .int(Int64(rounds)), "connectionsHeld": .int(Int64(connections)),
                     "talkSpeakDecode": .object(Dictionary(uniqueKeysWithValues: speak.map { ($0.format, $0.json) })),
+                    "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
                 print(out.jsonText)
             } else {
@@ -57,6 +59,7 @@ extension OpenClawTalk {
                       + "\(reconnect.afterBack.text) after it came back")
                 print(String(format: "Memory per connection (%d held): ws %.0f KiB, wss %.0f KiB", connections, ws.kibPerConnection, wss.kibPerConnection))
                 print("talk.speak decode CPU per second of audio (median): " + speak.map(\.text).joined(separator: ", "))
+                print("chat.send (\(rounds) rounds): to ack \(chat.toAck.percentilesText); to first delta \(chat.toFirstDelta.percentilesText)")
             }
         }
 
@@ -179,10 +182,12 @@ extension OpenClawTalk {
         enum BenchError: Error, CustomStringConvertible {
             case sessionEnded
             case noTemporaryFolder
+            case chatFailed(String)
             var description: String {
                 switch self {
                 case .sessionEnded: "The Gateway session ended during the benchmark; run setup against refgw by hand to see why."
                 case .noTemporaryFolder: "Could not make a temporary folder for the benchmark's device identity."
+                case .chatFailed(let why): "A benchmark transcript got no reply: \(why)"
                 }
             }
         }

@@ -7,6 +7,7 @@ A line is either JSON (`{"cmd": "approve", "requestId": "..."}`) or words
 import asyncio
 import json
 
+from .chat_control import ChatControlCommands
 from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
@@ -21,7 +22,10 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "frames": ["last"], "send-raw": ["text"], "setup-code": ["ttlMs"],
               "fuzz": ["count", "seed"],
               "talk-speak": ["format"],
-              "hide-method": ["method"], "show-method": ["method"]}
+              "hide-method": ["method"], "show-method": ["method"],
+              "chat-ack": ["mode", "count"],
+              "talk-config": ["mode"],
+              "session-defaults": ["mode"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
 
 
@@ -51,6 +55,7 @@ def parse_command(line):
 class ControlServer(
         TalkVoiceControl,
         NodeInvokeControl,
+        ChatControlCommands,
 ):
     """Serves control commands for one Gateway."""
 
@@ -61,7 +66,8 @@ class ControlServer(
         self.port = None
 
     async def start(self, port):
-        self.server = await asyncio.start_server(self._client, self.host, port)
+        # Lines up to 8 MiB: `chat-event` may carry a deliberately huge payload.
+        self.server = await asyncio.start_server(self._client, self.host, port, limit=8 << 20)
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def _client(self, reader, writer):

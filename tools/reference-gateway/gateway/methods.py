@@ -1,13 +1,10 @@
 """Methods served after `hello-ok`, with their role and operator-scope gates.
 
-`chat.send` here is a PLACEHOLDER for later issues: it acknowledges with {runId, status:"started"}
-and emits one `chat` delta and one `chat` final event that echo the message back. It does not run
-an agent.
+`chat.send`, `chat.history`, `chat.abort` and `talk.config` are served by the scripted agent in
+`chat_agent.py`.
 """
 
-import asyncio
-import uuid
-
+from .chat_agent import CHAT_GATES, ChatAgent
 from .codec import now_ms
 from .errors import error_shape
 from .node_invoke import NodeInvokeMethods
@@ -30,6 +27,7 @@ METHOD_GATES = {
     "node.invoke": ("operator.write", ("operator",)),
     "node.invoke.result": (None, ("node",)),
 }
+METHOD_GATES.update(CHAT_GATES)
 EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
           "device.pair.resolved",
           "talk.mode", "voicewake.changed",
@@ -74,13 +72,14 @@ class Methods(
 
     def __init__(self, gateway):
         self.gateway = gateway
-        self.chat_runs = {}   # (sessionKey, idempotencyKey) -> runId
+        self.chat = ChatAgent(gateway)
 
     async def call(self, conn, method, params):
         if method in self.gateway.talk_voice.hidden_methods:
             raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
         check_gate(method, conn.role, conn.scopes)
-        handler = getattr(self, "_" + method.replace(".", "_").replace("-", "_"))
+        handler = self.chat.handler(method) \
+            or getattr(self, "_" + method.replace(".", "_").replace("-", "_"))
         return await handler(conn, params if isinstance(params, dict) else {})
 
     async def _health(self, conn, params):
@@ -106,25 +105,3 @@ class Methods(
         if request is None:
             raise MethodError(error_shape("APPROVAL_NOT_FOUND", "unknown pairing request"))
         return {"requestId": request["requestId"], "deviceId": request["deviceId"]}
-
-    async def _chat_send(self, conn, params):
-        # PLACEHOLDER (later issues replace this with real chat runs).
-        key = (str(params.get("sessionKey")), str(params.get("idempotencyKey")))
-        if key in self.chat_runs:
-            return {"runId": self.chat_runs[key], "status": "in_flight"}
-        run_id = str(uuid.uuid4())
-        self.chat_runs[key] = run_id
-        asyncio.get_running_loop().create_task(
-            self._echo_reply(run_id, params.get("sessionKey"), str(params.get("message", ""))))
-        return {"runId": run_id, "status": "started"}
-
-    async def _echo_reply(self, run_id, session_key, text):
-        reply = "echo: " + text
-        for seq, state in enumerate(("delta", "final")):
-            await asyncio.sleep(0.05)
-            message = {"role": "assistant", "content": [{"type": "text", "text": reply}],
-                       "timestamp": now_ms()}
-            await self.gateway.broadcast(
-                "chat", {"runId": run_id, "sessionKey": session_key, "seq": seq, "state": state,
-                         "message": message},
-                want=lambda c: c.role == "operator" and scope_satisfied(c.scopes, "operator.read"))

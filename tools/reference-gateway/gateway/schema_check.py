@@ -18,6 +18,9 @@ EVENT_DEFINITIONS = {"tick": "TickEvent", "shutdown": "ShutdownEvent", "chat": "
                      "device.pair.requested": "DevicePairRequestedEvent",
                      "device.pair.resolved": "DevicePairResolvedEvent",
                      "node.invoke.request": "NodeInvokeRequestEvent"}
+# Event fields newer than the protocol-3 schema (fact sheet §4.3: `chat` deltas carry `deltaText`
+# and `replace`); they are removed before an outgoing payload is checked.
+ADDITIVE_EVENT_FIELDS = {"chat": ("deltaText", "replace")}
 MAX_ERRORS = 5
 MAX_FRAME_CHARS = 4096
 
@@ -74,6 +77,9 @@ class SchemaChecker:
         if frame.get("type") == "event":
             name = EVENT_DEFINITIONS.get(frame["event"])
             if name and self.validator(name):
+                if isinstance(payload, dict) and frame["event"] in ADDITIVE_EVENT_FIELDS:
+                    newer = ADDITIVE_EVENT_FIELDS[frame["event"]]
+                    payload = {k: v for k, v in payload.items() if k not in newer}
                 return _messages(self.validator(name), payload, "payload")
             if frame["event"] == "presence" and isinstance(payload, dict):
                 entry = self.validator("PresenceEntry")

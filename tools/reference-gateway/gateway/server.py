@@ -177,11 +177,14 @@ class Gateway:
 
     def snapshot(self):
         """The hello-ok snapshot (presence includes connections that are already in)."""
-        return {"presence": self.presence.listing(), "health": {"ok": True},
+        snapshot = {"presence": self.presence.listing(), "health": {"ok": True},
                 "stateVersion": self.state_version(), "uptimeMs": self.uptime_ms(),
                 "sessionDefaults": {"defaultAgentId": "main", "mainKey": "main",
                                     "mainSessionKey": "agent:main:main"},
                 "authMode": self.auth_config.mode}
+        if not self.methods.chat.session_defaults:   # control `session-defaults off`
+            del snapshot["sessionDefaults"]
+        return snapshot
 
     def method_names(self):
         return sorted(set(METHOD_GATES) - self.talk_voice.hidden_methods)

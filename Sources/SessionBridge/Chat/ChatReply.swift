@@ -1,0 +1,61 @@
+/// The reply to one transcript, as it is written: an `AsyncSequence` of updates that ends after the
+/// first terminal one (`final`, `aborted`, `failed`), so speech can start on the first words. It also
+/// ends, without one, when the `ChatClient` stops.
+package struct ChatReply: AsyncSequence, Sendable {
+    package typealias Element = ChatReplyUpdate
+    /// The transcript's idempotency key (also its outbox entry).
+    package let idempotencyKey: String
+    let updates: AsyncStream<ChatReplyUpdate>
+
+    package func makeAsyncIterator() -> AsyncStream<ChatReplyUpdate>.Iterator { updates.makeAsyncIterator() }
+}
+
+/// One step of a reply.
+package enum ChatReplyUpdate: Sendable, Equatable {
+    /// The Gateway acknowledged the transcript (`started`, or `in_flight`/`ok` for a resend) and runs `runId`.
+    case accepted(runId: String?, status: String)
+    /// The reply so far. `replaced` is true when this text does not extend the previous one (a `replace`
+    /// delta, or a snapshot that rewrote earlier words): what was spoken may no longer match.
+    case partial(String, replaced: Bool)
+    /// The whole reply, from the run's `final` event or, when no terminal event came, from `chat.history`.
+    case final(String, source: Source)
+    /// The run was aborted (by `abort` or by the Gateway); the text written until then.
+    case aborted(String)
+    case failed(ChatReplyFailure)
+
+    package enum Source: Sendable, Equatable {
+        case events
+        case history
+    }
+
+    package var isTerminal: Bool {
+        switch self {
+        case .final, .aborted, .failed: true
+        case .accepted, .partial: false
+        }
+    }
+}
+
+/// Why a reply ended without text to speak.
+package enum ChatReplyFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The run's `error` event (`errorKind`: refusal, timeout, rate_limit, context_length, unknown).
+    case agentError(kind: String?, message: String?)
+    /// The Gateway refused `chat.send` itself (not retryable, e.g. a missing scope).
+    case rejected(GatewayErrorShape)
+    /// The transcript was older than the outbox's maximum age before the Gateway acknowledged it.
+    case expired
+    /// The outbox was full; this, its oldest transcript, was dropped.
+    case droppedFromFullOutbox
+    /// No terminal event came in time and `chat.history` had no newer assistant message either.
+    case noReply
+
+    package var description: String {
+        switch self {
+        case .agentError(let kind, let message): "The agent failed (\(kind ?? "unknown")): \(message ?? "no message")."
+        case .rejected(let shape): "The Gateway refused the transcript: \(shape)"
+        case .expired: "The transcript was not acknowledged before it grew too old to send; it was dropped."
+        case .droppedFromFullOutbox: "Too many transcripts were waiting for the Gateway; the oldest was dropped."
+        case .noReply: "No reply came: neither a final chat event nor a newer assistant message in the history."
+        }
+    }
+}

@@ -1,0 +1,285 @@
+import AudioIO
+import Dispatch
+import Foundation
+import SessionBridge
+import SpeechRecognition
+import SpeechSynthesis
+import TalkLogging
+import TalkSession
+
+extension OpenClawTalk {
+    /// Talk mode: listens, sends each utterance to the Gateway's agent, speaks the reply as it streams, stops
+    /// speaking when the user cuts in. Only wiring: the loop is `TalkSession`.
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "run",
+            abstract: "Talk with the assistant: listen, send what you say, speak the reply.",
+            discussion: "Runs until Ctrl-C or SIGTERM (or --max-turns / --seconds). Without --gateway it connects as "
+                + "'setup' left it. --input/--output make files the microphone and the speaker, paced in real time "
+                + "from the session's start, so a file session times like a live one. Logs go to stderr; --json "
+                + "prints one event per line on stdout.",
+            options: [
+                .option("gateway", value: "url", help: "Connect to this Gateway (ws:// or wss://), pairing with --token or --password."),
+                .option("token", value: "token", help: "The Gateway's shared token."),
+                .option("password", value: "password", help: "The Gateway's shared password."),
+                .option("trust", value: "sha256", help: "Trust a first-seen wss:// certificate with this SHA-256."),
+                .option("source", value: "name", help: "The PulseAudio source to listen on (default: the server's default)."),
+                .option("input", value: "file", help: "Use this audio file as the microphone, in real time, then silence."),
+                .flag("fast", help: "With --input: feed the file as fast as possible (the output is then not a timed track)."),
+                .option("sink", value: "name", help: "The PulseAudio sink to speak on (default: the server's default)."),
+                .option("output", value: "file.wav", help: "Write what would be played to this WAV file (16 kHz), one track from the start."),
+                .option("voice", value: "name", help: "espeak-ng voice (default en-us)."),
+                .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
+                .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
+                .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
+                RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
+                .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
+                .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
+                .option("seconds", value: "n", help: "Stop after this many seconds."),
+            ]
+        )
+
+        var gateway: String?
+        var token: String?
+        var password: String?
+        var trust: String?
+        var source: String?
+        var input: String?
+        var fast: Bool
+        var sink: String?
+        var output: String?
+        var settings = TalkSession.Settings()
+        var endpointing = EndpointerSettings.default
+        var silenceGiven: Bool
+        var recognizer: RecognizerOptions
+        var json: Bool
+        var maxTurns: Int?
+        var seconds: Double?
+
+        init(_ parsed: ParsedArguments) throws {
+            gateway = parsed.option("gateway")
+            token = parsed.option("token")
+            password = parsed.option("password")
+            trust = parsed.option("trust")
+            if gateway != nil, token == nil, password == nil { throw ValidationError("'--gateway' needs '--token' or '--password'") }
+            if gateway == nil, token != nil || password != nil || trust != nil {
+                throw ValidationError("'--token', '--password' and '--trust' go with '--gateway URL'")
+            }
+            source = parsed.option("source")
+            input = parsed.option("input")
+            fast = parsed.flag("fast")
+            sink = parsed.option("sink")
+            output = parsed.option("output")
+            if source != nil, input != nil { throw ValidationError("'--source' and '--input' cannot be used together") }
+            if sink != nil, output != nil { throw ValidationError("'--sink' and '--output' cannot be used together") }
+            if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
+            if let voice = parsed.option("voice") {
+                settings.voice.voice = voice
+                settings.voiceFixed = true
+            }
+            if let rate = try parsed.intOption("rate", range: 80...450) {
+                settings.voice.rateWPM = rate
+                settings.rateFixed = true
+            }
+            if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { endpointing.silenceMs = silence }
+            silenceGiven = parsed.option("silence-ms") != nil
+            settings.bargeInForcedOff = parsed.flag("no-barge-in")
+            recognizer = try RecognizerOptions(parsed)
+            json = parsed.flag("json")
+            maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)
+            seconds = try parsed.doubleOption("seconds", range: 0.1...10_000_000)
+        }
+
+        func run() async throws {
+            let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
+            var runLogger = Logger(label: "openclaw-talk.run")
+            runLogger[metadataKey: "command"] = "run"
+            let logger = runLogger
+            let paths = StoragePaths.standard()
+            if let gateway { try await pair(gateway, paths: paths, version: version, logger: logger) }
+            let gatewaySession = try GatewaySession.fromStoredSetup(paths: paths, version: version, logger: logger)
+            let chat = ChatClient(
+                connection: gatewaySession.operatorConnection, outbox: ChatOutbox(file: ChatOutbox.file(in: paths), logger: logger),
+                logger: logger)
+            let configs = await chat.talkConfigUpdates()
+            let configWait = Task { await Self.firstConfig(from: configs, within: .seconds(3)) }
+            let gatewayTasks = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await gatewaySession.run() }
+                    group.addTask { await chat.run() }
+                }
+            }
+            // The silence window comes from talk.config unless --silence-ms gave one, and the endpointer takes it
+            // at the start: wait (briefly) for the Gateway's answer.
+            var endpointing = endpointing
+            let gatewayConfig = await configWait.value
+            if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
+            logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
+            let devices = try makeDevices(logger: logger)
+            let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
+            let (settledEndpointing, fast) = (endpointing, fast)
+            let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
+            let dependencies = TalkSession.Dependencies(
+                capture: devices.capture, playback: devices.playback,
+                makeListener: { capture in
+                    try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
+                                          timing: fast ? .streamTime : .wallClock, logger: logger)
+                },
+                synthesizer: try EspeakSynthesizer(logger: logger), conversation: chat,
+                gatewayVoice: GatewayTalkVoice(client: TalkSpeechClient(gateway: gatewaySession.operatorConnection, logger: logger)),
+                announce: { enabled, phase in
+                    // While the socket is down a notice is lost anyway; the session repeats the phase on connect.
+                    guard case .connected = await gatewaySession.operatorConnection.state else { return }
+                    await notifier.announce(enabled: enabled, phase: phase)
+                })
+            let talk = TalkSession(dependencies: dependencies, settings: settings, logger: logger)
+
+            if let gatewayConfig { await talk.apply(gatewayConfig) }
+            // A stream of its own: the first one may have ended with the wait above.
+            let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
+            let stop = StopSignal()
+            let printer = Task { [json, maxTurns] in
+                var turns = 0
+                for await event in talk.events {
+                    if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
+                    if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started" {
+                        turns += 1
+                        if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
+                    }
+                }
+            }
+            await devices.startTrack()
+            try await talk.start()
+            // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
+            let connection = Task {
+                for await state in await gatewaySession.operatorConnection.stateUpdates() {
+                    if case .connected = state { await talk.connectionChanged(Self.describe(state), connected: true) } else {
+                        await talk.connectionChanged(Self.describe(state), connected: false)
+                    }
+                }
+            }
+            if input == nil { FileHandle.standardError.write(Data("Talk mode is on; speak. Ctrl-C ends it.\n".utf8)) }
+            let reason = await stop.wait(seconds: seconds)
+            logger.info("stopping", metadata: ["reason": "\(reason)"])
+            await talk.stop()
+            await printer.value
+            await devices.playback.close()
+            connection.cancel()
+            configFollower.cancel()
+            gatewayTasks.cancel()
+            await gatewayTasks.value
+        }
+
+        /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.
+        private func pair(_ url: String, paths: StoragePaths, version: String, logger: Logger) async throws {
+            var code: SetupCode
+            do { code = try SetupCode.parse(url) } catch { throw ValidationError(error.description) }
+            code.token = token
+            code.password = password
+            var request = GatewaySetup.Request(code: code)
+            request.trustFingerprint = trust
+            let hooks = GatewaySetup.Hooks(confirmTrust: { _, _ in nil }) { progress in
+                logger.info("pairing", metadata: ["progress": "\(progress)"])
+            }
+            _ = try await GatewaySetup(paths: paths, version: version, logger: logger).run(request, hooks: hooks)
+        }
+
+        private struct Devices {
+            var capture: any AudioCaptureDevice
+            var playback: any AudioPlaybackDevice
+            var track: ContinuousTrackSink?
+            func startTrack() async { await track?.start() }
+        }
+
+        private func makeDevices(logger: Logger) throws -> Devices {
+            let capture: any AudioCaptureDevice =
+                if let input {
+                    FileCaptureDevice(path: input, options: .init(pacing: fast ? .asFastAsPossible : .realTime, endlessSilence: !fast), logger: logger)
+                } else {
+                    PulseCapture(source: source, logger: logger)
+                }
+            guard let output else { return Devices(capture: capture, playback: try PulsePlayback(sink: sink, logger: logger)) }
+            if fast { return Devices(capture: capture, playback: try WAVFileSink(path: output, sampleRate: 16_000, logger: logger)) }
+            let track = try ContinuousTrackSink(path: output, sampleRate: 16_000, logger: logger)
+            return Devices(capture: capture, playback: track, track: track)
+        }
+
+        /// The first `talk.config` the Gateway gives: the stream starts with the empty one known before any connect,
+        /// then one per connect (empty when the Gateway has none). Nil when none came in time.
+        static func firstConfig(from configs: AsyncStream<TalkConfig>, within limit: Duration) async -> TalkConfig? {
+            await withTaskGroup(of: TalkConfig?.self) { group in
+                group.addTask {
+                    var seen = 0
+                    for await config in configs {
+                        seen += 1
+                        if config != TalkConfig() || seen > 1 { return config }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: limit)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
+
+        static func describe(_ state: ConnectionState) -> String {
+            switch state {
+            case .idle: "idle"
+            case .connecting(let attempt): "connecting (attempt \(attempt))"
+            case .connected(let version): "connected (Gateway \(version))"
+            case .reconnecting(let attempt, _, let reason): "reconnecting (attempt \(attempt)): \(reason)"
+            case .waitingForApproval: "waiting for approval"
+            case .disconnected(let reason): "disconnected: \(reason)"
+            }
+        }
+    }
+}
+
+/// The first of SIGINT, SIGTERM, a deadline or `fire` (the turn limit) ends the session.
+final class StopSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reason: String?
+    private var waiter: CheckedContinuation<String, Never>?
+    private var sources: [DispatchSourceSignal] = []
+
+    init() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in self?.fire(number == SIGINT ? "SIGINT" : "SIGTERM") }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func fire(_ why: String) {
+        let waiting: CheckedContinuation<String, Never>? = lock.withLock {
+            guard reason == nil else { return nil }
+            reason = why
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume(returning: why)
+    }
+
+    func wait(seconds: Double?) async -> String {
+        if let seconds {
+            Task { [weak self] in
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                self?.fire("\(seconds) s")
+            }
+        }
+        return await withCheckedContinuation { continuation in
+            let done: String? = lock.withLock {
+                if let reason { return reason }
+                waiter = continuation
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/// The text guard of barge-in: while a reply plays, a partial only interrupts when it holds at least
+/// `minimumCharacters` letters or digits in words that are not words of what is being spoken, so the reply's own
+/// echo, recognised back, never stops it.
+enum BargeInTextGuard {
+    static let minimumCharacters = 3
+
+    static func isNewSpeech(_ partial: String, spoken: String) -> Bool {
+        let replyWords = Set(words(of: spoken))
+        let fresh = words(of: partial).filter { !replyWords.contains($0) }
+        return fresh.reduce(0) { $0 + $1.count } >= minimumCharacters
+    }
+
+    static func words(of text: String) -> [String] {
+        text.lowercased().split { !($0.isLetter || $0.isNumber || $0 == "'") }.map(String.init)
+    }
+}

@@ -1,0 +1,30 @@
+import AudioIO
+import SessionBridge
+
+/// The Gateway's voice for the loop: `talk.speak` (or `tts.speak`) through `TalkSpeechClient`, the clip decoded
+/// on a thread of its own. This joins SessionBridge and AudioIO, which may not import each other.
+package struct GatewayTalkVoice: GatewayVoice {
+    package let client: TalkSpeechClient
+    package var voice: TalkVoiceSettings
+
+    package init(client: TalkSpeechClient, voice: TalkVoiceSettings = TalkVoiceSettings()) {
+        self.client = client
+        self.voice = voice
+    }
+
+    package func speak(_ text: String) async -> GatewaySpeech {
+        do {
+            switch try await client.speak(text, voice: voice) {
+            case .useLocalVoice(let reason):
+                return .useLocalVoice(reason: reason.description)
+            case .clip(let clip):
+                let pcm = try await AudioClipDecoder.decodeOffPool(
+                    clip.audio, outputFormat: clip.outputFormat, mimeType: clip.mimeType, fileExtension: clip.fileExtension)
+                guard !pcm.samples.isEmpty else { return .useLocalVoice(reason: "the Gateway's clip held no audio") }
+                return .audio(pcm)
+            }
+        } catch {
+            return .useLocalVoice(reason: "the Gateway's voice failed: \(error)")
+        }
+    }
+}

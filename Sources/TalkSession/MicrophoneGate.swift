@@ -1,0 +1,80 @@
+import AudioIO
+
+/// Sits between the capture device and the listener: measures each frame's level for barge-in's energy guard,
+/// and mutes (frames become silence, so the endpointer hears none) while a reply plays without barge-in.
+package actor MicrophoneGate: AudioCaptureDevice {
+    private let inner: any AudioCaptureDevice
+    private var forward: Task<Void, Never>?
+    private var level = SpeechEnergy()
+    private var muted = false
+
+    package init(_ inner: any AudioCaptureDevice) {
+        self.inner = inner
+    }
+
+    package func start() async throws -> AsyncStream<CaptureEvent> {
+        stopForwarding()
+        let events = try await inner.start()
+        let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
+        forward = Task {
+            for await event in events {
+                continuation.yield(await self.pass(event))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in Task { await self.stopForwarding() } }
+        return stream
+    }
+
+    package func stop() async {
+        stopForwarding()
+        await inner.stop()
+    }
+
+    package func setMuted(_ value: Bool) { muted = value }
+
+    /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking.
+    package var hearsSpeech: Bool { level.isSpeech }
+
+    private func stopForwarding() {
+        forward?.cancel()
+        forward = nil
+    }
+
+    private func pass(_ event: CaptureEvent) -> CaptureEvent {
+        guard case .frame(var frame) = event else { return event }
+        level.add(frame.samples)
+        if muted { frame.samples = [Int16](repeating: 0, count: frame.samples.count) }
+        return .frame(frame)
+    }
+}
+
+/// The energy guard: a noise floor that follows the quietest level (down at once, up slowly, so the echo of a
+/// reply playing on speakers raises it) against the loudest frame of the last 300 ms.
+struct SpeechEnergy: Sendable {
+    /// How far over the floor speech must be (10 dB), and a level below which nothing counts (digital silence
+    /// under a file would otherwise make any sound speech).
+    static let ratioOverFloor = 3.16
+    static let minimumRMS = 150.0
+    static let recentFrames = 15
+
+    private(set) var floor: Double?
+    private var recent: [Double] = []
+
+    mutating func add(_ samples: [Int16]) {
+        guard !samples.isEmpty else { return }
+        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        if let current = floor {
+            floor = rms < current ? rms : current + (rms - current) * 0.01
+        } else {
+            floor = rms
+        }
+        recent.append(rms)
+        if recent.count > Self.recentFrames { recent.removeFirst(recent.count - Self.recentFrames) }
+    }
+
+    var isSpeech: Bool {
+        guard let loudest = recent.max() else { return false }
+        return loudest >= Swift.max(Self.minimumRMS, (floor ?? 0) * Self.ratioOverFloor)
+    }
+}

@@ -1,0 +1,120 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import SpeechRecognition
+import SpeechSynthesis
+
+/// What hears the user: capture → endpointer → recogniser as one ordered event stream. `UtterancePipeline` is
+/// the real one; tests script the events.
+package protocol TalkListener: Sendable {
+    func start() async throws -> AsyncStream<UtteranceEvent>
+    func stop() async
+}
+
+extension UtterancePipeline: TalkListener {}
+
+/// The agent on the other end: a transcript in, its reply as it is written out. `ChatClient` is the real one
+/// (exactly once through its outbox); tests use a scripted agent.
+package protocol TalkConversation: Sendable {
+    /// Sends the transcript (with the interruption prefix when `interruptedAtSeconds` is set).
+    func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate>
+}
+
+extension ChatClient: TalkConversation {
+    package func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate> {
+        let reply = await send(transcript, interruptedAtSeconds: interruptedAtSeconds)
+        let (stream, continuation) = AsyncStream.makeStream(of: ChatReplyUpdate.self)
+        let forward = Task {
+            for await update in reply { continuation.yield(update) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forward.cancel() }
+        return stream
+    }
+}
+
+/// A sentence in the Gateway's voice, or the word to speak it locally (with why).
+package enum GatewaySpeech: Sendable, Equatable {
+    case audio(PCMBuffer)
+    case useLocalVoice(reason: String)
+}
+
+/// The Gateway's voice (`talk.speak` when `talk.config` names a provider).
+package protocol GatewayVoice: Sendable {
+    func speak(_ text: String) async -> GatewaySpeech
+}
+
+/// The clock the loop measures by: monotonic nanoseconds, wall time for the events, and sleeps.
+package struct TalkClock: Sendable {
+    package var nowNs: @Sendable () -> UInt64
+    package var wallNow: @Sendable () -> Date
+    package var sleep: @Sendable (Duration) async throws -> Void
+
+    package init(nowNs: @escaping @Sendable () -> UInt64, wallNow: @escaping @Sendable () -> Date,
+                 sleep: @escaping @Sendable (Duration) async throws -> Void) {
+        self.nowNs = nowNs
+        self.wallNow = wallNow
+        self.sleep = sleep
+    }
+
+    package static let live = TalkClock(nowNs: monotonicNanoseconds, wallNow: { Date() }, sleep: { try await Task.sleep(for: $0) })
+}
+
+extension TalkSession {
+    /// Everything the loop talks to, passed in so tests swap devices, agent, voices and clock. The capture and
+    /// playback devices are whatever the caller builds: an echo-cancelling pair can wrap them before they come here.
+    package struct Dependencies: Sendable {
+        package var capture: any AudioCaptureDevice
+        package var playback: any AudioPlaybackDevice
+        /// Builds the listener on the capture the loop hands it (the caller's device behind `MicrophoneGate`).
+        package var makeListener: @Sendable (any AudioCaptureDevice) throws -> any TalkListener
+        package var synthesizer: any SpeechSynthesizer
+        package var conversation: any TalkConversation
+        package var gatewayVoice: (any GatewayVoice)?
+        /// `talk.mode {enabled, phase}`; called in order, one at a time.
+        package var announce: (@Sendable (_ enabled: Bool, _ phase: TalkPhase?) async -> Void)?
+        package var clock: TalkClock
+        /// Named in the transcript events.
+        package var engine: String
+
+        package init(
+            capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice,
+            makeListener: @escaping @Sendable (any AudioCaptureDevice) throws -> any TalkListener,
+            synthesizer: any SpeechSynthesizer, conversation: any TalkConversation, gatewayVoice: (any GatewayVoice)? = nil,
+            announce: (@Sendable (Bool, TalkPhase?) async -> Void)? = nil, clock: TalkClock = .live, engine: String = "pocketsphinx"
+        ) {
+            self.capture = capture
+            self.playback = playback
+            self.makeListener = makeListener
+            self.synthesizer = synthesizer
+            self.conversation = conversation
+            self.gatewayVoice = gatewayVoice
+            self.announce = announce
+            self.clock = clock
+            self.engine = engine
+        }
+    }
+
+    /// How the loop behaves.
+    package struct Settings: Sendable {
+        /// `interruptOnSpeech`: user speech while the reply plays stops it.
+        package var bargeIn = true
+        /// `--no-barge-in`: `talk.config` cannot turn barge-in back on.
+        package var bargeInForcedOff = false
+        /// The local voice (flags beat the reply's directive for what was given).
+        package var voice = VoiceSettings.default
+        package var voiceFixed = false
+        package var rateFixed = false
+        /// Speak with the Gateway's voice (`talk.config` names a provider) when one is given.
+        package var useGatewayVoice = false
+        /// No reply text (nor a failure) this long after a send: the turn is given up and the loop listens again.
+        /// Longer than the agent's own 30 s timeout, which ends a stuck run with an error first.
+        package var replyTimeout: Duration = .seconds(45)
+        /// Without barge-in the microphone stays muted this long after the reply stops playing.
+        package var muteTail: Duration = .milliseconds(500)
+
+        package init() {}
+
+        var bargeInActive: Bool { bargeIn && !bargeInForcedOff }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// One thing that happened in a Talk session, stamped with the wall time (ISO 8601 in JSON) and the monotonic
+/// milliseconds since the session started (with file devices, the position in the input and output tracks).
+package struct TalkEvent: Sendable, Equatable {
+    package var wallTime: Date
+    package var monotonicMs: Int64
+    package var kind: Kind
+
+    package enum Kind: Sendable, Equatable {
+        case stateChanged(from: TalkState, to: TalkState, reason: String)
+        /// Positions are the listener's stream milliseconds.
+        case speechStarted(positionMs: Int)
+        case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int)
+        case partialTranscript(String)
+        case finalTranscript(text: String, engine: String, startMs: Int, endMs: Int, endToFinalMs: Double)
+        /// A final transcript that does not start a turn (empty, or heard while the reply played).
+        case transcriptIgnored(text: String, reason: String)
+        case transcriptSent(text: String, interruptedAtSeconds: Double?)
+        case transcriptAcknowledged(runId: String?, status: String)
+        case replyDelta(String)
+        case replyFinal(String)
+        /// The reply ended without text to speak (agent error, abort, no reply in time).
+        case replyFailed(String)
+        case speakingStarted(sentence: String, voice: String)
+        case speakingStopped(sentence: String, completed: Bool)
+        /// `offsetSeconds`: how much of the reply had been heard; `detectionLatencyMs`: from the start of the
+        /// user's speech to the decision to stop.
+        case bargeIn(offsetSeconds: Double, detectionLatencyMs: Double, partial: String)
+        case voiceFallback(reason: String)
+        case connectionChanged(String)
+        case microphone(String)
+        case error(String)
+    }
+
+    /// The event's name in JSON.
+    package var name: String {
+        switch kind {
+        case .stateChanged: "state"
+        case .speechStarted: "speechStarted"
+        case .speechEnded: "speechEnded"
+        case .partialTranscript: "partial"
+        case .finalTranscript: "final"
+        case .transcriptIgnored: "transcriptIgnored"
+        case .transcriptSent: "transcriptSent"
+        case .transcriptAcknowledged: "transcriptAcknowledged"
+        case .replyDelta: "replyDelta"
+        case .replyFinal: "replyFinal"
+        case .replyFailed: "replyFailed"
+        case .speakingStarted: "speakingStarted"
+        case .speakingStopped: "speakingStopped"
+        case .bargeIn: "bargeIn"
+        case .voiceFallback: "voiceFallback"
+        case .connectionChanged: "connection"
+        case .microphone: "microphone"
+        case .error: "error"
+        }
+    }
+
+    /// One line of JSON: `event`, `time`, `monotonicMs` and the event's own fields.
+    package var jsonLine: String {
+        var object: [String: Any] = ["event": name, "time": Self.iso8601(wallTime), "monotonicMs": monotonicMs]
+        switch kind {
+        case .stateChanged(let from, let to, let reason):
+            object["from"] = from.rawValue
+            object["to"] = to.rawValue
+            object["reason"] = reason
+        case .speechStarted(let position): object["positionMs"] = position
+        case .speechEnded(let end, let closed):
+            object["lastSpeechEndMs"] = end
+            object["closedAtMs"] = closed
+        case .partialTranscript(let text), .replyDelta(let text), .replyFinal(let text): object["text"] = text
+        case .finalTranscript(let text, let engine, let start, let end, let endToFinal):
+            object.merge(["text": text, "engine": engine, "startMs": start, "endMs": end,
+                          "endToFinalMs": (endToFinal * 10).rounded() / 10]) { $1 }
+        case .transcriptIgnored(let text, let reason):
+            object["text"] = text
+            object["reason"] = reason
+        case .transcriptSent(let text, let offset):
+            object["text"] = text
+            object["interruptedAtSeconds"] = offset.map { ($0 * 100).rounded() / 100 } ?? NSNull()
+        case .transcriptAcknowledged(let runId, let status):
+            object["runId"] = runId ?? NSNull()
+            object["status"] = status
+        case .replyFailed(let reason), .voiceFallback(let reason): object["reason"] = reason
+        case .speakingStarted(let sentence, let voice):
+            object["sentence"] = sentence
+            object["voice"] = voice
+        case .speakingStopped(let sentence, let completed):
+            object["sentence"] = sentence
+            object["completed"] = completed
+        case .bargeIn(let offset, let latency, let partial):
+            object["offsetSeconds"] = (offset * 100).rounded() / 100
+            object["detectionLatencyMs"] = (latency * 10).rounded() / 10
+            object["partial"] = partial
+        case .connectionChanged(let state): object["state"] = state
+        case .microphone(let message), .error(let message): object["message"] = message
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return #"{"event":"error","message":"an event could not be encoded"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,172 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import SpeechSynthesis
+
+/// One turn: the transcript goes out, the reply streams in and is cut into sentences, each sentence is
+/// synthesised as soon as it is complete (so the next is ready while one plays) and played in order.
+extension TalkSession {
+    /// A sentence on its way to the speaker: its audio is being made while earlier sentences play.
+    struct SpeechJob: Sendable {
+        var sentence: String
+        var audio: Task<SpokenAudio, any Error>
+    }
+
+    struct SpokenAudio: Sendable {
+        var buffer: PCMBuffer
+        var voice: String
+    }
+
+    func startTurn(_ transcript: String, interruptedAtSeconds: Double?) {
+        turn += 1
+        let generation = turn
+        replyText = ""
+        spokenSeconds = 0
+        playing = nil
+        setState(.thinking, reason: "transcript sent")
+        turnTask = Task { await self.runTurn(transcript, interruptedAtSeconds: interruptedAtSeconds, generation: generation) }
+    }
+
+    /// Makes the current turn stale and stops its work; the speaker is stopped by the caller when it matters.
+    func cancelTurn() {
+        turn += 1
+        turnTask?.cancel()
+        turnTask = nil
+        playing = nil
+    }
+
+    private func runTurn(_ transcript: String, interruptedAtSeconds: Double?, generation: Int) async {
+        let updates = await dependencies.conversation.converse(transcript, interruptedAtSeconds: interruptedAtSeconds)
+        guard generation == turn else { return }
+        emit(.transcriptSent(text: transcript, interruptedAtSeconds: interruptedAtSeconds))
+        let (jobs, queue) = AsyncStream.makeStream(of: SpeechJob.self)
+        let speaker = Task { await self.speak(jobs, generation: generation) }
+        let timeout = settings.replyTimeout
+        let clock = dependencies.clock
+        let watchdog = Task {
+            do { try await clock.sleep(timeout) } catch { return }
+            await self.replyTimedOut(generation: generation, after: timeout)
+        }
+        var reply = SpokenReply()
+        var written = ""
+        var voice = settings.voice
+        func queueSentences(_ sentences: [String]) {
+            if let directive = reply.directive {
+                let base = settings.voice
+                voice = directive.applied(to: base)
+                if settings.voiceFixed { voice.voice = base.voice }
+                if settings.rateFixed { voice.rateWPM = base.rateWPM }
+            }
+            for sentence in sentences {
+                replyText += (replyText.isEmpty ? "" : " ") + sentence
+                queue.yield(SpeechJob(sentence: sentence, audio: audio(for: sentence, voice: voice, generation: generation)))
+            }
+        }
+        for await update in updates {
+            // An ack alone does not count: an agent that never writes a word must not hold the loop.
+            if !update.isAcknowledgement { watchdog.cancel() }
+            guard generation == turn else { break }
+            switch update {
+            case .accepted(let runId, let status):
+                emit(.transcriptAcknowledged(runId: runId, status: status))
+            case .partial(let text, let replaced):
+                if replaced || !text.hasPrefix(written) {
+                    emit(.replyDelta(text))
+                    queueSentences(reply.replace(with: text))
+                } else if text.count > written.count {
+                    let delta = String(text.dropFirst(written.count))
+                    emit(.replyDelta(delta))
+                    queueSentences(reply.append(delta))
+                }
+                written = text
+            case .final(let text, _):
+                queueSentences(reply.replace(with: text) + reply.finish())
+                emit(.replyFinal(text))
+            case .aborted(let text):
+                queueSentences(reply.finish())
+                emit(.replyFailed("the reply was aborted after \(text.count) characters"))
+            case .failed(let failure):
+                emit(.replyFailed(failure.description))
+            }
+        }
+        watchdog.cancel()
+        queue.finish()
+        await speaker.value
+        guard generation == turn else { return }
+        setState(.listening, reason: "reply done")
+    }
+
+    private func replyTimedOut(generation: Int, after timeout: Duration) {
+        guard generation == turn, state == .thinking else { return }
+        cancelTurn()
+        emit(.replyFailed("no reply within \(timeout)"))
+        setState(.listening, reason: "no reply")
+    }
+
+    /// Starts making a sentence's audio now: the Gateway's voice while it works, espeak-ng otherwise. The first
+    /// failure of the Gateway's voice moves the rest of the turn to the local voice.
+    private func audio(for sentence: String, voice: VoiceSettings, generation: Int) -> Task<SpokenAudio, any Error> {
+        let synthesizer = dependencies.synthesizer
+        let local: @Sendable () async throws -> SpokenAudio = {
+            let chunk = try await synthesizer.synthesizeAll(sentence, settings: voice)
+            return SpokenAudio(buffer: PCMBuffer(sampleRate: chunk.sampleRate, samples: chunk.samples), voice: "local:\(voice.voice)")
+        }
+        guard settings.useGatewayVoice, gatewayVoiceFailedTurn != generation, let remote = dependencies.gatewayVoice else {
+            return Task(operation: local)
+        }
+        return Task {
+            switch await remote.speak(sentence) {
+            case .audio(let buffer):
+                return SpokenAudio(buffer: buffer, voice: "gateway")
+            case .useLocalVoice(let reason):
+                await self.gatewayVoiceFailed(reason, generation: generation)
+                return try await local()
+            }
+        }
+    }
+
+    private func gatewayVoiceFailed(_ reason: String, generation: Int) {
+        guard generation == turn else { return }
+        if gatewayVoiceFailedTurn != generation { emit(.voiceFallback(reason: reason)) }
+        gatewayVoiceFailedTurn = generation
+    }
+
+    /// Plays the turn's sentences in order, each once its audio is ready and the user is not speaking.
+    private func speak(_ jobs: AsyncStream<SpeechJob>, generation: Int) async {
+        for await job in jobs {
+            guard generation == turn else {
+                job.audio.cancel()
+                continue
+            }
+            let audio: SpokenAudio
+            do {
+                audio = try await job.audio.value
+            } catch {
+                if generation == turn, !(error is CancellationError) { emit(.error("could not synthesise a sentence: \(error)")) }
+                continue
+            }
+            await waitForFloor()
+            guard generation == turn else { continue }
+            setState(.speaking, reason: "reply")
+            let seconds = audio.buffer.durationSeconds
+            playing = (dependencies.clock.nowNs(), seconds)
+            emit(.speakingStarted(sentence: job.sentence, voice: audio.voice))
+            let outcome: PlaybackOutcome
+            do {
+                outcome = try await dependencies.playback.play(audio.buffer)
+            } catch {
+                emit(.error("playback failed: \(error)"))
+                outcome = .stopped
+            }
+            emit(.speakingStopped(sentence: job.sentence, completed: outcome == .completed && generation == turn))
+            guard generation == turn else { continue }
+            playing = nil
+            spokenSeconds += seconds
+            if outcome != .completed { break }
+        }
+    }
+}
+
+extension ChatReplyUpdate {
+    var isAcknowledgement: Bool { if case .accepted = self { true } else { false } }
+}

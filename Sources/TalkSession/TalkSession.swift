@@ -1,0 +1,224 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import SpeechRecognition
+import SpeechSynthesis
+import TalkLogging
+
+/// The Talk loop: listening → a final transcript goes out → thinking → the reply is spoken sentence by sentence
+/// as it streams in → listening. The actor owns the state; the microphone never stops (so the user can cut in,
+/// or start the next turn while the agent thinks), and what it hears is read against the state.
+///
+/// Turns are fenced by `turn`: a new transcript, a barge-in or `stop()` bumps it, and work of an older turn (a
+/// reply still streaming, a sentence being synthesised) finds itself stale and ends without a word spoken.
+package actor TalkSession {
+    package nonisolated let events: AsyncStream<TalkEvent>
+    let eventSink: AsyncStream<TalkEvent>.Continuation
+    let dependencies: Dependencies
+    var settings: Settings
+    let logger: Logger
+    let gate: MicrophoneGate
+    var originNs: UInt64
+
+    package private(set) var state: TalkState = .idle
+    private var listener: (any TalkListener)?
+    private var listenTask: Task<Void, Never>?
+    private var announcements: AsyncStream<TalkPhase>.Continuation?
+    private var announcer: Task<Void, Never>?
+
+    /// The current turn; older turns' work is stale.
+    var turn = 0
+    var turnTask: Task<Void, Never>?
+    /// What the current reply has said so far (the text guard compares partials with it).
+    var replyText = ""
+    /// Seconds of the current reply already heard, and the sentence playing now (since when, how long).
+    var spokenSeconds = 0.0
+    var playing: (startNs: UInt64, seconds: Double)?
+    /// The user is speaking (an utterance opened and not yet closed), and since when.
+    var userSpeechStartNs: UInt64?
+    /// A reply waiting for the user to finish before it may speak.
+    var floorWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The offset a barge-in cut the last reply at; the next transcript carries it.
+    var pendingInterruption: Double?
+    var unmuteTask: Task<Void, Never>?
+    /// The turn whose Gateway voice failed: its later sentences use the local voice.
+    var gatewayVoiceFailedTurn: Int?
+
+    package init(dependencies: Dependencies, settings: Settings = Settings(), logger: Logger) {
+        self.dependencies = dependencies
+        self.settings = settings
+        self.logger = logger
+        gate = MicrophoneGate(dependencies.capture)
+        originNs = dependencies.clock.nowNs()
+        (events, eventSink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Starts listening and returns; the loop runs until `stop()`.
+    package func start() async throws {
+        originNs = dependencies.clock.nowNs()
+        let (phases, continuation) = AsyncStream.makeStream(of: TalkPhase.self)
+        announcements = continuation
+        if let announce = dependencies.announce {
+            announcer = Task { for await phase in phases { await announce(true, phase) } }
+        }
+        let listener = try dependencies.makeListener(gate)
+        self.listener = listener
+        let utterances = try await listener.start()
+        setState(.listening, reason: "started")
+        listenTask = Task { await self.listen(utterances) }
+    }
+
+    /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
+    /// it), and the event stream ends. A transcript not yet acknowledged stays in the conversation's outbox.
+    package func stop() async {
+        let reply = turnTask
+        cancelTurn()
+        await dependencies.playback.stop()
+        dependencies.synthesizer.cancelAll()
+        releaseFloor()
+        // The cut sentence reports itself stopped before the session says it is idle.
+        await reply?.value
+        listenTask?.cancel()
+        await listener?.stop()
+        releaseFloor()
+        unmuteTask?.cancel()
+        setState(.idle, reason: "stopped")
+        announcements?.finish()
+        await announcer?.value
+        if let announce = dependencies.announce { await announce(false, nil) }
+        eventSink.finish()
+    }
+
+    /// What `talk.config` says: barge-in (unless forced off) and whether the Gateway's voice speaks.
+    package func apply(_ config: TalkConfig) {
+        if let interrupt = config.interruptOnSpeech { settings.bargeIn = interrupt }
+        settings.useGatewayVoice = config.provider != nil && dependencies.gatewayVoice != nil
+    }
+
+    /// A Gateway connection changed state (reported by whoever runs the connection). On a connect the current
+    /// phase is announced again: a notice sent while the socket was down was lost.
+    package func connectionChanged(_ description: String, connected: Bool) {
+        emit(.connectionChanged(description))
+        if connected, state != .idle { announcements?.yield(state.phase) }
+    }
+
+    // MARK: - Hearing
+
+    private func listen(_ utterances: AsyncStream<UtteranceEvent>) async {
+        for await event in utterances {
+            await hear(event)
+        }
+        guard !Task.isCancelled, state != .idle else { return }
+        emit(.microphone("the input ended; the session goes on without it"))
+    }
+
+    private func hear(_ event: UtteranceEvent) async {
+        switch event {
+        case .speechStarted(let position):
+            userSpeechStartNs = dependencies.clock.nowNs()
+            emit(.speechStarted(positionMs: position))
+        case .partial(let text):
+            emit(.partialTranscript(text))
+            await considerBargeIn(text)
+        case .speechEnded(let end, let closed):
+            emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
+        case .final(let result):
+            heardFinal(result)
+        case .interrupted(let reason):
+            emit(.microphone("lost: \(reason)"))
+        case .resumed(let device):
+            emit(.microphone("listening again on \(device)"))
+        case .finished:
+            emit(.microphone("the input file ended"))
+        case .failed(let message):
+            emit(.error("recognition stopped: \(message)"))
+        }
+    }
+
+    private func heardFinal(_ result: UtteranceResult) {
+        userSpeechStartNs = nil
+        let text = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        emit(.finalTranscript(text: text, engine: dependencies.engine, startMs: result.startMs, endMs: result.endMs,
+                              endToFinalMs: result.endToFinalMs))
+        if text.isEmpty {
+            emit(.transcriptIgnored(text: text, reason: "empty transcript"))
+            releaseFloor()
+            return
+        }
+        if state == .speaking {
+            // Barge-in did not fire: the reply's own echo, or speech the guards let pass. Never a new turn.
+            emit(.transcriptIgnored(text: text, reason: "heard while the reply played, without interrupting it"))
+            releaseFloor()
+            return
+        }
+        // The user spoke again: a reply still on its way or held for them is dropped, the new words go out.
+        let offset = pendingInterruption
+        pendingInterruption = nil
+        cancelTurn()
+        releaseFloor()
+        startTurn(text, interruptedAtSeconds: offset)
+    }
+
+    // MARK: - Barge-in
+
+    private func considerBargeIn(_ partial: String) async {
+        guard state == .speaking, settings.bargeInActive, let startNs = userSpeechStartNs,
+              BargeInTextGuard.isNewSpeech(partial, spoken: replyText) else { return }
+        let generation = turn
+        guard await gate.hearsSpeech, generation == turn, state == .speaking else { return }
+        let now = dependencies.clock.nowNs()
+        let offset = spokenSeconds + (playing.map { min($0.seconds, Double(now &- $0.startNs) / 1e9) } ?? 0)
+        cancelTurn()
+        dependencies.synthesizer.cancelAll()
+        pendingInterruption = offset
+        emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
+        setState(.listening, reason: "barge-in")
+        await dependencies.playback.stop()
+    }
+
+    // MARK: - State
+
+    func setState(_ new: TalkState, reason: String) {
+        guard new != state else { return }
+        let old = state
+        state = new
+        emit(.stateChanged(from: old, to: new, reason: reason))
+        if new != .idle { announcements?.yield(new.phase) }
+        if !settings.bargeInActive {
+            if new == .speaking {
+                unmuteTask?.cancel()
+                Task { await gate.setMuted(true) }
+            } else if old == .speaking {
+                let tail = settings.muteTail
+                let clock = dependencies.clock
+                unmuteTask = Task { [gate] in
+                    do { try await clock.sleep(tail) } catch { return }
+                    await gate.setMuted(false)
+                }
+            }
+        }
+    }
+
+    func emit(_ kind: TalkEvent.Kind) {
+        let now = dependencies.clock.nowNs()
+        eventSink.yield(TalkEvent(wallTime: dependencies.clock.wallNow(), monotonicMs: Int64((now &- originNs) / 1_000_000), kind: kind))
+        switch kind {
+        case .error(let message), .replyFailed(let message), .voiceFallback(let message):
+            logger.warning("\(message)")
+        default:
+            break
+        }
+    }
+
+    /// Suspends while the user is speaking, so a reply is never spoken over them.
+    func waitForFloor() async {
+        guard userSpeechStartNs != nil else { return }
+        await withCheckedContinuation { floorWaiters.append($0) }
+    }
+
+    func releaseFloor() {
+        let waiters = floorWaiters
+        floorWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+@testable import TalkSession
+
+/// `--json`: every event is one line of JSON with its name, an ISO 8601 time and the session's milliseconds.
+@Suite struct TalkEventTests {
+    static let kinds: [TalkEvent.Kind] = [
+        .stateChanged(from: .listening, to: .thinking, reason: "transcript sent"), .speechStarted(positionMs: 500),
+        .speechEnded(lastSpeechEndMs: 2660, closedAtMs: 3360), .partialTranscript("go\nforward"),
+        .finalTranscript(text: "go forward", engine: "pocketsphinx", startMs: 500, endMs: 2660, endToFinalMs: 700.25),
+        .transcriptIgnored(text: "", reason: "empty transcript"), .transcriptSent(text: "go", interruptedAtSeconds: 2.456),
+        .transcriptSent(text: "go", interruptedAtSeconds: nil), .transcriptAcknowledged(runId: nil, status: "started"),
+        .replyDelta("echo: \"go\""), .replyFinal("echo: go"), .replyFailed("no reply"),
+        .speakingStarted(sentence: "Hi.", voice: "gateway"), .speakingStopped(sentence: "Hi.", completed: false),
+        .bargeIn(offsetSeconds: 1.234, detectionLatencyMs: 398.06, partial: "go forward"), .voiceFallback(reason: "x"),
+        .connectionChanged("connected"), .microphone("lost"), .error("boom"),
+    ]
+
+    @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
+        let when = Date(timeIntervalSince1970: 1_780_000_000.25)
+        for kind in Self.kinds {
+            let line = TalkEvent(wallTime: when, monotonicMs: 1234, kind: kind).jsonLine
+            #expect(!line.contains("\n"), "\(line)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            #expect(object["event"] as? String == TalkEvent(wallTime: when, monotonicMs: 0, kind: kind).name)
+            #expect(object["monotonicMs"] as? Int == 1234)
+            let time = try #require(object["time"] as? String)
+            let parser = ISO8601DateFormatter()
+            parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            #expect(parser.date(from: time).map { abs($0.timeIntervalSince(when)) < 0.001 } == true, "\(time)")
+        }
+    }
+
+    @Test func `the fields a reader needs are there`() throws {
+        func object(_ kind: TalkEvent.Kind) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(TalkEvent(wallTime: Date(), monotonicMs: 0, kind: kind).jsonLine.utf8)) as? [String: Any])
+        }
+        let bargeIn = try object(.bargeIn(offsetSeconds: 1.234, detectionLatencyMs: 398.06, partial: "go forward"))
+        #expect(bargeIn["offsetSeconds"] as? Double == 1.23 && bargeIn["detectionLatencyMs"] as? Double == 398.1)
+        let state = try object(.stateChanged(from: .speaking, to: .listening, reason: "barge-in"))
+        #expect(state["from"] as? String == "speaking" && state["to"] as? String == "listening" && state["reason"] as? String == "barge-in")
+        #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)
+        #expect(try object(.speakingStopped(sentence: "Hi.", completed: false))["completed"] as? Bool == false)
+        #expect(try object(.replyDelta("a \"quoted\" delta"))["text"] as? String == "a \"quoted\" delta")
+    }
+}

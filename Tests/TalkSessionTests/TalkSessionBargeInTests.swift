@@ -1,0 +1,92 @@
+import Foundation
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// Barge-in on fakes: real user speech stops the reply and the next transcript carries the offset; the reply's
+/// own words, quiet sound and `--no-barge-in` do not.
+@Suite struct TalkSessionBargeInTests {
+    static let reply = "The weather today is sunny and warm with a light breeze."
+
+    /// A session speaking `reply` (held: the speaker plays until stopped).
+    static func speaking(_ settings: TalkSession.Settings = TalkSession.Settings()) async throws -> Rig {
+        let rig = try await Rig(agent: .reply(reply), holdPlayback: true, settings: settings)
+        await rig.listener.utterance("how is the weather")
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        return rig
+    }
+
+    static func isBargeIn(_ kind: TalkEvent.Kind) -> Bool { if case .bargeIn = kind { true } else { false } }
+
+    /// Loud frames into the microphone, and waits until the listener has read them.
+    static func speakLoudly(into rig: Rig) async throws {
+        let before = await rig.listener.peaks.count
+        await rig.microphone.push(amplitude: 0, count: 10)
+        await rig.microphone.push(amplitude: 8000, count: 10)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await rig.listener.peaks.count < before + 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// The user's utterance over the reply, which must neither interrupt it nor start a turn.
+    static func expectNoInterruption(_ rig: Rig, saying text: String) async {
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial(text))
+        await rig.listener.hear(.final(ScriptedListener.result(text)))
+        #expect(await rig.log.waitFor { if case .transcriptIgnored(text, _) = $0 { true } else { false } })
+        #expect(await rig.log.count(Self.isBargeIn) == 0)
+        #expect(await rig.speaker.stops == 0)
+        #expect(await rig.agent.sent.count == 1)
+    }
+
+    @Test func `new words over the reply stop playback and the next transcript carries the offset`() async throws {
+        let rig = try await Self.speaking()
+        try await Self.speakLoudly(into: rig)
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial("the weather"))  // the reply's own words: not an interruption
+        await rig.listener.hear(.partial("stop right there"))
+        #expect(await rig.log.waitFor(Self.isBargeIn))
+        #expect(await rig.speaker.stops >= 1)
+        #expect(rig.synthesizer.cancelCount >= 1)
+        #expect(await rig.log.count(Self.isBargeIn) == 1)
+        #expect(await rig.log.waitFor { if case .speakingStopped(_, false) = $0 { true } else { false } })
+        await rig.agent.set(.reply("Okay."))
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700))
+        await rig.listener.hear(.final(ScriptedListener.result("stop right there")))
+        #expect(await rig.log.waitFor { if case .transcriptSent("stop right there", let offset?) = $0 { offset >= 0 } else { false } })
+        let sent = await rig.agent.sent
+        #expect(sent.count == 2 && sent[1].transcript == "stop right there" && sent[1].interruptedAtSeconds != nil)
+        // The rest of the first reply is never played.
+        #expect(await rig.log.count { if case .speakingStarted(let s, _) = $0 { s == Self.reply } else { false } } == 1)
+        await rig.session.stop()
+    }
+
+    @Test func `a partial made only of the reply's words does not interrupt, nor does its final start a turn`() async throws {
+        let rig = try await Self.speaking()
+        try await Self.speakLoudly(into: rig)
+        await Self.expectNoInterruption(rig, saying: "sunny and warm")
+        await rig.session.stop()
+    }
+
+    @Test func `quiet sound does not interrupt even with new words (the energy guard)`() async throws {
+        let rig = try await Self.speaking()
+        await rig.microphone.push(amplitude: 30, count: 20)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await rig.listener.peaks.count < 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        await Self.expectNoInterruption(rig, saying: "stop right there")
+        await rig.session.stop()
+    }
+
+    @Test func `with barge-in off the microphone is muted while the reply plays`() async throws {
+        var settings = TalkSession.Settings()
+        settings.bargeInForcedOff = true
+        let rig = try await Self.speaking(settings)
+        // talk.config cannot turn it back on.
+        await rig.session.apply(TalkConfig(interruptOnSpeech: true))
+        try await Self.speakLoudly(into: rig)
+        await Self.expectNoInterruption(rig, saying: "stop right there")
+        let peaks = await rig.listener.peaks
+        #expect(peaks.count >= 20 && peaks.allSatisfy { $0 == 0 }, "the listener heard sound while the reply played: \(peaks.max() ?? 0)")
+        await rig.session.stop()
+    }
+}
