@@ -14,8 +14,10 @@ o = r["opus"]
 print(f"  opus encode {o['encodeMicrosecondsMedian']:.0f} µs/frame, decode {o['decodeMicrosecondsMedian']:.0f} µs/frame, {o['bytesPerSecond']:.0f} B/s")
 p = r.get("pulse")
 if p:
+    start = p["playbackStartLatencyMs"]
+    start = f"{start['median']:.1f} ms" if start else f"not measured ({p.get('playbackStartUnmeasured')})"
     print(f"  capture latency p50 {p['captureLatencyP50Ms']:.1f} ms p95 {p['captureLatencyP95Ms']:.1f} ms, idle CPU {p['idleCaptureCPUPercent']:.2f} %,"
-          f" playback start {p['playbackStartLatencyMs']['median']:.1f} ms, stop {p['playbackStopLatencyMs']['median']:.1f} ms")
+          f" playback start {start}, stop {p['playbackStopLatencyMs']['median']:.1f} ms")
 else:
     print("  PulseAudio not measured:", r.get("pulseUnavailable"))
 PY

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TalkLogging
+import TalkTestSupport
 
 @testable import AudioIO
 

@@ -53,7 +53,7 @@ import Testing
         #expect(deviceToken.count != Self.wrongSharedToken.count)
         #expect(node.map(\.tokenLength) == [Self.wrongSharedToken.count, deviceToken.count])
         try h.expectNoSecretsLogged([Self.wrongSharedToken])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `without a stored device token the refused shared token pauses after exactly one attempt`() async throws {
@@ -80,6 +80,6 @@ import Testing
         let node = try await Self.connects(h).dropFirst(before).filter { $0.role == "node" }
         #expect(node.map(\.tokenLength) == [Self.wrongSharedToken.count])
         try h.expectNoSecretsLogged([Self.wrongSharedToken])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 }

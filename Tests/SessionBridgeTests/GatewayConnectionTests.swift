@@ -105,7 +105,8 @@ final class ScriptedGateway: Sendable {
         defer { run.cancel() }
         try #require(await waitFor(c, Self.isConnected) != nil)
         let start = ContinuousClock.now
-        async let reply: JSONValue? = c.request(method: "chat.send", timeout: .seconds(10))
+        // The request's own timeout is a minute: failing well before it means the lost socket failed it.
+        async let reply: JSONValue? = c.request(method: "chat.send", timeout: .seconds(60))
         try await Task.sleep(for: .milliseconds(50))
         await gw.latest?.close()
         do {
@@ -117,7 +118,7 @@ final class ScriptedGateway: Sendable {
         } catch {
             Issue.record("unexpected \(error)")
         }
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < .seconds(20))
         // ...and the connection comes back by itself.
         #expect(await waitFor(c, Self.isConnected) != nil)
         #expect(gw.sockets.withLock { $0.count } >= 2)
@@ -149,8 +150,9 @@ final class ScriptedGateway: Sendable {
         // No ticks are ever sent: within 2 x 100 ms (+ check interval + backoff) the socket is declared dead.
         let s = await waitFor(c) { if case .reconnecting = $0 { true } else { false } }
         #expect(s != nil)
-        // About 300 ms is expected; the bound is 5x that, for a loaded machine (the figure is not the point).
-        #expect(ContinuousClock.now - start < .milliseconds(1_500))
+        // About 300 ms is expected. The bound only catches a watchdog that waits dozens of ticks; a loaded
+        // machine has been seen to add seconds, so it is not tighter.
+        #expect(ContinuousClock.now - start < .seconds(5))
         #expect(await gw.sockets.withLock { $0.first }?.isClosed == true)
     }
 

@@ -69,7 +69,7 @@ import Testing
         let failed = try await Self.invoke(h, "talk.ptt.once")
         #expect(failed["ok"] == false && failed["error"]?["code"] == "UNAVAILABLE")
         #expect(failed["error"]?["message"] == "the microphone is gone")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `unknown and undeclared commands are refused with error results`() async throws {
@@ -90,7 +90,7 @@ import Testing
         let unknown = try await Self.invoke(h, "camera.snap", force: true)
         #expect(unknown["ok"] == false && unknown["error"]?["message"] == "unknown command: camera.snap")
         #expect(recorder.calls.withLock { $0.isEmpty }, "the handler saw a refused command")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `hostile node.invoke.request events are logged and answered only when they can be`() async throws {
@@ -128,7 +128,7 @@ import Testing
         #expect(byId["as-string"]?["ok"] == true)
         #expect(h.logged(atLeast: .error).count >= 4, "\(h.logged(atLeast: .error))")
         #expect(await GatewayIntegrationTests.waitFor(node.connection, GatewayIntegrationTests.connected) != nil)
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `the device is in the instance list with its name, platform linux and a stable instance id`() async throws {
@@ -152,7 +152,7 @@ import Testing
         let beacons = try await h.gateway.control("presence-beacons")["beacons"]?.arrayValue ?? []
         #expect(beacons.count == 2)
         #expect(beacons.first?["payload"]?["platform"] == "linux" && beacons.first?["payload"]?["displayName"] == "Kitchen speaker")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `talk.mode phases are announced, and a Gateway without a Talk node is tolerated silently`() async throws {
@@ -171,7 +171,7 @@ import Testing
         let modes = try await h.gateway.control("talk-modes")["modes"]?.arrayValue ?? []
         #expect(modes.map { $0["phase"] ?? .null } == [.string("listening")] + TalkPhase.allCases.map { .string($0.rawValue) } + [.null])
         #expect(modes.last?["enabled"] == false)
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `the wake phrases follow voicewake.get and voicewake.changed, ignoring hostile lists`() async throws {
@@ -199,6 +199,6 @@ import Testing
                 "a hostile list left the phrases alone: \(seen.lists.withLock { $0 })")
         #expect(await tracker.triggers == ["stop"])
         #expect(h.logged(atLeast: .error).count == 4, "\(h.logged(atLeast: .error))")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TalkTestSupport
 import Testing
 
 @testable import SessionBridge

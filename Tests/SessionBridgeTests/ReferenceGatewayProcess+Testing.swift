@@ -1,5 +1,6 @@
 import Foundation
 import TalkTestSupport
+import Testing
 
 @testable import SessionBridge
 
@@ -24,6 +25,13 @@ extension ReferenceGatewayProcess {
         return try Self.violations(in: control("violations"))
     }
 
+    /// Fails the test when any frame the client sent broke the schema (without the schema the test ends
+    /// here as skipped, a failure under CI). Call it last in a test.
+    func expectNoViolations(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let v = try schemaViolations()
+        #expect(v.isEmpty, "schema violations: \(v)", sourceLocation: sourceLocation)
+    }
+
     /// The list in a `violations` reply; a reply without one is an error, never "no violations".
     static func violations(in reply: JSONValue) throws -> [JSONValue] {
         guard let list = reply["violations"]?.arrayValue else {
@@ -31,9 +39,6 @@ extension ReferenceGatewayProcess {
         }
         return list
     }
-
-    @available(*, deprecated, renamed: "schemaViolations()", message: "never nil: without the schema the test is skipped")
-    func violations() throws -> [JSONValue]? { try schemaViolations() }
 
     /// Approves every pending pairing request once one exists (bounded wait). The bound is long: a setup
     /// waiting for approval waits as long as a user would, so giving up early leaves the test hanging.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TalkLogging
+import TalkTestSupport
 import Testing
 
 @testable import SessionBridge
@@ -49,13 +50,6 @@ struct TalkGatewayHarness {
         let connection: GatewayConnection
         let run: Task<Void, Never>
         func stop() { run.cancel() }
-    }
-
-    /// Fails the test when any frame the client sent broke the schema (without the schema the test ends
-    /// here as skipped, a failure under CI). Call it last in a test.
-    func expectNoViolations(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let v = try gateway.schemaViolations()
-        #expect(v.isEmpty, "schema violations: \(v)", sourceLocation: sourceLocation)
     }
 
     /// Log lines at `level` or above.

@@ -26,7 +26,7 @@ import Testing
         // Out-of-range stability and rate are dropped, the rest is sent as the schema names it.
         #expect(sent == ["text": "four two", "voiceId": "abc", "modelId": "eleven_v3", "outputFormat": "wav_22050",
                          "speed": .double(1.2), "similarity": .double(0.5), "language": "en", "latencyTier": 2, "seed": 7])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `tts.speak is used when hello-ok does not list talk.speak`() async throws {
@@ -43,7 +43,7 @@ import Testing
         #expect(clip.method == "tts.speak" && clip.format == .pcm(rate: 24_000))
         let last = try #require(try await h.gateway.control("speak-log")["speaks"]?.arrayValue?.last)
         #expect(last["method"] == "tts.speak" && last["params"] == ["text": "one seven nine"])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `UNAVAILABLE that allows a fallback gives the local voice; one that does not is an error`() async throws {
@@ -61,7 +61,7 @@ import Testing
         try await h.gateway.control(#"{"cmd":"talk-speak","unavailable":"synthesis_failed"}"#)
         await #expect(throws: TalkSpeechError.self) { _ = try await client.speak("hello") }
         await #expect(throws: TalkSpeechError.emptyText) { _ = try await client.speak("  \n") }
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test(arguments: [
@@ -115,6 +115,6 @@ import Testing
             return
         }
         #expect(clip.format == .pcm(rate: 24_000) && clip.audio.count > 10_000)
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TalkLogging
+import TalkTestSupport
 import Testing
 
 @testable import SessionBridge
@@ -67,7 +68,9 @@ struct ScriptedServer {
         let start = ContinuousClock.now
         await client.close(code: .goingAway, reason: "bye")
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(3))
+        // It waited for the timeout, and then gave up instead of hanging (the upper bound allows for a
+        // loaded machine, which has been seen to add more than 2 s).
+        #expect(elapsed >= .milliseconds(150) && elapsed < .seconds(10))
         let frame = try #require(try await server.readFrame())
         #expect(frame.opcode == .connectionClose && frame.maskKey != nil)
         #expect(frame.unmaskedData == [0x03, 0xE9] + Array("bye".utf8))
@@ -83,7 +86,7 @@ struct ScriptedServer {
         let start = ContinuousClock.now
         await client.close()
         await #expect(throws: WebSocketError.closed(code: .normalClosure, reason: "")) { try await pending.value }
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 
     @Test func `pings are answered with the same payload, masked`() async throws {

@@ -19,10 +19,10 @@ import Testing
         return (dir, path)
     }
 
-    @Test func `bench is the default subcommand and its JSON has exactly the promised fields`() throws {
+    @Test func `bench is the default subcommand and its JSON has exactly the promised fields`() async throws {
         let (dir, path) = try makeManifest(rows: ["clips/card1.wav\tTen of clubs.\tx", "clips/card3.wav\tseven of clubs\ty"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try BuiltTool.run(["bench", path, "--json", "--baseline", "--grammar", SpeechTestAudio.testData + "/cards/cards.gram"])
+        let r = try await BuiltCommand.run(["bench", path, "--json", "--baseline", "--grammar", SpeechTestAudio.testData + "/cards/cards.gram"])
         try #require(r.status == 0, "\(r.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["utterances", "words", "wer", "rtf", "finalize_ms", "end_to_final_ms", "cpu_seconds",
@@ -44,10 +44,10 @@ import Testing
         #expect((object["rtf"] as? Double ?? 0) > 0)
     }
 
-    @Test func `without JSON it prints a readable table`() throws {
+    @Test func `without JSON it prints a readable table`() async throws {
         let (dir, path) = try makeManifest(rows: ["clips/card1.wav\tten of clubs\tx"])
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try BuiltTool.run(["bench", "speech", path, "--grammar", SpeechTestAudio.testData + "/cards/cards.gram"])
+        let r = try await BuiltCommand.run(["bench", "speech", path, "--grammar", SpeechTestAudio.testData + "/cards/cards.gram"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("WER ") && r.stdout.contains("finalize_ms") && r.stdout.contains("clips/card1.wav"))
     }
@@ -57,10 +57,10 @@ import Testing
         (["clips/card1.wav\tten of clubs\tx", "clips/card3.wav"], "file\ttranscript\tnote", "line 3"),
         (["clips/card1.wav\tten of clubs"], "file\ttext", "'transcript'"),
     ])
-    func `a bad manifest stops the run with an error naming the row`(rows: [String], header: String, mention: String) throws {
+    func `a bad manifest stops the run with an error naming the row`(rows: [String], header: String, mention: String) async throws {
         let (dir, path) = try makeManifest(rows: rows, header: header)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let r = try BuiltTool.run(["bench", path, "--json"])
+        let r = try await BuiltCommand.run(["bench", path, "--json"])
         #expect(r.status == 1)
         #expect(r.stderr.contains(mention), "\(r.stderr)")
         #expect(r.stdout.isEmpty)

@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkTestSupport
 
 /// Real speech from Debian's pocketsphinx-testdata and generated silence and noise, assembled into clips
 /// whose speech boundaries are known.
@@ -27,7 +28,7 @@ enum SpeechTestAudio {
     static func noise(ms: Int, dbfs: Double, seed: UInt64 = 1) -> [Int16] {
         let count = ms * 16
         guard dbfs > -99 else { return [Int16](repeating: 0, count: count) }
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(state: seed)
         let sigma = pow(10, dbfs / 20) * 32768
         return (0..<count).map { _ in
             let u1 = max(rng.unit(), 1e-12), u2 = rng.unit()
@@ -83,18 +84,4 @@ struct PaddedClip {
     func withNoise(dbfs: Double, seed: UInt64 = 7) -> [Int16] {
         SpeechTestAudio.mix(samples, SpeechTestAudio.noise(ms: samples.count / 16 + 1, dbfs: dbfs, seed: seed))
     }
-}
-
-/// A small deterministic generator, so noise is the same on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

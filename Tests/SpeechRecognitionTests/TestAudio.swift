@@ -12,9 +12,6 @@ enum TestAudio {
 
     static let projectModels = TestInputs.packageRoot + "/models"
 
-    /// Still read by WakePhraseTests; new tests use `.requires(.sharedCorpus)` and `TestInput.sharedCorpus.path()`.
-    static var corpusSpeech: String? { TestInput.sharedCorpus.location }
-
     /// 16 kHz s16le raw audio (goforward.raw).
     static func raw(_ path: String) throws -> [Int16] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TalkLogging
+import TalkTestSupport
 import Testing
 
 @testable import SpeechSynthesis

@@ -1,3 +1,4 @@
+import TalkTestSupport
 import Testing
 
 @testable import SpeechSynthesis

@@ -7,15 +7,10 @@ import Testing
 @Suite struct AudioCommandsTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
-    private func command(_ argv: [String]) throws -> any ParsableCommand {
-        let result = try parser.parse(argv)
-        return try result.command.init(result.parsed)
-    }
-
     @Test func `record binds seconds, output and source`() throws {
-        let record = try #require(try command(["record", "--seconds", "2.5", "--output", "x.wav", "--source", "vmic"]) as? OpenClawTalk.Record)
+        let record = try #require(try parser.command(["record", "--seconds", "2.5", "--output", "x.wav", "--source", "vmic"]) as? OpenClawTalk.Record)
         #expect(record.seconds == 2.5 && record.output == "x.wav" && record.source == "vmic")
-        let defaults = try #require(try command(["record", "--output", "y.wav"]) as? OpenClawTalk.Record)
+        let defaults = try #require(try parser.command(["record", "--output", "y.wav"]) as? OpenClawTalk.Record)
         #expect(defaults.seconds == 5 && defaults.source == nil)
     }
 
@@ -30,23 +25,23 @@ import Testing
          "Invalid value 'aec,loud' for '--aec-stages': expected aec, optionally with hp, ns, agc (comma-separated)"),
     ])
     func `bad audio options are usage errors`(argv: [String], message: String) {
-        #expect(throws: ValidationError(message)) { _ = try command(argv) }
+        #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }
     }
 
     @Test func `devices, play and bench audio bind their options`() throws {
-        let devices = try #require(try command(["devices", "--json"]) as? OpenClawTalk.Devices)
+        let devices = try #require(try parser.command(["devices", "--json"]) as? OpenClawTalk.Devices)
         #expect(devices.json)
-        let play = try #require(try command(["play", "--sink", "vsink", "clip.wav"]) as? OpenClawTalk.Play)
+        let play = try #require(try parser.command(["play", "--sink", "vsink", "clip.wav"]) as? OpenClawTalk.Play)
         #expect(play.sink == "vsink" && play.output == nil && play.file == "clip.wav")
-        let bench = try #require(try command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
+        let bench = try #require(try parser.command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
         #expect(bench.json && bench.trials == 3 && bench.sink == "vsink" && bench.seconds == 3)
-        let aec = try #require(try command(["bench", "aec", "--json", "--no-live", "--sink", "vsink"]) as? OpenClawTalk.Bench.Aec)
+        let aec = try #require(try parser.command(["bench", "aec", "--json", "--no-live", "--sink", "vsink"]) as? OpenClawTalk.Bench.Aec)
         #expect(aec.json && !aec.live && aec.sink == "vsink" && aec.source == nil)
-        let live = try #require(try command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
+        let live = try #require(try parser.command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
         #expect(live.live && !live.json && live.source == "vmic")
-        let speech = try #require(try command(["bench", "speech", "m.tsv", "--aec-stages", "aec,hp,ns"]) as? OpenClawTalk.Bench.Speech)
+        let speech = try #require(try parser.command(["bench", "speech", "m.tsv", "--aec-stages", "aec,hp,ns"]) as? OpenClawTalk.Bench.Speech)
         #expect(speech.audioProcessing == EchoCancellerOptions(highPassFilter: true, noiseSuppression: .moderate))
-        let raw = try #require(try command(["bench", "speech", "m.tsv"]) as? OpenClawTalk.Bench.Speech)
+        let raw = try #require(try parser.command(["bench", "speech", "m.tsv"]) as? OpenClawTalk.Bench.Speech)
         #expect(raw.audioProcessing == nil)
     }
 }

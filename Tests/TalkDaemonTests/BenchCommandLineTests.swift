@@ -34,12 +34,11 @@ import Testing
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let start = lines.firstIndex(where: { $0.contains("`out/\(file)`") }) else { return "" }
         let rest = lines[(start + 1)...].prefix { !$0.hasPrefix("- ") && !$0.isEmpty }
-        return ([lines[start]] + rest).joined(separator: " ")
+        return ([lines[start]] + rest).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 
-    /// The numbers found at `path` (several below a `[]`); empty when the path is missing or not numeric.
-    /// The bench writes a figure it could not measure as "nan" (or "inf"): the field is there, and its
-    /// value is a timing, which this test does not judge.
+    /// The finite numbers found at `path` (several below a `[]`); empty when the path is missing, null, or
+    /// anything but a finite number ("nan", "inf"): an unmeasured figure is a failure of the bench, not a value.
     static func numbers(at path: String, in json: Any) -> [Double] {
         var values: [Any] = [json]
         for key in path.split(separator: ".").map(String.init) {
@@ -49,8 +48,8 @@ import Testing
             }
         }
         let numbers = values.compactMap { value -> Double? in
-            if let number = value as? NSNumber { return number.doubleValue }
-            return ["nan", "inf", "-inf"].contains(value as? String ?? "") ? Double(value as? String ?? "") : nil
+            guard let number = value as? NSNumber else { return nil }
+            return number.doubleValue.isFinite ? number.doubleValue : nil
         }
         return numbers.count == values.count ? numbers : []
     }

@@ -9,16 +9,11 @@ import Testing
 @Suite struct SayCommandTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
-    private func command(_ argv: [String]) throws -> any ParsableCommand {
-        let result = try parser.parse(argv)
-        return try result.command.init(result.parsed)
-    }
-
     @Test func `say binds voice, rate, pitch and output`() throws {
-        let say = try #require(try command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
+        let say = try #require(try parser.command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
         #expect(say.text == "Hello" && say.settings.voice == "en-gb" && say.settings.rateWPM == 220 && say.settings.pitch == 30)
         #expect(say.output == "o.wav" && say.sink == nil && say.voiceGiven && say.rateGiven)
-        let plain = try #require(try command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
+        let plain = try #require(try parser.command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
         #expect(plain.settings.voice == "en-us" && plain.settings.rateWPM == 175 && !plain.rateGiven && plain.sink == "vsink")
     }
 
@@ -28,7 +23,7 @@ import Testing
         (["say", "Hi", "--sink", "vsink", "--output", "o.wav"], "'--output' and '--sink' cannot be used together"),
     ])
     func `bad say options are usage errors`(argv: [String], message: String) {
-        #expect(throws: ValidationError(message)) { _ = try command(argv) }
+        #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }
     }
 
     /// Sample rate and seconds of a 16-bit mono WAV file.
@@ -66,25 +61,25 @@ import Testing
             """.write(toFile: grammar, atomically: true, encoding: .utf8)
 
         let plain = dir + "/plain.wav"
-        let said = try await SetupCommandTests.runOffPool(["say", "Please turn on the kitchen lights.", "--output", plain], home: dir)
+        let said = try await BuiltCommand(home: dir).run(["say", "Please turn on the kitchen lights.", "--output", plain])
         #expect(said.status == 0, "\(said.stderr)")
         #expect(said.stdout.contains("Wrote"))
         let (rate, seconds) = try wavDuration(plain)
         #expect(rate == 22_050)
         // Six words at 175 words a minute: about two seconds.
         #expect((1...4).contains(seconds), "\(seconds) s")
-        let heard = try await SetupCommandTests.runOffPool(["transcribe", plain, "--grammar", grammar], home: dir)
+        let heard = try await BuiltCommand(home: dir).run(["transcribe", plain, "--grammar", grammar])
         #expect(heard.status == 0, "\(heard.stderr)")
         #expect(heard.stdout.contains("please turn on the kitchen lights"), "\(heard.stdout)")
 
         // A reply as the assistant writes it: a directive asking for a slower voice, emphasis, a link, an emoji.
         let reply = "{\"rate\":120,\"once\":true}\n**Please** turn on the [kitchen](https://example.com/k) lights 💡"
         let slow = dir + "/reply.wav"
-        let spoken = try await SetupCommandTests.runOffPool(["say", reply, "--output", slow], home: dir)
+        let spoken = try await BuiltCommand(home: dir).run(["say", reply, "--output", slow])
         #expect(spoken.status == 0, "\(spoken.stderr)")
         let slowSeconds = try wavDuration(slow).seconds
         #expect(slowSeconds > seconds * 1.2, "the directive's 120 WPM should be slower: \(slowSeconds) s vs \(seconds) s")
-        let heardReply = try await SetupCommandTests.runOffPool(["transcribe", slow, "--grammar", grammar], home: dir)
+        let heardReply = try await BuiltCommand(home: dir).run(["transcribe", slow, "--grammar", grammar])
         #expect(heardReply.stdout.contains("please turn on the kitchen lights"), "\(heardReply.stdout)")
     }
 
@@ -93,17 +88,17 @@ import Testing
         _ = try TestInput.builtBinary.path()
         let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let run = try await SetupCommandTests.runOffPool(["say", "Hi.", "--voice", "xx-nosuch", "--output", dir + "/x.wav"], home: dir)
+        let run = try await BuiltCommand(home: dir).run(["say", "Hi.", "--voice", "xx-nosuch", "--output", dir + "/x.wav"])
         #expect(run.status == 1)
         #expect(run.stderr.contains("Error: espeak-ng has no voice 'xx-nosuch'"), "\(run.stderr)")
         #expect(run.stderr.contains("espeak-ng --voices"))
     }
 
     @Test func `bench synth binds its options`() throws {
-        let bench = try #require(try command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
+        let bench = try #require(try parser.command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
         #expect(bench.json && bench.benchmark.trials == 7 && bench.benchmark.settings.rateWPM == 200)
         #expect(throws: ValidationError("Invalid value '0' for '--trials': expected a whole number in 1...10000")) {
-            _ = try command(["bench", "synth", "--trials", "0"])
+            _ = try parser.command(["bench", "synth", "--trials", "0"])
         }
     }
 
@@ -112,7 +107,7 @@ import Testing
         _ = try TestInput.builtBinary.path()
         let dir = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let run = try await SetupCommandTests.runOffPool(["bench", "synth", "--json", "--trials", "5"], home: dir)
+        let run = try await BuiltCommand(home: dir).run(["bench", "synth", "--json", "--trials", "5"])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let first = try #require(report["firstAudioMs"] as? [String: Double])

@@ -7,42 +7,6 @@ import Testing
 /// `openclaw-talk setup` run as a real process against the reference Gateway: what a user sees on
 /// stdout and stderr, the exit status, and that no secret ever shows up there.
 @Suite(.serialized) struct SetupCommandTests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs the built binary with a private HOME/XDG folder and stdin from /dev/null (not a terminal).
-    static func run(_ args: [String], home: String, stdin: String? = nil) throws -> Run {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try TestInput.builtBinary.path())
-        p.arguments = args
-        p.environment = ["HOME": home, "XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config",
-                         "PATH": "/usr/bin:/bin"]
-        let out = Pipe()
-        let err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        if let stdin {
-            let pipe = Pipe()
-            p.standardInput = pipe
-            pipe.fileHandleForWriting.write(Data(stdin.utf8))
-            try pipe.fileHandleForWriting.close()
-        } else {
-            p.standardInput = FileHandle.nullDevice
-        }
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
-
-    static func runOffPool(_ args: [String], home: String, stdin: String? = nil) async throws -> Run {
-        try await offPool { try run(args, home: home, stdin: stdin) }
-    }
-
     static func tempHome() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/oct-cmd-XXXXXX").utf8CString)
         guard let p = mkdtemp(&template) else { throw StorageError.io(path: "mkdtemp", errno: errno) }
@@ -62,7 +26,7 @@ import Testing
             return 0
         }
         let code = gw.startup.setupCode ?? ""
-        let r = try await Self.runOffPool(["setup", "-", "--display-name", "cmd test"], home: home, stdin: code + "\n")
+        let r = try await BuiltCommand(home: home).run(["setup", "-", "--display-name", "cmd test"], input: .text(code + "\n"))
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(try await approver.value == 1)
         #expect(r.stdout.hasPrefix("Connected to \(gw.startup.url) (Gateway \(gw.startup.version))"))
@@ -84,13 +48,13 @@ import Testing
         defer { gw.stop() }
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let r = try await Self.runOffPool(["setup", "--gateway", gw.startup.url, "--token", "shared-secret"], home: home)
+        let r = try await BuiltCommand(home: home).run(["setup", "--gateway", gw.startup.url, "--token", "shared-secret"])
         #expect(r.status == 1)
         #expect(r.stderr.contains("--trust \(gw.startup.tlsFingerprint ?? "?")"))
         #expect(r.stderr.contains("--yes"))
         #expect(!(r.stdout + r.stderr).contains("shared-secret"))
         // With --trust it goes through, pinning the certificate.
-        let ok = try await Self.runOffPool(["setup", "--gateway", gw.startup.url, "--token", "shared-secret", "--trust", gw.startup.tlsFingerprint ?? ""], home: home)
+        let ok = try await BuiltCommand(home: home).run(["setup", "--gateway", gw.startup.url, "--token", "shared-secret", "--trust", gw.startup.tlsFingerprint ?? ""])
         #expect(ok.status == 0, "stderr: \(ok.stderr)")
         #expect(ok.stdout.contains("Connected to \(gw.startup.url)"))
         #expect(!(ok.stdout + ok.stderr).contains("shared-secret"))
@@ -105,7 +69,7 @@ import Testing
     func `bad input is a usage error that says what was wrong`(_ args: [String], _ message: String) async throws {
         let home = try Self.tempHome()
         defer { try? FileManager.default.removeItem(atPath: home) }
-        let r = try await Self.runOffPool(args, home: home)
+        let r = try await BuiltCommand(home: home).run(args)
         #expect(r.status == 2)
         #expect(r.stderr.contains(message), "stderr: \(r.stderr)")
     }

@@ -1,15 +1,8 @@
 import Foundation
 import Synchronization
 import TalkLogging
+import TalkTestSupport
 @testable import TalkService
-
-/// Runs blocking work (a blocking client, a reader loop) on a thread of its own, never on the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { c in
-        let thread = Thread { c.resume(with: Result { try body() }) }
-        thread.start()
-    }
-}
 
 /// A private runtime folder under /tmp (short: a socket path must fit in 108 bytes), removed afterwards.
 final class TemporaryFolder: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Glibc
 import Synchronization
 import Testing

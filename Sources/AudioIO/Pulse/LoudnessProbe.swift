@@ -1,14 +1,14 @@
 import TalkLogging
 
-/// Listens to a source (typically a sink's monitor) and tells when sound was first and last heard there,
-/// in capture time. Measures playback start and stop latency from outside the player.
+/// Listens to a source (typically a sink's monitor) and tells when sound was first and last heard there.
+/// Measures playback start and stop latency from outside the player.
 actor LoudnessProbe {
     private let capture: PulseCapture
     private let threshold: Int16
     private var frames: [AudioFrame] = []
+    /// When each frame reached the probe (monotonic ns), index for index with `frames`.
+    private var arrivals: [UInt64] = []
     private var consumer: Task<Void, Never>?
-
-    private static let nanosecondsPerSample = UInt64(1_000_000_000 / AudioFrame.sampleRate)
 
     /// - Parameter threshold: the absolute sample value above which a sample counts as sound.
     init(source: String?, server: String?, threshold: Int16 = 1_000, logger: Logger) {
@@ -28,29 +28,22 @@ actor LoudnessProbe {
         consumer = nil
     }
 
-    /// The capture time of the first loud sample captured at or after `time`.
-    func firstLoud(after time: UInt64) -> UInt64? {
-        for frame in frames where frame.captureTimeNs >= time {
-            for (i, s) in frame.samples.enumerated() where s.magnitude > threshold.magnitude {
-                let t = sampleTime(frame, i)
-                if t >= time { return t }
-            }
-        }
-        return nil
+    /// When the frame holding the first loud sample after `time` reached the probe. Arrival, not capture
+    /// time: a monitor's capture times follow the server's latency estimate, which lags by hundreds of
+    /// milliseconds while a null sink leaves its idle timing for a new stream, and then dates the sound
+    /// before the `play()` that made it. Arrival can only be late, by at most a frame (20 ms), since a sink
+    /// rendering ahead hands the monitor whole chunks at once and a sample's place in its frame says nothing.
+    func firstHeard(after time: UInt64) -> UInt64? {
+        zip(frames, arrivals).first { frame, arrival in arrival > time && isLoud(frame) }?.1
     }
 
-    /// The capture time of the last loud sample so far.
-    func lastLoud() -> UInt64? {
-        for frame in frames.reversed() {
-            if let i = frame.samples.lastIndex(where: { $0.magnitude > threshold.magnitude }) {
-                return sampleTime(frame, i)
-            }
-        }
-        return nil
+    /// When the last loud sample so far reached the probe (dated as in `firstHeard`).
+    func lastHeard() -> UInt64? {
+        frames.lastIndex(where: isLoud).map { arrivals[$0] }
     }
 
-    /// Capture time of the newest frame, to tell whether capture has caught up with a moment.
-    func newestFrameTime() -> UInt64? { frames.last?.captureTimeNs }
+    /// When the newest frame arrived, to tell whether capture has caught up with a moment.
+    func newestArrival() -> UInt64? { arrivals.last }
 
     /// Waits until `condition` holds for this probe, polling every 5 ms; false after `timeout`.
     func wait(upTo timeout: Duration, until condition: @Sendable (isolated LoudnessProbe) -> Bool) async -> Bool {
@@ -64,10 +57,14 @@ actor LoudnessProbe {
 
     private func append(_ frame: AudioFrame) {
         frames.append(frame)
-        if frames.count > 1_500 { frames.removeFirst(500) }  // 30 s is plenty for any one measurement
+        arrivals.append(monotonicNanoseconds())
+        if frames.count > 1_500 {
+            frames.removeFirst(500)
+            arrivals.removeFirst(500)
+        }  // 30 s is plenty for any one measurement
     }
 
-    private func sampleTime(_ frame: AudioFrame, _ index: Int) -> UInt64 {
-        frame.captureTimeNs &- UInt64(AudioFrame.samplesPerFrame - 1 - index) * Self.nanosecondsPerSample
+    private func isLoud(_ frame: AudioFrame) -> Bool {
+        frame.samples.contains { $0.magnitude > threshold.magnitude }
     }
 }

@@ -28,9 +28,12 @@ package struct PulseBenchmark: Sendable {
         /// CPU time (user + system) of this process while capturing and discarding frames, as a share of one core.
         package var idleCaptureCPUPercent: Double
         package var idleCaptureSeconds: Double
-        /// `play()` call to the first loud sample on the monitor.
-        package var playbackStartLatencyMs: Spread
-        /// `stop()` call to the last loud sample on the monitor (0 when nothing was heard after the call).
+        /// `play()` call to the arrival of the first loud 20 ms frame at a client of the monitor; nil when no trial's sound
+        /// was heard, with the reason in `playbackStartUnmeasured`.
+        package var playbackStartLatencyMs: Spread?
+        package var playbackStartUnmeasured: String?
+        /// `stop()` call to the last loud sample reaching a client of the monitor (0 when nothing was heard
+        /// after the call).
         package var playbackStopLatencyMs: Spread
         package var trials: Int
     }
@@ -91,22 +94,29 @@ package struct PulseBenchmark: Sendable {
         let latencies = Self.sampleClockLatencies(arrivals, minimumAge: ages.min() ?? 0)
         let serverLatency = await capture.latency().map { Double($0 / .microseconds(1)) / 1_000 }
         await capture.stop()
+        guard let latencyP50 = Self.percentile(latencies, 0.50), let latencyP95 = Self.percentile(latencies, 0.95),
+              let ageP50 = Self.percentile(ages, 0.50), let ageP95 = Self.percentile(ages, 0.95),
+              let stopSpread = Self.spread(stops)
+        else { throw PulseError.streamFailed(device: sourceName, reason: "no frame arrived in \(idleSeconds) s of capture") }
+        let startSpread = Self.spread(starts)
 
         return Report(
             source: sourceName, sink: sinkName, monitor: monitor,
-            captureLatencyP50Ms: Self.percentile(latencies, 0.50), captureLatencyP95Ms: Self.percentile(latencies, 0.95),
-            frameAgeP50Ms: Self.percentile(ages, 0.50), frameAgeP95Ms: Self.percentile(ages, 0.95),
+            captureLatencyP50Ms: latencyP50, captureLatencyP95Ms: latencyP95, frameAgeP50Ms: ageP50, frameAgeP95Ms: ageP95,
             serverCaptureLatencyMs: serverLatency, idleCaptureCPUPercent: cpu * 100, idleCaptureSeconds: idleSeconds,
-            playbackStartLatencyMs: Self.spread(starts), playbackStopLatencyMs: Self.spread(stops), trials: trials)
+            playbackStartLatencyMs: startSpread,
+            playbackStartUnmeasured: startSpread == nil
+                ? "none of \(trials) test tones was heard on \(monitor) within 2 s of play()" : nil,
+            playbackStopLatencyMs: stopSpread, trials: trials)
     }
 
     /// Plays a short tone and answers how long after the call it was first heard, or nil if it never was.
     private func startLatency(_ playback: PulsePlayback, _ probe: LoudnessProbe, timeout: Duration) async throws -> Double? {
         let calledAt = monotonicNanoseconds()
         async let outcome = playback.play(Self.tone(seconds: 0.3))
-        let heard = await probe.wait(upTo: timeout) { $0.firstLoud(after: calledAt) != nil }
+        let heard = await probe.wait(upTo: timeout) { $0.firstHeard(after: calledAt) != nil }
         _ = try await outcome
-        guard heard, let first = await probe.firstLoud(after: calledAt) else { return nil }
+        guard heard, let first = await probe.firstHeard(after: calledAt) else { return nil }
         return Double(first &- calledAt) / 1e6
     }
 
@@ -114,14 +124,14 @@ package struct PulseBenchmark: Sendable {
     private func stopLatency(_ playback: PulsePlayback, _ probe: LoudnessProbe) async throws -> Double {
         let calledAt = monotonicNanoseconds()
         async let outcome = playback.play(Self.tone(seconds: 3))
-        _ = await probe.wait(upTo: .seconds(2)) { $0.firstLoud(after: calledAt) != nil }
+        _ = await probe.wait(upTo: .seconds(2)) { $0.firstHeard(after: calledAt) != nil }
         try await Task.sleep(for: .milliseconds(200))
         let stoppedAt = monotonicNanoseconds()
         await playback.stop()
         _ = try await outcome
         let settled = stoppedAt + 300_000_000
-        _ = await probe.wait(upTo: .seconds(2)) { ($0.newestFrameTime() ?? 0) > settled }
-        guard let last = await probe.lastLoud(), last > stoppedAt else { return 0 }
+        _ = await probe.wait(upTo: .seconds(2)) { ($0.newestArrival() ?? 0) > settled }
+        guard let last = await probe.lastHeard(), last > stoppedAt else { return 0 }
         return Double(last - stoppedAt) / 1e6
     }
 
@@ -165,13 +175,15 @@ package struct PulseBenchmark: Sendable {
         return PCMBuffer(sampleRate: rate, samples: samples)
     }
 
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return .nan }
+    /// nil for no values: a figure that was not measured is never reported as a number (NaN).
+    static func percentile(_ values: [Double], _ p: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
         let sorted = values.sorted()
         return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
     }
 
-    static func spread(_ values: [Double]) -> Spread {
-        Spread(median: percentile(values, 0.5), max: values.max() ?? .nan)
+    static func spread(_ values: [Double]) -> Spread? {
+        guard let median = percentile(values, 0.5), let max = values.max() else { return nil }
+        return Spread(median: median, max: max)
     }
 }

@@ -33,8 +33,11 @@ final class PulsePlaybackEngine {
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
     private var generation = 0
 
-    /// Total latency asked of the server per stream: small, so sound starts and stops within 50 ms.
-    static let targetLatency = Duration.milliseconds(40)
+    /// Total latency asked of the server per stream. About 40 % of it is the sink's buffer, which sets how
+    /// soon sound starts (stopping flushes, so it does not wait for it); the rest is what this process may be
+    /// late refilling before the server runs dry and the sound gets a gap. 40 ms left 20 ms of slack, which a
+    /// loaded machine overran (the loopback sweep came back broken); 100 ms starts within 50 ms and leaves 60.
+    static let targetLatency = Duration.milliseconds(100)
 
     init(
         loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
@@ -160,6 +163,10 @@ final class PulsePlaybackEngine {
             guard let s, let userdata else { return }
             Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().moved(s)
         }, me)
+        pa_stream_set_underflow_callback(s, { s, userdata in
+            guard let s, let userdata else { return }
+            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().underflowed(s)
+        }, me)
         let bytesPerMs = Int(spec.rate) * 2 / 1000
         let latencyMs = Int(Self.targetLatency / .milliseconds(1))
         var attr = pa_buffer_attr(
@@ -208,6 +215,13 @@ final class PulsePlaybackEngine {
         }
         echoReference.schedule(reference, at: start)
         playing.referenceStartNs = start
+    }
+
+    /// The server ran out of sound before the end: the listener hears a gap. Not fatal, but worth a line
+    /// (a starved machine, or a buffer too small for it).
+    private func underflowed(_ s: OpaquePointer) {
+        guard let playing = current, playing.stream == s, playing.drain == nil else { return }
+        logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
     }
 
     private func drained(_ s: OpaquePointer, success: Bool) {
@@ -342,6 +356,7 @@ final class PulsePlaybackEngine {
         pa_stream_set_state_callback(playing.stream, nil, nil)
         pa_stream_set_write_callback(playing.stream, nil, nil)
         pa_stream_set_moved_callback(playing.stream, nil, nil)
+        pa_stream_set_underflow_callback(playing.stream, nil, nil)
         pa_stream_disconnect(playing.stream)
         pa_stream_unref(playing.stream)
         if playing.referenceStartNs != nil, (try? result.get()) != .completed {

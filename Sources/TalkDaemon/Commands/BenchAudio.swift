@@ -56,9 +56,9 @@ extension OpenClawTalk.Bench {
             }
             if json {
                 let encoder = JSONEncoder()
+                // No strategy for NaN: a figure that was not measured is null with a reason, never a
+                // number that is not one, so a NaN that slips through fails here instead of reaching a reader.
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                encoder.nonConformingFloatEncodingStrategy = .convertToString(
-                    positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
                 return
             }
@@ -80,7 +80,11 @@ extension OpenClawTalk.Bench {
                 + (pulse.serverCaptureLatencyMs.map { "  (server reports \(ms($0)))" } ?? ""))
             print("  frame age at arrival       p50 \(ms(pulse.frameAgeP50Ms))  p95 \(ms(pulse.frameAgeP95Ms))")
             print("  idle capture CPU           \(String(format: "%.2f", pulse.idleCaptureCPUPercent)) % of one core over \(pulse.idleCaptureSeconds) s")
-            print("  playback start latency     median \(ms(pulse.playbackStartLatencyMs.median))  max \(ms(pulse.playbackStartLatencyMs.max))")
+            if let start = pulse.playbackStartLatencyMs {
+                print("  playback start latency     median \(ms(start.median))  max \(ms(start.max))")
+            } else {
+                print("  playback start latency     not measured: \(pulse.playbackStartUnmeasured ?? "no trial was heard")")
+            }
             print("  playback stop latency      median \(ms(pulse.playbackStopLatencyMs.median))  max \(ms(pulse.playbackStopLatencyMs.max))")
             print("  (\(pulse.trials) playback trials)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TalkTestSupport
 
 /// A private headless PulseAudio for one test: the same set-up as `scripts/with-pulse.sh` (null sink `vsink`
 /// at 16 kHz mono, `vmic` remapping its monitor) in its own 0700 temp folder with its own socket, so a test

@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkTestSupport
 
 /// Signals for the loopback tests, defined as functions of time so they can be rendered at any rate.
 enum TestSignals {

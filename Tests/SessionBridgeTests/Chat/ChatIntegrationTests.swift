@@ -35,7 +35,7 @@ import Testing
         // An explicit session key wins over the Gateway's.
         _ = await Self.collect(await rig.chat.send("elsewhere", sessionKey: "agent:main:other"))
         #expect(try await Self.transcripts(h).last?["sessionKey"]?.stringValue == "agent:main:other")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test(arguments: ["restart", "drop"])
@@ -53,7 +53,7 @@ import Testing
         #expect(sent.count == 1, "\(sent)")
         #expect((sent.first?["sends"]?.intValue ?? 0) >= 2, "the transcript was sent again after the reconnect")
         #expect(Self.runId(updates) == sent.first?["runId"]?.stringValue, "the resend followed the original run")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `a transcript left unacknowledged by a stopped client is delivered exactly once by the next one`() async throws {
@@ -80,7 +80,7 @@ import Testing
         #expect(eggs.count == 1)
         #expect(eggs.first?["message"]?.stringValue == "and the eggs")
         #expect(try await Self.transcripts(h).count == 2)
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `events that arrive before the ack are kept and given to the reply once it is acknowledged`() async throws {
@@ -98,7 +98,7 @@ import Testing
         #expect(updates.first.map { if case .accepted = $0 { true } else { false } } == true)
         #expect(updates.last == .final("early bird catches it", source: .events), "\(updates)")
         #expect(updates.contains(.partial("early ", replaced: false)))
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `without a session key in hello-ok, talk.config names the session, else main`() async throws {
@@ -118,7 +118,7 @@ import Testing
         #expect(await rig.connected())
         _ = await Self.collect(await rig.chat.send("and now"))
         #expect(try await Self.transcripts(h).last?["sessionKey"]?.stringValue == "main")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `replace is honoured, and foreign, duplicate, out-of-order and late events are ignored`() async throws {
@@ -145,7 +145,7 @@ import Testing
         #expect(rest == [.partial("Hello", replaced: false), .partial("Hello wrld", replaced: false),
                          .partial("Hello world", replaced: true), .final("Hello world", source: .events)])
         #expect(try await Self.eventually { h.logs.text.contains("after its run ended") }, "the late event was seen and ignored")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `malformed chat payloads are logged and ignored, and the reply still ends`() async throws {
@@ -174,7 +174,7 @@ import Testing
         let errors = h.logs.events.filter { $0.level == .error && "\($0.message)".contains("malformed chat event") }
         #expect(errors.count == bad.count)
         #expect(!h.logs.text.contains(huge), "a huge string is not copied into the log")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `with no terminal event the reply is read from chat.history`() async throws {
@@ -192,7 +192,7 @@ import Testing
         let updates = await Self.collect(await rig.chat.send("anyone?"))
         #expect(updates.last == .final("from the history", source: .history), "\(updates)")
         #expect(h.logs.text.contains("skipped a malformed chat.history row"))
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `abort stops a running reply and ends it as aborted`() async throws {
@@ -214,7 +214,7 @@ import Testing
         }
         #expect(!text.isEmpty && text.count < full.count)
         #expect(try await Self.transcripts(h).first?["status"]?.stringValue == "aborted")
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `a transcript aborted before it was sent is never sent`() async throws {
@@ -228,7 +228,7 @@ import Testing
         #expect(await rig.connected())
         #expect(await Self.collect(await rig.chat.send("this one")).last.map { if case .final = $0 { true } else { false } } == true)
         #expect(try await Self.transcripts(h).compactMap { $0["message"]?.stringValue } == ["this one"])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `a full outbox drops its oldest transcript and sends the rest once, in order`() async throws {
@@ -247,7 +247,7 @@ import Testing
         #expect(await Self.collect(kept).last.map { if case .final = $0 { true } else { false } } == true)
         #expect(await Self.collect(last).last.map { if case .final = $0 { true } else { false } } == true)
         #expect(try await Self.transcripts(h).compactMap { $0["message"]?.stringValue } == ["second of three", "third of three"])
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `transcripts older than the maximum age when the Gateway comes back are dropped, not sent`() async throws {
@@ -264,7 +264,7 @@ import Testing
         #expect(await Self.collect(stale).last == .failed(.expired))
         #expect(try await Self.transcripts(h).isEmpty)
         #expect(h.logs.events.contains { $0.level == .warning && "\($0.message)".contains("too long") })
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 
     @Test func `talk.config is read at connect and again after a reconnect, and a Gateway without it is tolerated`() async throws {
@@ -299,6 +299,6 @@ import Testing
         #expect(TalkConfig.builtIn.merging(third ?? TalkConfig(silenceTimeoutMs: 1)).silenceTimeoutMs == 700)
         // The conversation still works on a Gateway without talk.config.
         #expect(await Self.collect(await rig.chat.send("still fine?")).last.map { if case .final = $0 { true } else { false } } == true)
-        try h.expectNoViolations()
+        try h.gateway.expectNoViolations()
     }
 }

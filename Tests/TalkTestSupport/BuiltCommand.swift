@@ -1,40 +1,54 @@
 import Foundation
-import TalkTestSupport
 
 /// `openclaw-talk` (the binary built beside these tests) run as a user runs it: a child process with its
 /// own config and state folders, stdout and stderr captured. Blocking waits run off the cooperative pool.
-struct BuiltCommand {
-    struct Outcome: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+package struct BuiltCommand: Sendable {
+    package struct Outcome: Sendable {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
     }
 
     /// Where stdin comes from: nothing, a text piped in, or a terminal on which `answer` is typed.
-    enum Input: Sendable {
+    package enum Input: Sendable {
         case none
         case text(String)
         case terminal(answer: String)
     }
 
-    let binary: String
-    let home: String
+    package let binary: String
+    package let home: String
+    /// A program the binary is handed to as its first argument (e.g. scripts/with-pulse.sh), or nil.
+    private let launcher: String?
 
     /// A command with a fresh private folder for its config and state (removed by `removeHome()`).
-    init() throws {
-        binary = try TestInput.builtBinary.path()
+    package init(through launcher: String? = nil) throws {
         var template = Array((NSTemporaryDirectory() + "/oct-cli-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CommandFailure("mkdtemp failed: errno \(errno)") }
-        home = String(cString: made)
+        try self.init(home: String(cString: made), through: launcher)
     }
 
-    func removeHome() { try? FileManager.default.removeItem(atPath: home) }
+    /// A command whose config and state live under `home`, a folder the caller owns.
+    package init(home: String, through launcher: String? = nil) throws {
+        binary = try TestInput.builtBinary.path()
+        self.home = home
+        self.launcher = launcher
+    }
 
-    var configFolder: String { home + "/config/openclaw-talk" }
-    var stateFolder: String { home + "/state/openclaw-talk" }
+    /// Runs the command once in a fresh private folder, removed afterwards.
+    package static func run(_ arguments: [String], input: Input = .none) async throws -> Outcome {
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        return try await command.run(arguments, input: input)
+    }
+
+    package func removeHome() { try? FileManager.default.removeItem(atPath: home) }
+
+    package var configFolder: String { home + "/config/openclaw-talk" }
+    package var stateFolder: String { home + "/state/openclaw-talk" }
 
     /// Every regular file in the private folder, relative to it.
-    func storedFiles() -> [String] {
+    package func storedFiles() -> [String] {
         let all = FileManager.default.enumerator(atPath: home)?.compactMap { $0 as? String } ?? []
         return all.filter { path in
             var isDirectory: ObjCBool = false
@@ -43,16 +57,16 @@ struct BuiltCommand {
     }
 
     /// Runs to the end and returns what it printed.
-    func run(_ arguments: [String], input: Input = .none) async throws -> Outcome {
+    package func run(_ arguments: [String], input: Input = .none) async throws -> Outcome {
         let process = try start(arguments, input: input)
         return try await process.finish()
     }
 
     /// Starts it; `finish()` waits for its end.
-    func start(_ arguments: [String], input: Input = .none) throws -> Running {
+    package func start(_ arguments: [String], input: Input = .none) throws -> Running {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: launcher ?? binary)
+        process.arguments = (launcher == nil ? [] : [binary]) + arguments
         // The test's own environment (PATH finds the python3 the reference Gateway needs; PULSE_SERVER the
         // private server) with the config and state folders moved into the private folder.
         var environment = TestInputs.environment
@@ -84,8 +98,8 @@ struct BuiltCommand {
     }
 
     /// A started command.
-    final class Running: @unchecked Sendable {
-        let process: Process
+    package final class Running: @unchecked Sendable {
+        package let process: Process
         private let out: Capture
         private let err: Capture
         private let terminal: Int32?
@@ -98,12 +112,12 @@ struct BuiltCommand {
         }
 
         /// What it has written to stderr so far.
-        var stderrSoFar: String { err.text }
+        package var stderrSoFar: String { err.text }
         /// What it has written to stdout so far.
-        var stdoutSoFar: String { out.text }
+        package var stdoutSoFar: String { out.text }
 
         /// Waits (bounded) until stderr holds `text`; false if it did not within `timeout` or the process ended.
-        func waitForStderr(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {
+        package func waitForStderr(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
                 if err.text.contains(text) { return true }
@@ -114,7 +128,7 @@ struct BuiltCommand {
         }
 
         /// Waits for the end (killing it after `timeout`) and returns what it printed.
-        func finish(timeout: Duration = .seconds(120)) async throws -> Outcome {
+        package func finish(timeout: Duration = .seconds(120)) async throws -> Outcome {
             let process = process
             let deadline = ContinuousClock.now + timeout
             while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
@@ -166,7 +180,7 @@ struct BuiltCommand {
     }
 }
 
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct CommandFailure: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
