@@ -12,9 +12,11 @@ import Testing
         let op = try await h.connect(TalkGatewayHarness.operatorProfile)
         defer { op.stop() }
         try await h.gateway.control("talk-speak wav")
-        let directive = try #require(JSONValue.parse(Array(#"{"voice":"abc","model_id":"eleven_v3","speed":1.2,"rate":9999,"stability":3,"lang":"en","latency_tier":2,"seed":7,"unknown":1}"#.utf8)))
+        // What a reply's directive asks for (parsed by SpeechSynthesis's VoiceDirective), over the config's voice.
+        let directive = TalkVoiceSettings(voiceId: "abc", modelId: "eleven_v3", speed: 1.2, rateWpm: 9999, stability: 3,
+                                          seed: 7, language: "en", latencyTier: 2)
         let voice = TalkVoiceSettings(voiceId: "config-voice", outputFormat: "wav_22050", similarity: 0.5)
-            .overridden(by: TalkVoiceSettings(directive: directive))
+            .overridden(by: directive)
         let outcome = try await TalkSpeechClient(gateway: op.connection, logger: h.logger).speak("four two", voice: voice)
         guard case .clip(let clip) = outcome else {
             Issue.record("expected a clip, got \(outcome)")

@@ -1,8 +1,8 @@
 import Foundation
 
-/// The voice `talk.speak` is asked for: from Talk config, or from a reply's voice directive (its first line,
-/// a JSON object). Values outside the ranges the providers accept are dropped rather than sent, so a bad
-/// directive falls back to the Gateway's default instead of failing the request.
+/// The voice `talk.speak` is asked for: from Talk config, or from a reply's voice directive (parsed once, by
+/// SpeechSynthesis's `VoiceDirective`). Values outside the ranges the providers accept are dropped rather than
+/// sent, so a bad directive falls back to the Gateway's default instead of failing the request.
 package struct TalkVoiceSettings: Sendable, Equatable {
     package var voiceId: String?
     package var modelId: String?
@@ -42,23 +42,6 @@ package struct TalkVoiceSettings: Sendable, Equatable {
         self.latencyTier = latencyTier
     }
 
-    /// Reads a voice directive's keys (`voice|voice_id|voiceId`, `model|model_id|modelId`, `speed`, `rate`,
-    /// `stability`, `similarity`, `style`, `speakerBoost`, `seed`, `normalize`, `lang`, `output_format`,
-    /// `latency_tier`); unknown keys and wrong types are ignored.
-    package init(directive: JSONValue) {
-        func text(_ keys: String...) -> String? {
-            keys.lazy.compactMap { directive[$0]?.stringValue }.first.flatMap(Self.bounded)
-        }
-        self.init(
-            voiceId: text("voiceId", "voice_id", "voice"), modelId: text("modelId", "model_id", "model"),
-            outputFormat: text("output_format", "outputFormat"), speed: directive["speed"]?.number,
-            rateWpm: directive["rate"]?.intValue.map { Int(clamping: $0) }, stability: directive["stability"]?.number,
-            similarity: directive["similarity"]?.number, style: directive["style"]?.number,
-            speakerBoost: directive["speakerBoost"]?.boolValue, seed: directive["seed"]?.intValue.map { Int(clamping: $0) },
-            normalize: text("normalize"), language: text("lang", "language"),
-            latencyTier: directive["latency_tier"]?.intValue.map { Int(clamping: $0) })
-    }
-
     /// These settings with every value `other` sets taking over (a directive over the config).
     package func overridden(by other: TalkVoiceSettings) -> TalkVoiceSettings {
         TalkVoiceSettings(
@@ -93,16 +76,5 @@ package struct TalkVoiceSettings: Sendable, Equatable {
     private static func bounded(_ s: String) -> String? {
         let t = s.trimmingCharacters(in: .whitespaces)
         return t.isEmpty || t.utf8.count > 256 ? nil : t
-    }
-}
-
-extension JSONValue {
-    /// The value as a number, integer or not.
-    var number: Double? {
-        switch self {
-        case .int(let i): Double(i)
-        case .double(let d) where d.isFinite: d
-        default: nil
-        }
     }
 }
