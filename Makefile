@@ -23,8 +23,10 @@ release:
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
 HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests
-# PulseAudio's module-echo-cancel test runs on its own: among all the other suites its server stopped answering.
-SOLO_TESTS = PulseEchoCancelModuleTests
+# Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
+# answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
+# running beside them would grow.
+SOLO_TESTS = PulseEchoCancelModuleTests|FuzzTests
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps
