@@ -5,14 +5,12 @@ import SessionBridge
 /// on a thread of its own. This joins SessionBridge and AudioIO, which may not import each other.
 package struct GatewayTalkVoice: GatewayVoice {
     package let client: TalkSpeechClient
-    package var voice: TalkVoiceSettings
 
-    package init(client: TalkSpeechClient, voice: TalkVoiceSettings = TalkVoiceSettings()) {
+    package init(client: TalkSpeechClient) {
         self.client = client
-        self.voice = voice
     }
 
-    package func speak(_ text: String) async -> GatewaySpeech {
+    package func speak(_ text: String, voice: TalkVoiceSettings) async -> GatewaySpeech {
         do {
             switch try await client.speak(text, voice: voice) {
             case .useLocalVoice(let reason):

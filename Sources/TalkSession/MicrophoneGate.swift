@@ -7,6 +7,8 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private var forward: Task<Void, Never>?
     private var level = SpeechEnergy()
     private var muted = false
+    /// Push-to-talk's hold: silence between captures.
+    nonisolated let hold = MicrophoneHold()
 
     package init(_ inner: any AudioCaptureDevice) {
         self.inner = inner
@@ -44,7 +46,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private func pass(_ event: CaptureEvent) -> CaptureEvent {
         guard case .frame(var frame) = event else { return event }
         level.add(frame.samples)
-        if muted { frame.samples = [Int16](repeating: 0, count: frame.samples.count) }
+        if muted || hold.isHeld { frame.samples = [Int16](repeating: 0, count: frame.samples.count) }
         return .frame(frame)
     }
 }

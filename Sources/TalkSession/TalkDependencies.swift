@@ -13,24 +13,14 @@ package protocol TalkListener: Sendable {
 
 extension UtterancePipeline: TalkListener {}
 
-/// The agent on the other end: a transcript in, its reply as it is written out. `ChatClient` is the real one
-/// (exactly once through its outbox); tests use a scripted agent.
+/// The agent on the other end: a transcript in, its reply as it is written out. `ChatConversation` is the real one
+/// (`ChatClient`, exactly once through its outbox); tests use a scripted agent.
 package protocol TalkConversation: Sendable {
     /// Sends the transcript (with the interruption prefix when `interruptedAtSeconds` is set).
     func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate>
-}
-
-extension ChatClient: TalkConversation {
-    package func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate> {
-        let reply = await send(transcript, interruptedAtSeconds: interruptedAtSeconds)
-        let (stream, continuation) = AsyncStream.makeStream(of: ChatReplyUpdate.self)
-        let forward = Task {
-            for await update in reply { continuation.yield(update) }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in forward.cancel() }
-        return stream
-    }
+    /// Stops the agent's run for the last transcript sent, if it is still going (`chat.abort`): the user cut its
+    /// reply off, so the rest of it is not wanted.
+    func abortReply() async
 }
 
 /// A sentence in the Gateway's voice, or the word to speak it locally (with why).
@@ -41,7 +31,8 @@ package enum GatewaySpeech: Sendable, Equatable {
 
 /// The Gateway's voice (`talk.speak` when `talk.config` names a provider).
 package protocol GatewayVoice: Sendable {
-    func speak(_ text: String) async -> GatewaySpeech
+    /// `voice`: `talk.config`'s voice and model, the reply's voice directive over them.
+    func speak(_ text: String, voice: TalkVoiceSettings) async -> GatewaySpeech
 }
 
 /// The clock the loop measures by: monotonic nanoseconds, wall time for the events, and sleeps.
@@ -112,6 +103,22 @@ extension TalkSession {
         package var replyTimeout: Duration = .seconds(45)
         /// Without barge-in the microphone stays muted this long after the reply stops playing.
         package var muteTail: Duration = .milliseconds(500)
+        /// The Gateway's voice: `talk.config`'s voice and model; a reply's directive goes over it.
+        package var gatewayVoice = TalkVoiceSettings()
+        /// `--wake` / `--ptt`; always listening by default.
+        package var mode = HandsFreeMode.alwaysListening
+        /// The local wake phrases (`models/keyphrases/wake.kws`), heard besides the Gateway's triggers.
+        package var wakePhrases: [String] = []
+        /// After a wake phrase said on its own, the next utterance is taken if it starts within this long.
+        package var wakeFollowUp: Duration = .seconds(8)
+        /// Always-listening falls back to wake-phrase mode after this long without an interaction (`--idle-timeout`,
+        /// else `talk.idleTimeoutS`); nil: never. `idleTimeoutFixed`: the flag gave it, `talk.config` does not change it.
+        package var idleTimeout: Duration?
+        package var idleTimeoutFixed = false
+        /// `talk.ptt.once` stops by itself after this long (as on iOS); a `stop` waits at most `pushToTalkCloseWait`
+        /// for the utterance being spoken to close.
+        package var pushToTalkOnceLimit: Duration = .seconds(12)
+        package var pushToTalkCloseWait: Duration = .seconds(5)
 
         package init() {}
 

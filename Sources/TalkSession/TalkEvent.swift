@@ -31,6 +31,12 @@ package struct TalkEvent: Sendable, Equatable {
         case connectionChanged(String)
         case microphone(String)
         case error(String)
+        /// The hands-free mode changed (`from` is nil at the start): `--wake`, `--ptt`, an idle timeout, a wake phrase.
+        case modeChanged(from: HandsFreeMode?, to: HandsFreeMode, reason: String)
+        /// A wake phrase was heard; `command` is what followed it in the same utterance (empty: the next one is taken).
+        case wakePhrase(phrase: String, command: String)
+        /// A push-to-talk command (`start`, `stop`, `cancel`, `once`) and what it came to.
+        case pushToTalk(command: String, captureId: String, status: String?, transcript: String?)
     }
 
     /// The event's name in JSON.
@@ -54,6 +60,9 @@ package struct TalkEvent: Sendable, Equatable {
         case .connectionChanged: "connection"
         case .microphone: "microphone"
         case .error: "error"
+        case .modeChanged: "mode"
+        case .wakePhrase: "wakePhrase"
+        case .pushToTalk: "pushToTalk"
         }
     }
 
@@ -95,6 +104,18 @@ package struct TalkEvent: Sendable, Equatable {
             object["partial"] = partial
         case .connectionChanged(let state): object["state"] = state
         case .microphone(let message), .error(let message): object["message"] = message
+        case .modeChanged(let from, let to, let reason):
+            object["from"] = from?.rawValue ?? NSNull()
+            object["to"] = to.rawValue
+            object["reason"] = reason
+        case .wakePhrase(let phrase, let command):
+            object["phrase"] = phrase
+            object["command"] = command
+        case .pushToTalk(let command, let captureId, let status, let transcript):
+            object["command"] = command
+            object["captureId"] = captureId
+            object["status"] = status ?? NSNull()
+            object["transcript"] = transcript ?? NSNull()
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"event":"error","message":"an event could not be encoded"}"#

@@ -50,8 +50,10 @@ extension TalkSession {
         var reply = SpokenReply()
         var written = ""
         var voice = settings.voice
+        var remoteVoice = settings.gatewayVoice
         func queueSentences(_ sentences: [String]) {
             if let directive = reply.directive {
+                remoteVoice = gatewayVoice(for: directive)
                 let base = settings.voice
                 voice = directive.applied(to: base)
                 if settings.voiceFixed { voice.voice = base.voice }
@@ -59,7 +61,7 @@ extension TalkSession {
             }
             for sentence in sentences {
                 replyText += (replyText.isEmpty ? "" : " ") + sentence
-                queue.yield(SpeechJob(sentence: sentence, audio: audio(for: sentence, voice: voice, generation: generation)))
+                queue.yield(SpeechJob(sentence: sentence, audio: audio(for: sentence, voice: voice, remoteVoice: remoteVoice, generation: generation)))
             }
         }
         for await update in updates {
@@ -93,19 +95,21 @@ extension TalkSession {
         queue.finish()
         await speaker.value
         guard generation == turn else { return }
-        setState(.listening, reason: "reply done")
+        setState(restingState, reason: "reply done")
     }
 
     private func replyTimedOut(generation: Int, after timeout: Duration) {
         guard generation == turn, state == .thinking else { return }
         cancelTurn()
         emit(.replyFailed("no reply within \(timeout)"))
-        setState(.listening, reason: "no reply")
+        setState(restingState, reason: "no reply")
     }
 
     /// Starts making a sentence's audio now: the Gateway's voice while it works, espeak-ng otherwise. The first
     /// failure of the Gateway's voice moves the rest of the turn to the local voice.
-    private func audio(for sentence: String, voice: VoiceSettings, generation: Int) -> Task<SpokenAudio, any Error> {
+    private func audio(for sentence: String, voice: VoiceSettings, remoteVoice: TalkVoiceSettings, generation: Int)
+        -> Task<SpokenAudio, any Error>
+    {
         let synthesizer = dependencies.synthesizer
         let local: @Sendable () async throws -> SpokenAudio = {
             let chunk = try await synthesizer.synthesizeAll(sentence, settings: voice)
@@ -115,7 +119,7 @@ extension TalkSession {
             return Task(operation: local)
         }
         return Task {
-            switch await remote.speak(sentence) {
+            switch await remote.speak(sentence, voice: remoteVoice) {
             case .audio(let buffer):
                 return SpokenAudio(buffer: buffer, voice: "gateway")
             case .useLocalVoice(let reason):

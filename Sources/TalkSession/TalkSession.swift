@@ -43,6 +43,8 @@ package actor TalkSession {
     var unmuteTask: Task<Void, Never>?
     /// The turn whose Gateway voice failed: its later sentences use the local voice.
     var gatewayVoiceFailedTurn: Int?
+    /// Wake phrase, push-to-talk and idle timeout (`HandsFreeMode`).
+    var handsFree = HandsFreeState()
 
     package init(dependencies: Dependencies, settings: Settings = Settings(), logger: Logger) {
         self.dependencies = dependencies
@@ -64,7 +66,7 @@ package actor TalkSession {
         let listener = try dependencies.makeListener(gate)
         self.listener = listener
         let utterances = try await listener.start()
-        setState(.listening, reason: "started")
+        beginHandsFree()
         listenTask = Task { await self.listen(utterances) }
     }
 
@@ -82,6 +84,7 @@ package actor TalkSession {
         await listener?.stop()
         releaseFloor()
         unmuteTask?.cancel()
+        endHandsFree()
         setState(.idle, reason: "stopped")
         announcements?.finish()
         await announcer?.value
@@ -93,6 +96,8 @@ package actor TalkSession {
     package func apply(_ config: TalkConfig) {
         if let interrupt = config.interruptOnSpeech { settings.bargeIn = interrupt }
         settings.useGatewayVoice = config.provider != nil && dependencies.gatewayVoice != nil
+        applyGatewayVoice(config)
+        applyIdleTimeout(config)
     }
 
     /// A Gateway connection changed state (reported by whoever runs the connection). On a connect the current
@@ -117,6 +122,7 @@ package actor TalkSession {
         case .speechStarted(let position):
             userSpeechStartNs = dependencies.clock.nowNs()
             emit(.speechStarted(positionMs: position))
+            rearmIdleTimer()
         case .partial(let text):
             emit(.partialTranscript(text))
             await considerBargeIn(text)
@@ -137,9 +143,10 @@ package actor TalkSession {
 
     private func heardFinal(_ result: UtteranceResult) {
         userSpeechStartNs = nil
-        let text = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        emit(.finalTranscript(text: text, engine: dependencies.engine, startMs: result.startMs, endMs: result.endMs,
+        let heard = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        emit(.finalTranscript(text: heard, engine: dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
+        guard let text = admit(heard) else { return releaseFloor() }
         if text.isEmpty {
             emit(.transcriptIgnored(text: text, reason: "empty transcript"))
             releaseFloor()
@@ -163,7 +170,7 @@ package actor TalkSession {
 
     private func considerBargeIn(_ partial: String) async {
         guard state == .speaking, settings.bargeInActive, let startNs = userSpeechStartNs,
-              BargeInTextGuard.isNewSpeech(partial, spoken: replyText) else { return }
+              BargeInTextGuard.isNewSpeech(partial, spoken: replyText), bargeInAllowed(partial) else { return }
         let generation = turn
         guard await gate.hearsSpeech, generation == turn, state == .speaking else { return }
         let now = dependencies.clock.nowNs()
@@ -174,6 +181,7 @@ package actor TalkSession {
         emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()
+        abortReply()
     }
 
     // MARK: - State
@@ -183,6 +191,7 @@ package actor TalkSession {
         let old = state
         state = new
         emit(.stateChanged(from: old, to: new, reason: reason))
+        rearmIdleTimer()
         if new != .idle { announcements?.yield(new.phase) }
         if !settings.bargeInActive {
             if new == .speaking {

@@ -147,6 +147,8 @@ actor ScriptedAgent: TalkConversation {
 
     var script: Script
     private(set) var sent: [Sent] = []
+    /// How many times the loop asked to abort the run of the last transcript.
+    private(set) var aborts = 0
     private var open: AsyncStream<ChatReplyUpdate>.Continuation?
 
     init(_ script: Script) { self.script = script }
@@ -176,6 +178,8 @@ actor ScriptedAgent: TalkConversation {
         }
         return stream
     }
+
+    func abortReply() { aborts += 1 }
 
     func write(_ update: ChatReplyUpdate) {
         open?.yield(update)
@@ -222,7 +226,7 @@ struct Rig {
     let phases = PhaseLog()
 
     init(agent: ScriptedAgent.Script, holdPlayback: Bool = false, settings: TalkSession.Settings = TalkSession.Settings(),
-         gatewayVoice: (any GatewayVoice)? = nil) async throws {
+         gatewayVoice: (any GatewayVoice)? = nil, clock: TalkClock = .live) async throws {
         speaker = FakeSpeaker(hold: holdPlayback)
         self.agent = ScriptedAgent(agent)
         let box = listenerBox
@@ -231,7 +235,7 @@ struct Rig {
             capture: microphone, playback: speaker,
             makeListener: { capture in box.make(capture) },
             synthesizer: synthesizer, conversation: self.agent, gatewayVoice: gatewayVoice,
-            announce: { enabled, phase in await phases.append(enabled ? phase?.rawValue ?? "?" : "disabled") })
+            announce: { enabled, phase in await phases.append(enabled ? phase?.rawValue ?? "?" : "disabled") }, clock: clock)
         session = TalkSession(dependencies: dependencies, settings: settings, logger: Logger(label: "talk-test", handler: InMemoryLogHandler()))
         let log = log
         let events = session.events
@@ -264,12 +268,84 @@ actor PhaseLog {
 actor FakeGatewayVoice: GatewayVoice {
     let failOn: String?
     private(set) var asked: [String] = []
+    /// The voice settings each sentence was asked in.
+    private(set) var voices: [TalkVoiceSettings] = []
 
     init(failOn: String? = nil) { self.failOn = failOn }
 
-    func speak(_ text: String) -> GatewaySpeech {
+    func speak(_ text: String, voice: TalkVoiceSettings) -> GatewaySpeech {
         asked.append(text)
+        voices.append(voice)
         if let failOn, text.contains(failOn) { return .useLocalVoice(reason: "talk_unconfigured") }
         return .audio(PCMBuffer(sampleRate: 24_000, samples: [Int16](repeating: 500, count: 12_000)))
+    }
+}
+
+/// A clock the test moves: `advance` wakes the sleepers whose time has come; wall time is real.
+final class ManualClock: @unchecked Sendable {
+    private struct Sleeper {
+        var id: Int
+        var deadline: UInt64
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private let lock = NSLock()
+    private var now: UInt64 = 1_000_000_000
+    private var sleepers: [Sleeper] = []
+    private var cancelled: Set<Int> = []
+    private var nextId = 0
+
+    var clock: TalkClock {
+        TalkClock(nowNs: { self.nowNs }, wallNow: { Date() }, sleep: { try await self.sleep($0) })
+    }
+
+    var nowNs: UInt64 { lock.withLock { now } }
+
+    /// The deadlines of the sleeps in progress, in ns from now.
+    var pending: [UInt64] { lock.withLock { sleepers.map { $0.deadline - now } } }
+
+    func sleep(_ duration: Duration) async throws {
+        let (id, deadline) = lock.withLock {
+            nextId += 1
+            return (nextId, now + UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000))
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let gone = lock.withLock {
+                    if cancelled.contains(id) { return true }
+                    sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
+                    return false
+                }
+                if gone { c.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let sleeper: Sleeper? = lock.withLock {
+                cancelled.insert(id)
+                guard let index = sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    func advance(_ duration: Duration) {
+        let due: [Sleeper] = lock.withLock {
+            now += UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
+            let due = sleepers.filter { $0.deadline <= now }
+            sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Waits (at most 10 s) until a sleep ends exactly `after` from now: the timer a test is about to run out.
+    func waitForSleep(endingIn after: Duration) async -> Bool {
+        let ns = UInt64(after.components.seconds) * 1_000_000_000 + UInt64(after.components.attoseconds / 1_000_000_000)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if pending.contains(ns) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
     }
 }

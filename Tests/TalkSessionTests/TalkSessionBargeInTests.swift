@@ -58,6 +58,8 @@ import Testing
         #expect(sent.count == 2 && sent[1].transcript == "stop right there" && sent[1].interruptedAtSeconds != nil)
         // The rest of the first reply is never played.
         #expect(await rig.log.count { if case .speakingStarted(let s, _) = $0 { s == Self.reply } else { false } } == 1)
+        // The agent's run of the cut reply was aborted (chat.abort), once.
+        #expect(await rig.agent.aborts == 1)
         await rig.session.stop()
     }
 

@@ -38,3 +38,42 @@ import Testing
         await rig.session.stop()
     }
 }
+
+/// What `talk.speak` is asked for: `talk.config`'s voice, a reply's directive over it (for this reply with
+/// `once`, for the session without).
+@Suite struct TalkSessionGatewayVoiceChoiceTests {
+    static func replyDone(_ kind: TalkEvent.Kind) -> Bool {
+        if case .stateChanged(.speaking, .listening, "reply done") = kind { true } else { false }
+    }
+
+    @Test func `a directive's voice reaches the Gateway's voice, over talk.config's`() async throws {
+        let voice = FakeGatewayVoice()
+        let rig = try await Rig(agent: .reply(#"{"voice":"Rachel","model":"eleven_v3","rate":190,"once":true}"# + "\nHello there."),
+                                gatewayVoice: voice)
+        await rig.session.apply(TalkConfig(provider: "elevenlabs", voiceId: "config-voice", modelId: "config-model"))
+        await rig.listener.utterance("hi")
+        #expect(await rig.log.waitFor(Self.replyDone))
+        #expect(await voice.voices == [TalkVoiceSettings(voiceId: "Rachel", modelId: "eleven_v3", rateWpm: 190)])
+        #expect(await voice.asked == ["Hello there."])
+
+        // `once`: the next reply is in talk.config's voice again.
+        await rig.agent.set(.reply("Bye now."))
+        await rig.listener.utterance("bye")
+        #expect(await rig.log.waitFor(times: 2, Self.replyDone))
+        #expect(await voice.voices.last == TalkVoiceSettings(voiceId: "config-voice", modelId: "config-model"))
+        await rig.session.stop()
+    }
+
+    @Test func `a directive without once keeps its voice for the replies after it`() async throws {
+        let voice = FakeGatewayVoice()
+        let rig = try await Rig(agent: .reply(#"{"voice":"Adam"}"# + "\nHello there."), gatewayVoice: voice)
+        await rig.session.apply(TalkConfig(provider: "elevenlabs", voiceId: "config-voice"))
+        await rig.listener.utterance("hi")
+        #expect(await rig.log.waitFor(Self.replyDone))
+        await rig.agent.set(.reply("Bye now."))
+        await rig.listener.utterance("bye")
+        #expect(await rig.log.waitFor(times: 2, Self.replyDone))
+        #expect(await voice.voices.map(\.voiceId) == ["Adam", "Adam"])
+        await rig.session.stop()
+    }
+}

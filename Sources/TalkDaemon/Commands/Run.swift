@@ -36,7 +36,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
-            ]
+            ] + RunModes.options
         )
 
         var gateway: String?
@@ -55,6 +55,7 @@ extension OpenClawTalk {
         var json: Bool
         var maxTurns: Int?
         var seconds: Double?
+        var modes: RunModes
 
         init(_ parsed: ParsedArguments) throws {
             gateway = parsed.option("gateway")
@@ -88,6 +89,8 @@ extension OpenClawTalk {
             json = parsed.flag("json")
             maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)
             seconds = try parsed.doubleOption("seconds", range: 0.1...10_000_000)
+            modes = try RunModes(parsed)
+            modes.apply(to: &settings, modelDirectory: recognizer.configuration.modelDirectory)
         }
 
         func run() async throws {
@@ -125,7 +128,7 @@ extension OpenClawTalk {
                     try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
                 },
-                synthesizer: try EspeakSynthesizer(logger: logger), conversation: chat,
+                synthesizer: try EspeakSynthesizer(logger: logger), conversation: ChatConversation(chat),
                 gatewayVoice: GatewayTalkVoice(client: TalkSpeechClient(gateway: gatewaySession.operatorConnection, logger: logger)),
                 announce: { enabled, phase in
                     // While the socket is down a notice is lost anyway; the session repeats the phase on connect.
@@ -142,7 +145,7 @@ extension OpenClawTalk {
                 var turns = 0
                 for await event in talk.events {
                     if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
-                    if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started" {
+                    if event.kind.endsTurn {
                         turns += 1
                         if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
                     }
@@ -150,6 +153,7 @@ extension OpenClawTalk {
             }
             await devices.startTrack()
             try await talk.start()
+            let handsFree = RunModes.serve(talk, gateway: gatewaySession, paths: paths, logger: logger)
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
             let connection = Task {
                 for await state in await gatewaySession.operatorConnection.stateUpdates() {
@@ -165,6 +169,7 @@ extension OpenClawTalk {
             await printer.value
             await devices.playback.close()
             connection.cancel()
+            handsFree.cancel()
             configFollower.cancel()
             gatewayTasks.cancel()
             await gatewayTasks.value

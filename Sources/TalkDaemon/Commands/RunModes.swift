@@ -1,0 +1,52 @@
+import Foundation
+import SessionBridge
+import SpeechRecognition
+import TalkLogging
+import TalkSession
+
+/// `run`'s hands-free options (`--wake`, `--ptt`, `--idle-timeout`) and the Gateway side they rest on: the
+/// voice-wake triggers (`VoiceWakeTracker`) and the push-to-talk node commands (`NodeCommandRouter`).
+struct RunModes: Sendable {
+    static let options: [OptionSpec] = [
+        .flag("wake", help: "Send only what follows a wake phrase (the Gateway's voice-wake triggers, or models/keyphrases/wake.kws)."),
+        .flag("ptt", help: "Push-to-talk: listen only from talk.ptt.start to talk.ptt.stop, or for talk.ptt.once (node commands)."),
+        .option("idle-timeout", value: "seconds",
+                help: "After this long without an interaction, wait for a wake phrase (default: talk.config's idleTimeoutS)."),
+    ]
+
+    var mode = HandsFreeMode.alwaysListening
+    var idleTimeout: Double?
+
+    init(_ parsed: ParsedArguments) throws {
+        if parsed.flag("wake"), parsed.flag("ptt") { throw ValidationError("'--wake' and '--ptt' cannot be used together; choose one mode") }
+        if parsed.flag("wake") { mode = .wakePhrase }
+        if parsed.flag("ptt") { mode = .pushToTalk }
+        idleTimeout = try parsed.doubleOption("idle-timeout", range: 1...86_400)
+    }
+
+    func apply(to settings: inout TalkSession.Settings, modelDirectory: String?) {
+        settings.mode = mode
+        settings.wakePhrases = LocalWakePhrases.load(modelDirectory: modelDirectory)
+        if let idleTimeout {
+            settings.idleTimeout = .milliseconds(Int((idleTimeout * 1000).rounded()))
+            settings.idleTimeoutFixed = true
+        }
+    }
+
+    /// Follows the Gateway's wake phrases into the session and serves the node's push-to-talk commands with it,
+    /// until cancelled. Both run in every mode: the node declares the commands in `connect` whatever the mode.
+    static func serve(_ talk: TalkSession, gateway: GatewaySession, paths: StoragePaths, logger: Logger) -> Task<Void, Never> {
+        let tracker = VoiceWakeTracker(gateway: gateway.node, logger: logger)
+        let nodeId = (try? DeviceIdentity.loadOrCreate(paths: paths).deviceId) ?? ""
+        let router = NodeCommandRouter(
+            node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,
+            handler: { command, _ in await talk.pushToTalk(command) }, logger: logger)
+        return Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await tracker.run() }
+                group.addTask { for await triggers in await tracker.updates() { await talk.useGatewayWakePhrases(triggers) } }
+                group.addTask { await router.run() }
+            }
+        }
+    }
+}

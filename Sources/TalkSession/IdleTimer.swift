@@ -1,0 +1,50 @@
+import Foundation
+import SessionBridge
+
+/// The idle timeout (`--idle-timeout`, else `talk.idleTimeoutS`): always-listening that has heard nothing for that
+/// long falls back to wake-phrase mode, and says so in the events; a wake phrase brings it back. Any speech, a
+/// turn and every state change re-arm it; it only runs while always-listening waits in `listening`.
+extension TalkSession {
+    /// `talk.config`'s idle timeout, unless `--idle-timeout` gave one.
+    func applyIdleTimeout(_ config: TalkConfig) {
+        guard !settings.idleTimeoutFixed else { return }
+        settings.idleTimeout = config.idleTimeoutS.map { .milliseconds(Int(($0 * 1000).rounded())) }
+        rearmIdleTimer()
+    }
+
+    func rearmIdleTimer() {
+        handsFree.idleTimer?.cancel()
+        handsFree.idleTimer = nil
+        guard let timeout = settings.idleTimeout, handsFree.mode == .alwaysListening, state == .listening,
+              handsFree.capture == nil else { return }
+        handsFree.idleTimers += 1
+        let timer = handsFree.idleTimers
+        let clock = dependencies.clock
+        handsFree.idleTimer = Task {
+            do { try await clock.sleep(timeout) } catch { return }
+            await self.idled(timer, after: timeout)
+        }
+    }
+
+    private func idled(_ timer: Int, after timeout: Duration) {
+        guard timer == handsFree.idleTimers, handsFree.mode == .alwaysListening, state == .listening,
+              handsFree.capture == nil else { return }
+        // Someone is speaking (a long utterance): not idle.
+        guard userSpeechStartNs == nil else { return rearmIdleTimer() }
+        handsFree.mode = .wakePhrase
+        handsFree.idledOut = true
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        emit(.modeChanged(from: .alwaysListening, to: .wakePhrase, reason: "no interaction for \(String(format: "%g", seconds)) s"))
+        setState(.waiting, reason: "idle timeout")
+    }
+}
+
+/// The push-to-talk switch on the microphone: held, the gate passes silence. A lock rather than the gate's actor,
+/// so the session flips it in the same step as its own state.
+final class MicrophoneHold: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held = false
+
+    func set(_ value: Bool) { lock.withLock { held = value } }
+    var isHeld: Bool { lock.withLock { held } }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import SessionBridge
+
+/// Push-to-talk: `talk.ptt.start` opens a capture (the microphone is open only then in `--ptt` mode, and a reply
+/// still playing is cut off), `stop` sends what it heard, `cancel` drops it, `once` listens until the first
+/// utterance closes (at most `pushToTalkOnceLimit`) and sends it. The node commands (`NodeCommandRouter`) and the
+/// daemon's control socket both come here.
+extension TalkSession {
+    /// Carries out a push-to-talk command. `start` answers `{captureId}`; the others `{captureId, transcript?,
+    /// status}`: `queued` (sent to the agent), `empty` (nothing heard), `cancelled`, `idle` (no capture open, or
+    /// the session is not running), `busy` (`once` while a capture is open).
+    package func pushToTalk(_ command: PushToTalkCommand) async -> PushToTalkResult {
+        let result: PushToTalkResult
+        switch command {
+        case .start: result = await startCapture(once: false)
+        case .stop: result = await stopCapture(handsFree.capture?.id)
+        case .cancel: result = cancelCapture()
+        case .once: result = await captureOnce()
+        }
+        emit(.pushToTalk(command: String(command.rawValue.dropFirst("talk.ptt.".count)), captureId: result.captureId,
+                         status: result.status?.rawValue, transcript: result.transcript))
+        return result
+    }
+
+    private func startCapture(once: Bool) async -> PushToTalkResult {
+        if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
+        guard state != .idle else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
+        if state == .thinking || state == .speaking { await takeFloor() }
+        let id = UUID().uuidString.lowercased()
+        handsFree.capture = PushToTalkCapture(id: id, once: once)
+        handsFree.lastCaptureId = id
+        handsFree.awake = nil
+        handsFree.dropNext = false
+        gate.hold.set(false)
+        setState(.listening, reason: "push-to-talk")
+        return PushToTalkResult(captureId: id)
+    }
+
+    /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
+    private func takeFloor() async {
+        cancelTurn()
+        dependencies.synthesizer.cancelAll()
+        releaseFloor()
+        abortReply()
+        await dependencies.playback.stop()
+    }
+
+    private func captureOnce() async -> PushToTalkResult {
+        if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id, status: .busy) }
+        let started = await startCapture(once: true)
+        guard started.status == nil else { return started }
+        let id = started.captureId
+        after(settings.pushToTalkOnceLimit) { await $0.stopCaptureInBackground(id) }
+        return await result(of: id)
+    }
+
+    private func stopCaptureInBackground(_ id: String) async { _ = await stopCapture(id) }
+
+    private func stopCapture(_ id: String?) async -> PushToTalkResult {
+        guard let id, var capture = handsFree.capture, capture.id == id else {
+            return PushToTalkResult(captureId: id ?? handsFree.lastCaptureId, status: .idle)
+        }
+        if !capture.stopping {
+            capture.stopping = true
+            handsFree.capture = capture
+            // Held, the microphone gives the endpointer silence, which closes an utterance still open.
+            if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+            after(settings.pushToTalkCloseWait) { await $0.finishCapture(id) }
+        }
+        if userSpeechStartNs == nil { return finishCapture(id) }
+        return await result(of: id)
+    }
+
+    /// Waits for the capture's end (its last final, a stop's wait running out, a cancel).
+    private func result(of id: String) async -> PushToTalkResult {
+        guard handsFree.capture?.id == id else { return handsFree.lastResult ?? PushToTalkResult(captureId: id, status: .idle) }
+        return await withCheckedContinuation { handsFree.capture?.waiters.append($0) }
+    }
+
+    private func cancelCapture() -> PushToTalkResult {
+        guard let capture = handsFree.capture else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
+        handsFree.capture = nil
+        handsFree.dropNext = userSpeechStartNs != nil
+        if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+        let result = PushToTalkResult(captureId: capture.id, status: .cancelled)
+        conclude(capture, with: result)
+        if state == .listening { setState(restingState, reason: "push-to-talk cancelled") }
+        return result
+    }
+
+    /// A final transcript while a capture holds the floor: kept for it, and for `once` or after `stop` the end of it.
+    func heardDuringCapture(_ text: String) {
+        guard var capture = handsFree.capture else { return }
+        if !text.isEmpty { capture.heard.append(text) }
+        handsFree.capture = capture
+        if capture.once || capture.stopping { finishCapture(capture.id) }
+    }
+
+    /// Ends the capture: what it heard goes to the agent as one turn.
+    @discardableResult
+    private func finishCapture(_ id: String) -> PushToTalkResult {
+        guard let capture = handsFree.capture, capture.id == id else {
+            return handsFree.lastResult ?? PushToTalkResult(captureId: id, status: .idle)
+        }
+        handsFree.capture = nil
+        if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+        let text = capture.heard.joined(separator: " ")
+        let result: PushToTalkResult
+        if text.isEmpty {
+            result = PushToTalkResult(captureId: id, status: .empty)
+            if state == .listening { setState(restingState, reason: "push-to-talk heard nothing") }
+        } else {
+            result = PushToTalkResult(captureId: id, transcript: text, status: .queued)
+            let offset = pendingInterruption
+            pendingInterruption = nil
+            cancelTurn()
+            releaseFloor()
+            startTurn(text, interruptedAtSeconds: offset)
+        }
+        conclude(capture, with: result)
+        return result
+    }
+
+    private func conclude(_ capture: PushToTalkCapture, with result: PushToTalkResult) {
+        handsFree.lastResult = result
+        for waiter in capture.waiters { waiter.resume(returning: result) }
+    }
+
+    /// Runs `action` on the session after `delay` on the session's clock.
+    func after(_ delay: Duration, _ action: @escaping @Sendable (TalkSession) async -> Void) {
+        let clock = dependencies.clock
+        Task {
+            do { try await clock.sleep(delay) } catch { return }
+            await action(self)
+        }
+    }
+
+    /// Asks the agent to stop the run whose reply was cut off, without holding the loop for the round trip.
+    func abortReply() {
+        let conversation = dependencies.conversation
+        Task { await conversation.abortReply() }
+    }
+}

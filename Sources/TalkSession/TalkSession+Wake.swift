@@ -1,0 +1,112 @@
+import SessionBridge
+
+/// Wake-phrase mode: an utterance is only sent when it holds a wake phrase (the Gateway's voice-wake triggers or
+/// the local list), and then only what follows the phrase, or, when the phrase was said on its own, the next
+/// utterance. Everything else is ignored, with an event saying so, and never leaves the machine.
+extension TalkSession {
+    /// The Gateway's voice-wake triggers (`VoiceWakeTracker`: `voicewake.get`, then each `voicewake.changed`).
+    package func useGatewayWakePhrases(_ triggers: [String]) {
+        handsFree.gatewayPhrases = triggers
+    }
+
+    /// The phrases listened for now.
+    var wakePhrases: [String] { handsFree.gatewayPhrases + settings.wakePhrases }
+
+    /// Where the loop rests between turns in the current mode.
+    var restingState: TalkState {
+        if handsFree.capture != nil || handsFree.awake != nil { return .listening }
+        return handsFree.mode == .alwaysListening ? .listening : .waiting
+    }
+
+    /// Sets the mode up as the session starts (after the listener, before the first event is heard).
+    func beginHandsFree() {
+        handsFree.mode = settings.mode
+        gate.hold.set(settings.mode == .pushToTalk)
+        emit(.modeChanged(from: nil, to: settings.mode, reason: "started"))
+        setState(restingState, reason: "started")
+    }
+
+    func endHandsFree() {
+        handsFree.idleTimer?.cancel()
+        handsFree.idleTimer = nil
+        handsFree.awake = nil
+        if let capture = handsFree.capture {
+            handsFree.capture = nil
+            let result = PushToTalkResult(captureId: capture.id, status: .cancelled)
+            for waiter in capture.waiters { waiter.resume(returning: result) }
+        }
+    }
+
+    /// What a final transcript sends, if anything: nil when the mode keeps it (collected by a push-to-talk capture,
+    /// or ignored without a wake phrase); otherwise the text for the usual checks and the turn.
+    func admit(_ text: String) -> String? {
+        if handsFree.capture != nil {
+            heardDuringCapture(text)
+            return nil
+        }
+        if handsFree.dropNext {
+            handsFree.dropNext = false
+            emit(.transcriptIgnored(text: text, reason: "push-to-talk was cancelled"))
+            return nil
+        }
+        guard state != .speaking, !text.isEmpty else { return text }
+        switch handsFree.mode {
+        case .alwaysListening:
+            return text
+        case .pushToTalk:
+            emit(.transcriptIgnored(text: text, reason: "push-to-talk is not capturing"))
+            if state == .listening { setState(restingState, reason: "push-to-talk") }
+            return nil
+        case .wakePhrase:
+            return admitAfterWakePhrase(text)
+        }
+    }
+
+    private func admitAfterWakePhrase(_ text: String) -> String? {
+        if handsFree.awake != nil {
+            handsFree.awake = nil
+            return text
+        }
+        guard let match = WakePhraseMatcher.match(text, phrases: wakePhrases) else {
+            emit(.transcriptIgnored(text: text, reason: "no wake phrase"))
+            if state == .listening { setState(restingState, reason: "no wake phrase") }
+            return nil
+        }
+        emit(.wakePhrase(phrase: match.phrase, command: match.command))
+        if handsFree.idledOut {
+            handsFree.idledOut = false
+            handsFree.mode = .alwaysListening
+            emit(.modeChanged(from: .wakePhrase, to: .alwaysListening, reason: "wake phrase"))
+        }
+        guard match.command.isEmpty else { return match.command }
+        if handsFree.mode == .wakePhrase { openWakeWindow() }
+        setState(.listening, reason: "wake phrase")
+        rearmIdleTimer()
+        return nil
+    }
+
+    /// A wake phrase on its own: the next utterance is taken if it starts within `wakeFollowUp`.
+    private func openWakeWindow() {
+        handsFree.wakeWindows += 1
+        let window = handsFree.wakeWindows
+        handsFree.awake = window
+        let (clock, wait) = (dependencies.clock, settings.wakeFollowUp)
+        Task {
+            do { try await clock.sleep(wait) } catch { return }
+            await self.closeWakeWindow(window)
+        }
+    }
+
+    private func closeWakeWindow(_ window: Int) {
+        // Speech that began in time is taken when its final comes.
+        guard handsFree.awake == window, userSpeechStartNs == nil else { return }
+        handsFree.awake = nil
+        if state == .listening { setState(restingState, reason: "nothing said after the wake phrase") }
+    }
+
+    /// Barge-in in wake-phrase mode needs the phrase in the words that cut in: other speech is not for the agent.
+    func bargeInAllowed(_ partial: String) -> Bool {
+        guard handsFree.mode == .wakePhrase, handsFree.awake == nil, handsFree.capture == nil else { return true }
+        return WakePhraseMatcher.match(partial, phrases: wakePhrases) != nil
+    }
+}

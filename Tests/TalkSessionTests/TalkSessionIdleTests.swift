@@ -1,0 +1,93 @@
+import Foundation
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// The idle timeout on a clock the test moves: always-listening falls back to wake-phrase mode after the timeout
+/// without an interaction, says so, and a wake phrase brings it back.
+@Suite struct TalkSessionIdleTests {
+    static func idleRig(_ clock: ManualClock, timeout: Duration? = .seconds(30)) async throws -> Rig {
+        var settings = TalkSession.Settings()
+        settings.idleTimeout = timeout
+        settings.wakePhrases = ["hey open claw"]
+        return try await Rig(agent: .reply("Sure."), settings: settings, clock: clock.clock)
+    }
+
+    static func fellBack(_ kind: TalkEvent.Kind) -> Bool {
+        if case .modeChanged(.alwaysListening?, .wakePhrase, _) = kind { true } else { false }
+    }
+
+    /// Lets the loop run a moment on real time: what has not happened by then was not going to.
+    static func settle() async throws { try await Task.sleep(for: .milliseconds(200)) }
+
+    @Test func `after the timeout without an interaction always-listening waits for a wake phrase, and one brings it back`() async throws {
+        let clock = ManualClock()
+        let rig = try await Self.idleRig(clock)
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        clock.advance(.seconds(29))
+        try await Self.settle()
+        #expect(await rig.log.count(Self.fellBack) == 0, "fell back before the timeout")
+        clock.advance(.seconds(1))
+        #expect(await rig.log.waitFor(Self.fellBack))
+        #expect(await rig.log.waitFor { if case .stateChanged(.listening, .waiting, "idle timeout") = $0 { true } else { false } })
+
+        await rig.listener.utterance("is anyone there")
+        #expect(await rig.log.waitFor { if case .transcriptIgnored("is anyone there", "no wake phrase") = $0 { true } else { false } })
+        #expect(await rig.agent.sent.isEmpty)
+
+        await rig.listener.utterance("hey open claw")
+        #expect(await rig.log.waitFor { if case .modeChanged(.wakePhrase?, .alwaysListening, "wake phrase") = $0 { true } else { false } })
+        #expect(await rig.session.state == .listening)
+        await rig.listener.utterance("what time is it")
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, "reply done") = $0 { true } else { false } })
+        await rig.listener.utterance("and the date")
+        #expect(await rig.log.waitFor(times: 2) { if case .stateChanged(.speaking, .listening, "reply done") = $0 { true } else { false } })
+        #expect(await rig.agent.sent.map(\.transcript) == ["what time is it", "and the date"], "always-listening again: no phrase needed")
+        #expect(await rig.log.count(Self.fellBack) == 1)
+        await rig.session.stop()
+    }
+
+    @Test func `speech and turns start the timeout again`() async throws {
+        let clock = ManualClock()
+        let rig = try await Self.idleRig(clock)
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        clock.advance(.seconds(20))
+        await rig.listener.hear(.speechStarted(positionMs: 20_000))
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        clock.advance(.seconds(20))
+        try await Self.settle()
+        #expect(await rig.log.count(Self.fellBack) == 0, "speech 20 s ago must hold the timeout off")
+        await rig.listener.hear(.final(ScriptedListener.result("hello")))
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, "reply done") = $0 { true } else { false } })
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        clock.advance(.seconds(29))
+        try await Self.settle()
+        #expect(await rig.log.count(Self.fellBack) == 0, "the turn must restart the timeout")
+        clock.advance(.seconds(1))
+        #expect(await rig.log.waitFor(Self.fellBack))
+        await rig.session.stop()
+    }
+
+    @Test func `talk.config's idleTimeoutS sets the timeout unless the flag gave one`() async throws {
+        let clock = ManualClock()
+        let rig = try await Self.idleRig(clock, timeout: nil)
+        await rig.session.apply(TalkConfig(idleTimeoutS: 5))
+        #expect(await clock.waitForSleep(endingIn: .seconds(5)))
+        clock.advance(.seconds(5))
+        #expect(await rig.log.waitFor(Self.fellBack))
+        await rig.session.stop()
+
+        var settings = TalkSession.Settings()
+        settings.idleTimeout = .seconds(60)
+        settings.idleTimeoutFixed = true
+        let fixedClock = ManualClock()
+        let fixed = try await Rig(agent: .reply("Sure."), settings: settings, clock: fixedClock.clock)
+        await fixed.session.apply(TalkConfig(idleTimeoutS: 5))
+        #expect(await fixedClock.waitForSleep(endingIn: .seconds(60)))
+        fixedClock.advance(.seconds(5))
+        try await Self.settle()
+        #expect(await fixed.log.count(Self.fellBack) == 0, "--idle-timeout must beat talk.config")
+        await fixed.session.stop()
+    }
+}
