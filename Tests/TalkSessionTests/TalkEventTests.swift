@@ -15,6 +15,8 @@ import Testing
         .speakingStarted(sentence: "Hi.", voice: "gateway"), .speakingStopped(sentence: "Hi.", completed: false),
         .bargeIn(offsetSeconds: 1.234, detectionLatencyMs: 398.06, partial: "go forward"), .voiceFallback(reason: "x"),
         .connectionChanged("connected"), .microphone("lost"), .error("boom"),
+        .modeChanged(from: nil, to: .wakePhrase, reason: "started"), .wakePhrase(phrase: "computer", command: "lights on"),
+        .pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "lights on"),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -43,5 +45,12 @@ import Testing
         #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)
         #expect(try object(.speakingStopped(sentence: "Hi.", completed: false))["completed"] as? Bool == false)
         #expect(try object(.replyDelta("a \"quoted\" delta"))["text"] as? String == "a \"quoted\" delta")
+        let mode = try object(.modeChanged(from: .alwaysListening, to: .wakePhrase, reason: "no interaction for 30 s"))
+        #expect(mode["event"] as? String == "mode" && mode["from"] as? String == "always" && mode["to"] as? String == "wake")
+        #expect(try object(.modeChanged(from: nil, to: .pushToTalk, reason: "started"))["from"] is NSNull)
+        let ptt = try object(.pushToTalk(command: "start", captureId: "c1", status: nil, transcript: nil))
+        #expect(ptt["captureId"] as? String == "c1" && ptt["status"] is NSNull && ptt["transcript"] is NSNull)
+        let wake = try object(.wakePhrase(phrase: "computer", command: "lights on"))
+        #expect(wake["phrase"] as? String == "computer" && wake["command"] as? String == "lights on")
     }
 }
