@@ -79,6 +79,8 @@ extension TalkSession {
             emit(.modeChanged(from: .wakePhrase, to: .alwaysListening, reason: "wake phrase"))
         }
         guard match.command.isEmpty else { return match.command }
+        // Woken again while the agent thinks: as a new request would, this drops the reply on its way.
+        if state == .thinking { cancelTurn() }
         if handsFree.mode == .wakePhrase { openWakeWindow() }
         setState(.listening, reason: "wake phrase")
         rearmIdleTimer()
@@ -98,8 +100,9 @@ extension TalkSession {
     }
 
     private func closeWakeWindow(_ window: Int) {
-        // Speech that began in time is taken when its final comes.
-        guard handsFree.awake == window, userSpeechStartNs == nil else { return }
+        guard handsFree.awake == window else { return }
+        // Speech that began in time is taken when its final comes; if that final is empty, the window shuts after.
+        guard userSpeechStartNs == nil else { return after(.seconds(1)) { await $0.closeWakeWindow(window) } }
         handsFree.awake = nil
         if state == .listening { setState(restingState, reason: "nothing said after the wake phrase") }
     }

@@ -101,3 +101,56 @@ import Testing
         #expect(WakePhraseMatcher.match("anything", phrases: []) == nil)
     }
 }
+
+/// The follow-up window after a lone wake phrase, on a clock the test moves.
+@Suite struct TalkSessionWakeWindowTests {
+    @Test func `after a lone phrase the window closes: later speech needs the phrase again`() async throws {
+        let clock = ManualClock()
+        var settings = TalkSession.Settings()
+        settings.mode = .wakePhrase
+        settings.wakePhrases = ["computer"]
+        settings.wakeFollowUp = .seconds(8)
+        let rig = try await Rig(agent: .reply("Sure."), settings: settings, clock: clock.clock)
+        await rig.listener.utterance("computer")
+        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        clock.advance(.seconds(8))
+        #expect(await rig.log.waitFor { if case .stateChanged(.listening, .waiting, "nothing said after the wake phrase") = $0 { true } else { false } })
+        await rig.listener.utterance("what time is it")
+        #expect(await rig.log.waitFor(TalkSessionWakeTests.isIgnored("no wake phrase")))
+        #expect(await rig.agent.sent.isEmpty)
+        await rig.session.stop()
+    }
+
+    @Test func `speech begun inside the window is taken, and an empty one still lets the window shut`() async throws {
+        let clock = ManualClock()
+        var settings = TalkSession.Settings()
+        settings.mode = .wakePhrase
+        settings.wakePhrases = ["computer"]
+        let rig = try await Rig(agent: .reply("Sure."), settings: settings, clock: clock.clock)
+        await rig.listener.utterance("computer")
+        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        #expect(await rig.log.waitFor { if case .speechStarted(5000) = $0 { true } else { false } })
+        clock.advance(.seconds(8))
+        // The window's time is up while the user speaks: an empty final, then the window shuts.
+        #expect(await clock.waitForSleep(endingIn: .seconds(1)))
+        await rig.listener.hear(.final(ScriptedListener.result("")))
+        #expect(await rig.log.waitFor { if case .transcriptIgnored("", "empty transcript") = $0 { true } else { false } })
+        clock.advance(.seconds(1))
+        #expect(await rig.log.waitFor { if case .stateChanged(.listening, .waiting, "nothing said after the wake phrase") = $0 { true } else { false } })
+        await rig.listener.utterance("what time is it")
+        #expect(await rig.log.waitFor(TalkSessionWakeTests.isIgnored("no wake phrase")))
+
+        // Inside the window, speech is taken even when its final comes after the window's time.
+        await rig.listener.utterance("computer")
+        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        await rig.listener.hear(.speechStarted(positionMs: 9000))
+        #expect(await rig.log.waitFor { if case .speechStarted(9000) = $0 { true } else { false } })
+        clock.advance(.seconds(8))
+        #expect(await clock.waitForSleep(endingIn: .seconds(1)))
+        await rig.listener.hear(.final(ScriptedListener.result("turn off the radio")))
+        #expect(await rig.log.waitFor { if case .transcriptSent("turn off the radio", _) = $0 { true } else { false } })
+        #expect(await rig.agent.sent.map(\.transcript) == ["turn off the radio"])
+        await rig.session.stop()
+    }
+}

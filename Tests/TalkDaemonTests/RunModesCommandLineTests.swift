@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+@testable import TalkDaemon
+@testable import TalkSession
+
+/// `run`'s hands-free options bound into the loop's settings, and bad ones refused with a clear message.
+@Suite struct RunModesCommandLineTests {
+    let parser = CommandParser(root: OpenClawTalk.self)
+
+    @Test func `--wake, --ptt and --idle-timeout set the mode and the timeout`() throws {
+        let wake = try #require(try parser.command(["run", "--wake", "--idle-timeout", "90"]) as? OpenClawTalk.Run)
+        #expect(wake.settings.mode == .wakePhrase)
+        #expect(wake.settings.idleTimeout == .seconds(90) && wake.settings.idleTimeoutFixed)
+        #expect(wake.settings.wakePhrases == ["hey open claw", "okay claw"], "the project's models/keyphrases/wake.kws")
+        let ptt = try #require(try parser.command(["run", "--ptt"]) as? OpenClawTalk.Run)
+        #expect(ptt.settings.mode == .pushToTalk && ptt.settings.idleTimeout == nil && !ptt.settings.idleTimeoutFixed)
+        let plain = try #require(try parser.command(["run"]) as? OpenClawTalk.Run)
+        #expect(plain.settings.mode == .alwaysListening)
+    }
+
+    @Test(arguments: [
+        (["run", "--wake", "--ptt"], "'--wake' and '--ptt' cannot be used together; choose one mode"),
+        (["run", "--idle-timeout", "0.5"], "Invalid value '0.5' for '--idle-timeout': expected a number in 1.0...86400.0"),
+    ])
+    func `bad hands-free options are usage errors`(argv: [String], message: String) {
+        #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }
+    }
+}
