@@ -186,6 +186,30 @@ import Testing
     }
 
     @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `talk.ptt.once through node.invoke answers with what the next utterance said, and sends it`() async throws {
+        let gw = try await RunCommandTests.gateway()
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let input = Self.silence(3) + (try Self.goForward()) + Self.silence(3)
+        let running = try command.start(try Self.arguments(gw, command, input: input, extra: ["--ptt", "--max-turns", "1", "--seconds", "60"]))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !running.stdoutSoFar.contains(#""event":"mode""#), running.process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require(running.stdoutSoFar.contains(#""event":"mode""#), "never started: \(running.stderrSoFar)")
+        // Answered once the utterance has closed: the node serves it while the capture listens.
+        let once = try await Self.invoke(gw, "talk.ptt.once")
+        #expect(once["status"] == "queued" && once["transcript"]?.stringValue == RunCommandTests.spoken, "\(once)")
+        let r = try await running.finish(timeout: .seconds(60))
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let messages = try await Self.transcripts(gw).compactMap { $0["message"]?.stringValue }
+        #expect(messages == [RunCommandTests.spoken])
+        let events = RunCommandTests.events(r.stdout)
+        #expect(events.contains { $0["event"] == "pushToTalk" && $0["command"] == "once" && $0["status"] == "queued" })
+    }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
     func `a barge-in aborts the agent's run with chat.abort`() async throws {
         let gw = try await RunCommandTests.gateway()
         defer { gw.stop() }
