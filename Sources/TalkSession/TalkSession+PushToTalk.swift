@@ -25,7 +25,11 @@ extension TalkSession {
     private func startCapture(once: Bool) async -> PushToTalkResult {
         if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
         guard state != .idle else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
-        if state == .thinking || state == .speaking { await takeFloor() }
+        if state == .thinking || state == .speaking {
+            await takeFloor()
+            // Another start may have come in while the speaker stopped.
+            if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
+        }
         let id = UUID().uuidString.lowercased()
         handsFree.capture = PushToTalkCapture(id: id, once: once)
         handsFree.lastCaptureId = id
@@ -123,6 +127,8 @@ extension TalkSession {
 
     private func conclude(_ capture: PushToTalkCapture, with result: PushToTalkResult) {
         handsFree.lastResult = result
+        // Always-listening idles again from here (the state may not have changed to re-arm it).
+        rearmIdleTimer()
         for waiter in capture.waiters { waiter.resume(returning: result) }
     }
 

@@ -91,3 +91,20 @@ import Testing
         await fixed.session.stop()
     }
 }
+
+extension TalkSessionIdleTests {
+    @Test func `a push-to-talk capture in always-listening holds the timeout off, and it runs again after`() async throws {
+        let clock = ManualClock()
+        let rig = try await Self.idleRig(clock)
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        _ = await rig.session.pushToTalk(.start)
+        clock.advance(.seconds(40))
+        try await Self.settle()
+        #expect(await rig.log.count(Self.fellBack) == 0, "fell back during a capture")
+        #expect(await rig.session.pushToTalk(.stop).status == .empty)
+        #expect(await clock.waitForSleep(endingIn: .seconds(30)))
+        clock.advance(.seconds(30))
+        #expect(await rig.log.waitFor(Self.fellBack))
+        await rig.session.stop()
+    }
+}
