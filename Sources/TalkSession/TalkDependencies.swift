@@ -103,8 +103,10 @@ extension TalkSession {
         package var replyTimeout: Duration = .seconds(45)
         /// Without barge-in the microphone stays muted this long after the reply stops playing.
         package var muteTail: Duration = .milliseconds(500)
-        /// The Gateway's voice: `talk.config`'s voice and model; a reply's directive goes over it.
+        /// The Gateway's voice: `talk.config`'s voice and model; a reply's directive goes over it, and one without
+        /// `once` leaves its voice and model in `sessionVoice`, over the config's for the rest of the session.
         package var gatewayVoice = TalkVoiceSettings()
+        package var sessionVoice = TalkVoiceSettings()
         /// `--wake` / `--ptt`; always listening by default.
         package var mode = HandsFreeMode.alwaysListening
         /// The local wake phrases (`models/keyphrases/wake.kws`), heard besides the Gateway's triggers.

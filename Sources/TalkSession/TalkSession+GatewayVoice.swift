@@ -6,19 +6,20 @@ extension TalkSession {
     /// The Gateway voice settings for a reply with this directive. Without `once` the directive's voice and model
     /// become the session's default for later replies (gateway-protocol.md §4.5).
     func gatewayVoice(for directive: VoiceDirective?) -> TalkVoiceSettings {
-        guard let directive else { return settings.gatewayVoice }
+        let base = settings.gatewayVoice.overridden(by: settings.sessionVoice)
+        guard let directive else { return base }
         let asked = TalkVoiceSettings(directive: directive)
         if !directive.once {
-            settings.gatewayVoice.voiceId = asked.voiceId ?? settings.gatewayVoice.voiceId
-            settings.gatewayVoice.modelId = asked.modelId ?? settings.gatewayVoice.modelId
+            settings.sessionVoice.voiceId = asked.voiceId ?? settings.sessionVoice.voiceId
+            settings.sessionVoice.modelId = asked.modelId ?? settings.sessionVoice.modelId
         }
-        return settings.gatewayVoice.overridden(by: asked)
+        return base.overridden(by: asked)
     }
 
-    /// `talk.config`'s voice and model, unless a directive without `once` already chose for the session.
+    /// `talk.config`'s voice and model (a directive without `once` still goes over them).
     func applyGatewayVoice(_ config: TalkConfig) {
-        if let voiceId = config.voiceId { settings.gatewayVoice.voiceId = voiceId }
-        if let modelId = config.modelId { settings.gatewayVoice.modelId = modelId }
+        settings.gatewayVoice.voiceId = config.voiceId
+        settings.gatewayVoice.modelId = config.modelId
     }
 }
 

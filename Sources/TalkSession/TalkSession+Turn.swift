@@ -50,7 +50,7 @@ extension TalkSession {
         var reply = SpokenReply()
         var written = ""
         var voice = settings.voice
-        var remoteVoice = settings.gatewayVoice
+        var remoteVoice = gatewayVoice(for: nil)
         func queueSentences(_ sentences: [String]) {
             if let directive = reply.directive {
                 remoteVoice = gatewayVoice(for: directive)

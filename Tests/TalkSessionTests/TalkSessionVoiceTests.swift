@@ -73,7 +73,12 @@ import Testing
         await rig.agent.set(.reply("Bye now."))
         await rig.listener.utterance("bye")
         #expect(await rig.log.waitFor(times: 2, Self.replyDone))
-        #expect(await voice.voices.map(\.voiceId) == ["Adam", "Adam"])
+        // A new talk.config (as on a reconnect) does not undo the directive's choice.
+        await rig.session.apply(TalkConfig(provider: "elevenlabs", voiceId: "config-voice", modelId: "config-model"))
+        await rig.listener.utterance("bye again")
+        #expect(await rig.log.waitFor(times: 3, Self.replyDone))
+        #expect(await voice.voices.map(\.voiceId) == ["Adam", "Adam", "Adam"])
+        #expect(await voice.voices.last?.modelId == "config-model")
         await rig.session.stop()
     }
 }
