@@ -22,10 +22,12 @@ package actor ChatConversation: TalkConversation {
         return stream
     }
 
-    /// `ChatClient.abort`: `chat.abort {sessionKey, runId}` while the run goes on; nothing once it has ended.
-    package func abortReply() async {
+    /// `ChatClient.abort`: `chat.abort {sessionKey, runId}` while the run goes on; nothing once it has ended. The
+    /// reply is picked now and the request goes out on its own, so the loop is not held for the round trip.
+    package func abortReply() {
         guard let reply = latest else { return }
         latest = nil
-        await client.abort(reply)
+        let client = client
+        Task { await client.abort(reply) }
     }
 }

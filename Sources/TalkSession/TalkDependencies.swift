@@ -19,7 +19,7 @@ package protocol TalkConversation: Sendable {
     /// Sends the transcript (with the interruption prefix when `interruptedAtSeconds` is set).
     func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate>
     /// Stops the agent's run for the last transcript sent, if it is still going (`chat.abort`): the user cut its
-    /// reply off, so the rest of it is not wanted.
+    /// reply off, so the rest of it is not wanted. Returns once the run is chosen, before the Gateway answers.
     func abortReply() async
 }
 

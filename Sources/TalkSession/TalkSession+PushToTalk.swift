@@ -45,8 +45,8 @@ extension TalkSession {
         cancelTurn()
         dependencies.synthesizer.cancelAll()
         releaseFloor()
-        abortReply()
         await dependencies.playback.stop()
+        await abortReply()
     }
 
     private func captureOnce() async -> PushToTalkResult {
@@ -141,9 +141,9 @@ extension TalkSession {
         }
     }
 
-    /// Asks the agent to stop the run whose reply was cut off, without holding the loop for the round trip.
-    func abortReply() {
-        let conversation = dependencies.conversation
-        Task { await conversation.abortReply() }
+    /// Asks the agent to stop the run whose reply was cut off. Awaited, so it names that run before a later
+    /// transcript can become "the last one sent"; the conversation does not wait for the Gateway's answer.
+    func abortReply() async {
+        await dependencies.conversation.abortReply()
     }
 }

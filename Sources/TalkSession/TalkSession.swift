@@ -181,7 +181,7 @@ package actor TalkSession {
         emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()
-        abortReply()
+        await abortReply()
     }
 
     // MARK: - State
