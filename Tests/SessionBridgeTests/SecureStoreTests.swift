@@ -30,7 +30,7 @@ import Testing
         #expect {
             _ = try DeviceIdentity.loadOrCreate(paths: paths)
         } throws: { error in
-            "\(error)".contains("\(shared) (permissions 777) may be changed by other users")
+            "\(error)".contains("/state (permissions 777) may be changed by other users")
         }
     }
 
