@@ -46,3 +46,31 @@ import Testing
         }
     }
 }
+
+/// Stored credentials are only ever used with the Gateway they were stored for.
+@Suite struct StoredSetupTests {
+    @Test func `credentials stored for another Gateway than gateway.json names are refused, not sent`() async throws {
+        let root = try TempDir()
+        let paths = StoragePaths.under(root.path)
+        try GatewayConfig(url: "ws://127.0.0.1:18789").save(paths: paths)
+        try await CredentialStore(paths: paths).beginSetup(
+            gatewayURL: "ws://127.0.0.1:28789", bootstrapToken: nil, sharedToken: "b-token", password: nil)
+        #expect(throws: StoredSetupError.credentialsForAnotherGateway(configured: "ws://127.0.0.1:18789", credentials: "ws://127.0.0.1:28789")) {
+            _ = try GatewaySession.fromStoredSetup(paths: paths, version: "0.1.0-test", logger: .init(label: "test"))
+        }
+        #expect("\(StoredSetupError.credentialsForAnotherGateway(configured: "a", credentials: "b"))".contains("Run 'openclaw-talk setup' again"))
+    }
+
+    @Test func `a staged store writes nothing until it is committed`() async throws {
+        let root = try TempDir()
+        let paths = StoragePaths.under(root.path)
+        try await CredentialStore(paths: paths).beginSetup(gatewayURL: "ws://127.0.0.1:1", bootstrapToken: nil, sharedToken: "old", password: nil)
+        let before = try SecureStore.readPrivateFile(paths.tokensFile)
+        let staged = try CredentialStore.staged(paths: paths, gatewayURL: "ws://127.0.0.1:2", bootstrapToken: "boot",
+                                                sharedToken: "new", password: nil, persist: true)
+        #expect(await staged.auth(for: .node).token == "new")
+        #expect(try SecureStore.readPrivateFile(paths.tokensFile) == before)
+        try await staged.commit()
+        #expect(try await CredentialStore(paths: paths, gatewayURL: "ws://127.0.0.1:2").snapshot.sharedToken == "new")
+    }
+}
