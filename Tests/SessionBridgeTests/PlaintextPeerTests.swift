@@ -37,8 +37,8 @@ import Testing
             try await WebSocketClient.connect(to: GatewayEndpoint(parsing: "ws://\(name):18789"), options: options, logger: logger)
         }
         #expect(dns.asked.withLock { $0 } == [name], "the refusal must come from the resolved address")
-        // Refused without a connect attempt: no TCP timeout, no unreachable network.
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Refused without a connect attempt: well before the 30 s a connect to an unanswering address would take.
+        #expect(ContinuousClock.now - started < .seconds(25))
     }
 
     @Test func `a name resolving to loopback connects and its peer counts as loopback`() async throws {

@@ -31,10 +31,7 @@ extension GatewaySetup {
             do {
                 try await probe(endpoint, pin: known)
             } catch TransportError.pinMismatch(_, let actual) {
-                if trust == actual {
-                    hooks.progress(.pinReplaced(old: known, new: actual))
-                    return actual
-                }
+                // (A --trust naming the new certificate took the branch above.)
                 throw SetupError.certificateChanged(host: Self.hostPort(endpoint), pinned: known, presented: actual, fromCode: false)
             } catch {
                 // Not up yet, or a timeout: the connection retries these with the pin kept.
