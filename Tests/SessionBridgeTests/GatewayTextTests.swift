@@ -41,6 +41,8 @@ import Testing
         #expect(weird.description.count < 400)
         let closed = WebSocketError.closed(code: .policyViolation, reason: "bye\u{1B}[2J")
         #expect(closed.description.contains(#"bye\u{1B}[2J"#))
+        let agent = ChatReplyFailure.agentError(kind: "x\u{1B}[2J", message: "\u{1B}]0;t\u{07}reply")
+        #expect(agent.description == #"The agent failed (x\u{1B}[2J): \u{1B}]0;t\u{7}reply."#)
         let refused = WebSocketError.upgradeRejected(statusLine: "HTTP/1.1 404 Not Found\u{1B}[2J")
         #expect(refused.description.contains(#"404 Not Found\u{1B}[2J"#))
     }
