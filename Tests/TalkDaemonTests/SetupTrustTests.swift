@@ -155,6 +155,23 @@ import Testing
         #expect(try Self.storedPin(command) == new)
     }
 
+    @Test(.requires(.builtBinary)) func `--replace-pin without a terminal needs --yes or --trust, and --yes then replaces the pin`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let old = try #require(gw.startup.tlsFingerprint)
+        #expect(try await command.run(Self.setup(gw, ["--yes"])).status == 0)
+        let new = try await Self.rotate(gw)
+        let unanswered = try await command.run(Self.setup(gw, ["--replace-pin"]))
+        #expect(unanswered.status == 1)
+        #expect(unanswered.stderr.contains("--trust \(new)"), "stderr: \(unanswered.stderr)")
+        #expect(try Self.storedPin(command) == old)
+        let replaced = try await command.run(Self.setup(gw, ["--replace-pin", "--yes"]))
+        #expect(replaced.status == 0, "stderr: \(replaced.stderr)")
+        #expect(try Self.storedPin(command) == new)
+    }
+
     @Test(.requires(.builtBinary)) func `a setup code's pin and a different --trust are a conflict, shown with both`() async throws {
         let gw = try await offPool {
             try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--tls", "--auto-approve", "--print-setup-code"])
