@@ -156,14 +156,31 @@ final class ScriptedGateway: Sendable {
         #expect(await gw.sockets.withLock { $0.first }?.isClosed == true)
     }
 
-    @Test func `a Gateway that rejects v3 proofs gets one v2 retry`() async throws {
+    @Test func `a Gateway that rejects v3 proofs gets one v2 retry, logged`() async throws {
         let gw = ScriptedGateway(.init(tickMs: 10_000, rejectV3: true))
-        let c = connection(gw)
+        let logs = InMemoryLogHandler.Store()
+        let c = connection(gw, logs: logs)
         let run = Task { await c.run() }
         defer { run.cancel() }
         #expect(await waitFor(c, Self.isConnected) != nil)
         let versions = gw.connects.withLock { $0.map { FakeGateway.verify($0) ?? "bad" } }
         #expect(versions == ["v3", "v2"])
+        let downgrades = logs.events.filter { $0.level == .warning && "\($0.message)".contains("v2") }
+        #expect(downgrades.count == 1, "logs: \(logs.text)")
+    }
+
+    @Test func `the signature format drops to v2 only on a refused signature, and only once per connection`() {
+        var machine = GatewayConnection.StateMachine()
+        for other in ["DEVICE_AUTH_INVALID", "DEVICE_AUTH_NONCE_MISMATCH", "AUTH_TOKEN_MISMATCH", "DEVICE_AUTH_SIGNATURE_EXPIRED"] {
+            _ = machine.connectFailed(.rejected(GatewayErrorShape(code: "INVALID_REQUEST", message: "x", details: ["code": .string(other)])), unit: 0)
+            #expect(machine.payloadVersion == .v3, "\(other) must not downgrade")
+        }
+        let refused = ConnectError.rejected(GatewayErrorShape(code: "INVALID_REQUEST", message: "x", details: ["code": "DEVICE_AUTH_SIGNATURE_INVALID"]))
+        #expect(machine.connectFailed(refused, unit: 0) == .reconnect(afterSeconds: 0, attempt: machine.attempt))
+        #expect(machine.payloadVersion == .v2)
+        // The v2 proof refused too: no third format and no immediate retry; the refusal's own behaviour applies.
+        if case .reconnect(0, _) = machine.connectFailed(refused, unit: 0) { Issue.record("retried at once again") }
+        #expect(machine.payloadVersion == .v2)
     }
 
     @Test func `pairing required keeps retrying until approved`() async throws {

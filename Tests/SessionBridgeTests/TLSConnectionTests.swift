@@ -84,6 +84,40 @@ import Testing
         await client.close()
     }
 
+    /// The TLS handshake over a TCP connection to ::1, verifying the certificate against `host`.
+    private func handshake(port: Int, verifying host: String, caFile: String?) async throws -> String {
+        let (engine, fingerprint) = try await SocketIOThread.start(name: "zone test", timeout: .seconds(10)) {
+            waiter throws(TransportError) in
+            let (fd, _) = try TCPConnector.connect(host: "::1", port: port, waiter: waiter)
+            return try TLSSocketIO.handshake(
+                fileDescriptor: fd, host: host, port: port, policy: .verify(pin: nil, caFile: caFile), waiter: waiter)
+        }
+        await engine.close()
+        return fingerprint
+    }
+
+    @Test func `an IPv6 address with a zone is still checked against the certificate's addresses`() async throws {
+        // A certificate trusted through the CA file but naming only 127.0.0.1: the zone (which picks the
+        // interface, and which glibc accepts only on link-local addresses) must not switch the address check
+        // off. The socket goes to ::1; the name verified is the zoned address.
+        let peer = try await PeerProcess.start(["--tls", "--host", "::1", "--cert-ips", "127.0.0.1"])
+        defer { peer.stop() }
+        for zoned in ["::1%lo", "::1%1"] {
+            await #expect {
+                try await handshake(port: peer.port, verifying: zoned, caFile: peer.info.cert)
+            } throws: { error in
+                guard case .untrustedCertificate(_, _, let reason)? = error as? TransportError else { return false }
+                return reason.contains("mismatch")
+            }
+        }
+        // A certificate that does carry ::1 is verified through the zoned form.
+        let good = try await PeerProcess.start(["--tls", "--host", "::1"])
+        defer { good.stop() }
+        #expect(try await handshake(port: good.port, verifying: "::1%lo", caFile: good.info.cert) == good.info.fingerprint)
+        #expect(TLSSocketIO.verifiableAddress("fe80::1%eth0") == "fe80::1")
+        #expect(TLSSocketIO.verifiableAddress("gateway.local") == nil)
+    }
+
     @Test func `a trusted certificate for another host name is refused`() async throws {
         let peer = try await PeerProcess.start(["--tls", "--cert-host", "gateway.invalid"])
         defer { peer.stop() }

@@ -99,4 +99,93 @@ import Testing
         #expect(r.stderr.contains("Trust and connect? [y/N]"))
         #expect(try Self.storedPin(command) == gw.startup.tlsFingerprint)
     }
+
+    /// Swaps the Gateway's certificate (new connections get the new one); returns its fingerprint.
+    private static func rotate(_ gw: ReferenceGatewayProcess) async throws -> String {
+        let reply = try await offPool { try gw.control("rotate-cert") }
+        return try #require(reply["tlsFingerprint"]?.stringValue)
+    }
+
+    @Test(.requires(.builtBinary)) func `a changed certificate is refused with both fingerprints, with and without --yes`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let old = try #require(gw.startup.tlsFingerprint)
+        #expect(try await command.run(Self.setup(gw, ["--yes"])).status == 0)
+        // The same certificate again: connects without a question.
+        let same = try await command.run(Self.setup(gw, []), input: .terminal(answer: "n"))
+        #expect(same.status == 0, "stderr: \(same.stderr)")
+        #expect(!same.stderr.contains("[y/N]"), "asked about a certificate already pinned: \(same.stderr)")
+
+        let new = try await Self.rotate(gw)
+        for extra in [[], ["--yes"]] {
+            let r = try await command.run(Self.setup(gw, extra), input: .terminal(answer: "y"))
+            #expect(r.status == 1, "\(extra): stderr: \(r.stderr)")
+            #expect(r.stderr.contains("has changed"), "\(extra): stderr: \(r.stderr)")
+            #expect(r.stderr.contains(CertificateFingerprint.display(old)) && r.stderr.contains(CertificateFingerprint.display(new)),
+                    "\(extra): both fingerprints must be shown: \(r.stderr)")
+            #expect(!r.stderr.contains("first-time") && !r.stderr.contains("[y/N]"), "\(extra): stderr: \(r.stderr)")
+            #expect(!r.stdout.contains("Connected"))
+            #expect(try Self.storedPin(command) == old)
+        }
+        // Named explicitly, the new certificate replaces the pin.
+        let replaced = try await command.run(Self.setup(gw, ["--trust", new]))
+        #expect(replaced.status == 0, "stderr: \(replaced.stderr)")
+        #expect(replaced.stderr.contains("Replacing the pinned certificate"), "stderr: \(replaced.stderr)")
+        #expect(try Self.storedPin(command) == new)
+    }
+
+    @Test(.requires(.builtBinary)) func `--replace-pin asks about the change with both fingerprints, not as a first-time certificate`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let old = try #require(gw.startup.tlsFingerprint)
+        #expect(try await command.run(Self.setup(gw, ["--yes"])).status == 0)
+        let new = try await Self.rotate(gw)
+        let declined = try await command.run(Self.setup(gw, ["--replace-pin"]), input: .terminal(answer: "n"))
+        #expect(declined.status == 1)
+        #expect(try Self.storedPin(command) == old)
+        let r = try await command.run(Self.setup(gw, ["--replace-pin"]), input: .terminal(answer: "y"))
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("different certificate from the one pinned"), "stderr: \(r.stderr)")
+        #expect(r.stderr.contains(CertificateFingerprint.display(old)) && r.stderr.contains(CertificateFingerprint.display(new)))
+        #expect(!r.stderr.contains("first-time"), "stderr: \(r.stderr)")
+        #expect(try Self.storedPin(command) == new)
+    }
+
+    @Test(.requires(.builtBinary)) func `--replace-pin without a terminal needs --yes or --trust, and --yes then replaces the pin`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let old = try #require(gw.startup.tlsFingerprint)
+        #expect(try await command.run(Self.setup(gw, ["--yes"])).status == 0)
+        let new = try await Self.rotate(gw)
+        let unanswered = try await command.run(Self.setup(gw, ["--replace-pin"]))
+        #expect(unanswered.status == 1)
+        #expect(unanswered.stderr.contains("--trust \(new)"), "stderr: \(unanswered.stderr)")
+        #expect(try Self.storedPin(command) == old)
+        let replaced = try await command.run(Self.setup(gw, ["--replace-pin", "--yes"]))
+        #expect(replaced.status == 0, "stderr: \(replaced.stderr)")
+        #expect(try Self.storedPin(command) == new)
+    }
+
+    @Test(.requires(.builtBinary)) func `a setup code's pin and a different --trust are a conflict, shown with both`() async throws {
+        let gw = try await offPool {
+            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--tls", "--auto-approve", "--print-setup-code"])
+        }
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let pinned = try #require(gw.startup.tlsFingerprint)
+        let other = String(pinned.map { $0 == "0" ? "1" : "0" })
+        let r = try await command.run(["setup", "-", "--trust", other], input: .text((gw.startup.setupCode ?? "") + "\n"))
+        #expect(r.status == 1, "stdout: \(r.stdout) stderr: \(r.stderr)")
+        #expect(r.stderr.contains(CertificateFingerprint.display(pinned)) && r.stderr.contains(CertificateFingerprint.display(other)),
+                "stderr: \(r.stderr)")
+        #expect(!r.stdout.contains("Connected"))
+        #expect(command.storedFiles().isEmpty, "stored: \(command.storedFiles())")
+    }
 }

@@ -57,13 +57,13 @@ package struct BuiltCommand: Sendable {
     }
 
     /// Runs to the end and returns what it printed.
-    package func run(_ arguments: [String], input: Input = .none) async throws -> Outcome {
-        let process = try start(arguments, input: input)
+    package func run(_ arguments: [String], input: Input = .none, environment extra: [String: String] = [:]) async throws -> Outcome {
+        let process = try start(arguments, input: input, environment: extra)
         return try await process.finish()
     }
 
-    /// Starts it; `finish()` waits for its end.
-    package func start(_ arguments: [String], input: Input = .none) throws -> Running {
+    /// Starts it (with `extra` added to its environment); `finish()` waits for its end.
+    package func start(_ arguments: [String], input: Input = .none, environment extra: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: launcher ?? binary)
         process.arguments = (launcher == nil ? [] : [binary]) + arguments
@@ -72,6 +72,7 @@ package struct BuiltCommand: Sendable {
         var environment = TestInputs.environment
         environment["XDG_STATE_HOME"] = home + "/state"
         environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment.merge(extra) { $1 }
         process.environment = environment
         // Output goes to files: a chatty child never blocks on a full pipe while the test waits elsewhere.
         let out = try Capture()

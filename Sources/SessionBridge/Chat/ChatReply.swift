@@ -51,7 +51,10 @@ package enum ChatReplyFailure: Error, Sendable, Equatable, CustomStringConvertib
 
     package var description: String {
         switch self {
-        case .agentError(let kind, let message): "The agent failed (\(kind ?? "unknown")): \(message ?? "no message")."
+        case .agentError(let kind, let message):
+            // Both come from the Gateway: neutralised before any log line or event shows them.
+            "The agent failed (\(GatewayText.neutralized(kind ?? "unknown", limit: 64))): "
+                + "\(message.map { GatewayText.neutralized($0) } ?? "no message")."
         case .rejected(let shape): "The Gateway refused the transcript: \(shape)"
         case .expired: "The transcript was not acknowledged before it grew too old to send; it was dropped."
         case .droppedFromFullOutbox: "Too many transcripts were waiting for the Gateway; the oldest was dropped."

@@ -13,9 +13,14 @@ extension GatewayEndpoint {
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host.removeLast() }
         if host == "localhost" || host.hasSuffix(".localhost") || host.hasSuffix(".local") { return true }
-        switch IPAddress(host) {
-        case .v4(let a)?: return isLocalIPv4(a)
-        case .v6(let b)?:
+        return IPAddress(host).map(allowsPlaintext(address:)) ?? false
+    }
+
+    /// The plaintext rule for an address actually reached (the connected socket's peer).
+    package static func allowsPlaintext(address: IPAddress) -> Bool {
+        switch address {
+        case .v4(let a): return isLocalIPv4(a)
+        case .v6(let b):
             if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }  // ::1
             if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return true }  // fe80::/10
             if b[0] & 0xFE == 0xFC { return true }  // fc00::/7
@@ -23,7 +28,6 @@ extension GatewayEndpoint {
                 return isLocalIPv4([b[12], b[13], b[14], b[15]])
             }
             return false
-        case nil: return false
         }
     }
 
@@ -36,12 +40,16 @@ extension GatewayEndpoint {
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host.hasSuffix(".") { host.removeLast() }
         if host == "localhost" || host.hasSuffix(".localhost") { return true }
-        switch IPAddress(host) {
-        case .v4(let a)?: return a[0] == 127
-        case .v6(let b)?:
+        return IPAddress(host).map(isLoopback(address:)) ?? false
+    }
+
+    /// The loopback rule for an address actually reached.
+    package static func isLoopback(address: IPAddress) -> Bool {
+        switch address {
+        case .v4(let a): return a[0] == 127
+        case .v6(let b):
             if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return true }
             return b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF && b[12] == 127
-        case nil: return false
         }
     }
 
@@ -55,11 +63,11 @@ extension GatewayEndpoint {
 }
 
 /// An IPv4 or IPv6 address parsed with `inet_pton`, as network-order bytes.
-enum IPAddress: Equatable {
+package enum IPAddress: Sendable, Equatable {
     case v4([UInt8])
     case v6([UInt8])
 
-    init?(_ text: String) {
+    package init?(_ text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self = .v4(withUnsafeBytes(of: &v4) { Array($0) })

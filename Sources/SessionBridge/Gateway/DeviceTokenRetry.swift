@@ -15,10 +15,11 @@ package struct DeviceTokenRetry: Sendable, Equatable, CustomStringConvertible {
         self.deviceToken = deviceToken
     }
 
-    /// Loopback hosts, or `wss://` whose certificate is pinned. Plaintext to a private-network host is
-    /// not enough: anyone on that network could answer and collect the device token.
+    /// `wss://` whose certificate is pinned, known before connecting. Loopback also qualifies, but that is
+    /// decided per connection from the socket's peer address (`GatewayTransport.peerIsLoopback`), not from
+    /// the name. Plaintext to a private-network host is not enough: anyone on that network could answer
+    /// and collect the device token.
     package static func isTrusted(_ endpoint: GatewayEndpoint, pinnedFingerprint: String?) -> Bool {
-        if endpoint.isLoopback { return true }
         guard endpoint.scheme == .wss, let pin = pinnedFingerprint else { return false }
         return !pin.isEmpty
     }

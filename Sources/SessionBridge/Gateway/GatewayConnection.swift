@@ -136,7 +136,12 @@ package actor GatewayConnection {
             case .refused(let error):
                 lastConnectError = error
                 logger.debug("connect refused", metadata: ["gateway.error": "\(error.code ?? "handshake")"])
+                let signing = machine.payloadVersion
                 decision = machine.connectFailed(error, unit: dependencies.random())
+                if machine.payloadVersion != signing {
+                    logger.warning("the Gateway refused the v3 device signature; retrying once with the older v2 payload",
+                                   metadata: ["gateway.error": "\(error.code ?? "handshake")"])
+                }
             case .cancelled:
                 decision = .stop(reason: "Stopped.", paused: false)
             }
@@ -183,7 +188,10 @@ package actor GatewayConnection {
             await transport.close()
             if Task.isCancelled { return .cancelled }
             lastReason = refusal.description
-            guard let retryAuth = material.deviceTokenRetry?.auth(after: refusal, sent: material.auth) else { return .refused(refusal) }
+            // Loopback is judged by the socket's peer: a name that merely looks local does not qualify.
+            var retry = material.deviceTokenRetry
+            if transport.peerIsLoopback { retry?.trustedEndpoint = true }
+            guard let retryAuth = retry?.auth(after: refusal, sent: material.auth) else { return .refused(refusal) }
             // The one bounded retry: any failure of it ends as the original refusal, so the user sees the
             // shared-token message and reconnecting pauses as without the retry.
             logger.debug("shared token refused; retrying once with the stored device token")

@@ -10,7 +10,7 @@ extension GatewaySession {
         guard let config = try GatewayConfig.load(paths: paths) else { throw StoredSetupError.notConfigured }
         let endpoint = try GatewayEndpoint(parsing: config.url)
         let identity = try DeviceIdentity.loadOrCreate(paths: paths)
-        let credentials = try CredentialStore(paths: paths)
+        let credentials = try CredentialStore(paths: paths, gatewayURL: config.url)
         return GatewaySession(
             identity: identity, credentials: credentials, displayName: config.displayName ?? ClientProfile.hostName,
             version: version,
@@ -23,8 +23,16 @@ extension GatewaySession {
 /// Nothing to connect with yet.
 package enum StoredSetupError: Error, Equatable, CustomStringConvertible {
     case notConfigured
+    /// gateway.json and the stored credentials name different Gateways.
+    case credentialsForAnotherGateway(configured: String, credentials: String)
 
     package var description: String {
-        "No Gateway is configured yet; run 'openclaw-talk setup CODE' (or setup --gateway URL --token TOKEN) first."
+        switch self {
+        case .notConfigured:
+            "No Gateway is configured yet; run 'openclaw-talk setup CODE' (or setup --gateway URL --token-file FILE) first."
+        case .credentialsForAnotherGateway(let configured, let credentials):
+            "The stored credentials belong to \(credentials), not to the configured Gateway \(configured); "
+                + "they are not sent to it. Run 'openclaw-talk setup' again."
+        }
     }
 }

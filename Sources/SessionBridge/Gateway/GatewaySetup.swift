@@ -1,20 +1,29 @@
 import Foundation
+import Synchronization
 import TalkLogging
 
 /// First contact with a Gateway: trust its certificate (pin), redeem the setup code or shared secret,
 /// wait out pairing, store the device tokens and the configuration. `openclaw-talk setup` drives it;
 /// the prompt and progress lines are hooks so tests can answer them.
+///
+/// Transactional: the new URL, pin and credentials are staged in memory and replace the stored ones
+/// together only after `hello-ok`; a setup that fails or is interrupted leaves the previous one as it was.
 package struct GatewaySetup: Sendable {
     /// What the user gave.
     package struct Request: Sendable {
         package var code: SetupCode
         /// `--trust FP`: the fingerprint the user expects (must match the certificate).
         package var trustFingerprint: String?
-        /// `--yes`: trust a first-seen certificate without asking.
+        /// `--yes`: trust a first-seen certificate without asking (never a changed one).
         package var assumeYes = false
+        /// `--replace-pin`: a certificate other than the pinned one may be trusted (asked, or `--yes`).
+        package var replacePin = false
         package var displayName: String?
         /// How long to wait for the operator socket after the node socket is connected.
         package var operatorWait: Duration = .seconds(10)
+        /// How long transient failures (Gateway down, timeouts, UNAVAILABLE) are retried before giving
+        /// up; waiting for pairing approval does not count.
+        package var timeout: Duration = .seconds(60)
 
         package init(code: SetupCode) { self.code = code }
     }
@@ -22,7 +31,11 @@ package struct GatewaySetup: Sendable {
     /// Things the command shows while setup runs.
     package enum Progress: Sendable, Equatable {
         case connecting(url: String)
+        /// `ws://` to a host that is not this machine: the token crosses the network unencrypted.
+        case plaintextOnNetwork(host: String)
         case trusted(fingerprint: String)
+        /// The pin changes, as the user asked (`--trust NEW` or `--replace-pin`).
+        case pinReplaced(old: String, new: String)
         case waitingForApproval(requestId: String?)
         case retrying(reason: String)
     }
@@ -30,10 +43,18 @@ package struct GatewaySetup: Sendable {
     package struct Hooks: Sendable {
         /// Asks "Trust and connect?" for a certificate no one vouches for; nil means nobody can answer.
         package var confirmTrust: @Sendable (_ host: String, _ fingerprint: String) async -> Bool?
+        /// Asks whether to replace the pinned certificate `old` by `new` (with `--replace-pin`); nil means
+        /// nobody can answer.
+        package var confirmReplace: @Sendable (_ host: String, _ old: String, _ new: String) async -> Bool?
         package var progress: @Sendable (Progress) -> Void
 
-        package init(confirmTrust: @escaping @Sendable (String, String) async -> Bool?, progress: @escaping @Sendable (Progress) -> Void) {
+        package init(
+            confirmTrust: @escaping @Sendable (String, String) async -> Bool?,
+            confirmReplace: @escaping @Sendable (String, String, String) async -> Bool? = { _, _, _ in nil },
+            progress: @escaping @Sendable (Progress) -> Void
+        ) {
             self.confirmTrust = confirmTrust
+            self.confirmReplace = confirmReplace
             self.progress = progress
         }
     }
@@ -51,6 +72,8 @@ package struct GatewaySetup: Sendable {
     package var version: String
     package var timing = GatewayConnection.Timing()
     package var caFile: String?
+    /// How host names resolve (tests swap it).
+    package var resolver: HostResolver = .system
     package var logger: Logger
 
     package init(paths: StoragePaths, version: String, logger: Logger) {
@@ -59,27 +82,31 @@ package struct GatewaySetup: Sendable {
         self.logger = logger
     }
 
-    /// Runs setup to the first `hello-ok` on the node socket (and the operator socket when it can).
+    /// Runs setup to the first `hello-ok` on the node socket (and the operator socket when it can), then
+    /// stores the new configuration and credentials.
     package func run(_ request: Request, hooks: Hooks) async throws -> Outcome {
         try request.code.checkNotExpired(nowMs: Int64(Date().timeIntervalSince1970 * 1000))
         let endpoint = try request.code.endpoint
         guard request.code.hasCredential else { throw SetupError.noCredential }
         hooks.progress(.connecting(url: "\(endpoint)"))
+        if endpoint.scheme == .ws, !endpoint.isLoopback { hooks.progress(.plaintextOnNetwork(host: endpoint.host)) }
+        let previous = try GatewayConfig.load(paths: paths)
         // Trust is settled before anything is written: a refused certificate leaves no identity or token behind.
-        let pin = try await decidePin(endpoint, request, hooks)
+        let pin = try await decidePin(endpoint, request, previous: previous, hooks)
         if let pin { hooks.progress(.trusted(fingerprint: pin)) }
         let identity = try DeviceIdentity.loadOrCreate(paths: paths)
 
         // Tokens are written down only when they travelled encrypted or stayed on the local network.
         let persist = endpoint.scheme == .wss || endpoint.allowsPlaintext
-        let credentials = try CredentialStore(paths: paths, persist: persist)
-        try await credentials.beginSetup(
-            gatewayURL: "\(endpoint)", bootstrapToken: request.code.bootstrapToken,
-            sharedToken: request.code.token, password: request.code.password)
+        let credentials = try CredentialStore.staged(
+            paths: paths, gatewayURL: "\(endpoint)", bootstrapToken: request.code.bootstrapToken,
+            sharedToken: request.code.token, password: request.code.password, persist: persist)
         let displayName = request.displayName ?? ClientProfile.hostName
         let session = GatewaySession(
             identity: identity, credentials: credentials, displayName: displayName, version: version,
-            openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: pin, caFile: caFile, logger: logger),
+            openTransport: WebSocketTransport.opener(
+                endpoint: endpoint, pin: pin, caFile: caFile, resolver: resolver, refusedUpgradeIsPermanent: true,
+                logger: logger),
             trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: pin), timing: timing, logger: logger)
 
         let outcome = try await withThrowingTaskGroup(of: Outcome?.self) { group in
@@ -96,6 +123,9 @@ package struct GatewaySetup: Sendable {
             }
             throw SetupError.stopped("The connection ended before the Gateway accepted it.")
         }
+        // The commit: credentials first, then the configuration that names them. A crash between the two
+        // renames leaves credentials for the new URL beside the old configuration, which loading refuses.
+        try await credentials.commit()
         try GatewayConfig(url: "\(endpoint)", tlsFingerprint: pin, displayName: request.displayName).save(paths: paths)
         return outcome
     }
@@ -103,25 +133,45 @@ package struct GatewaySetup: Sendable {
     private static func awaitConnected(
         _ session: GatewaySession, endpoint: GatewayEndpoint, pin: String?, request: Request, hooks: Hooks
     ) async throws -> Outcome {
-        var version = ""
-        for await state in await session.node.stateUpdates() {
-            switch state {
-            case .connected(let v):
-                version = v
-            case .waitingForApproval(let id, _):
-                hooks.progress(.waitingForApproval(requestId: id))
-                continue
-            case .reconnecting(_, _, let reason):
-                hooks.progress(.retrying(reason: reason))
-                continue
-            case .disconnected(let reason):
-                throw SetupError.stopped(reason)
-            case .idle, .connecting:
-                continue
+        let version = try await withThrowingTaskGroup(of: String?.self) { group in
+            // Transient failures are retried until `timeout` has passed without progress; waiting for
+            // approval stops the clock, since a person is then expected to act.
+            let retrying = RetryClock()
+            group.addTask {
+                for await state in await session.node.stateUpdates() {
+                    switch state {
+                    case .connected(let v):
+                        return v
+                    case .waitingForApproval(let id, _):
+                        retrying.state.withLock { $0.since = nil }
+                        hooks.progress(.waitingForApproval(requestId: id))
+                    case .reconnecting(_, _, let reason):
+                        retrying.state.withLock { r in
+                            if r.since == nil { r.since = .now }
+                            r.reason = reason
+                        }
+                        hooks.progress(.retrying(reason: reason))
+                    case .disconnected(let reason):
+                        throw SetupError.stopped(reason)
+                    case .idle, .connecting:
+                        continue
+                    }
+                }
+                throw CancellationError()
             }
-            break
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .milliseconds(200))
+                    let (since, reason) = retrying.state.withLock { ($0.since, $0.reason) }
+                    if let since, ContinuousClock.now - since >= request.timeout {
+                        throw SetupError.gaveUp(reason: reason, seconds: Int(request.timeout.components.seconds))
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
-        guard !version.isEmpty else { throw CancellationError() }
+        guard let version, !version.isEmpty else { throw CancellationError() }
         let op = session.operatorConnection
         let opConnected = await (try? withDeadline(request.operatorWait, sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
             for await s in await op.stateUpdates() {
@@ -134,63 +184,9 @@ package struct GatewaySetup: Sendable {
         return Outcome(url: "\(endpoint)", serverVersion: version, pinnedFingerprint: pin,
                        operatorConnected: opConnected == true, operatorScopes: scopes)
     }
-
-    /// The certificate pin: from the code, `--trust`, or a first-use prompt when the certificate is not
-    /// trusted by the system. Nil for `ws://` and for system-trusted certificates without a pin.
-    private func decidePin(_ endpoint: GatewayEndpoint, _ request: Request, _ hooks: Hooks) async throws -> String? {
-        guard endpoint.scheme == .wss else { return nil }
-        let given = try request.code.tlsFingerprint ?? request.trustFingerprint.map { text throws(SetupError) in
-            do { return try CertificateFingerprint.normalize(text) } catch { throw SetupError.badTrustFingerprint(text) }
-        }
-        if let given {
-            // A certificate that does not match is refused now, before the shared token is stored. Other
-            // failures (the Gateway not up yet) are left to the connection, which retries them.
-            do { try await probe(endpoint, pin: given) } catch let mismatch as TransportError {
-                if case .pinMismatch = mismatch { throw mismatch }
-            } catch {}
-            return given
-        }
-        do {
-            try await probe(endpoint, pin: nil)
-            return nil  // the system trust store vouches for it
-        } catch TransportError.untrustedCertificate(let host, let fingerprint, _) {
-            if request.assumeYes { return fingerprint }
-            switch await hooks.confirmTrust(host, fingerprint) {
-            case true?: return fingerprint
-            case false?: throw SetupError.trustDeclined(fingerprint: fingerprint)
-            case nil: throw SetupError.trustNeedsAnswer(fingerprint: fingerprint)
-            }
-        }
-    }
-
-    /// One TLS connection and WebSocket upgrade, closed at once: checks the certificate before setup goes on.
-    private func probe(_ endpoint: GatewayEndpoint, pin: String?) async throws {
-        var options = WebSocketClient.Options(tlsPinSHA256: pin, caFile: caFile)
-        options.closeTimeout = .milliseconds(200)
-        let probe = try await WebSocketClient.connect(to: endpoint, options: options, logger: logger)
-        await probe.close()
-    }
 }
 
-/// Why setup could not finish.
-package enum SetupError: Error, Equatable, CustomStringConvertible {
-    case noCredential
-    case badTrustFingerprint(String)
-    case trustDeclined(fingerprint: String)
-    case trustNeedsAnswer(fingerprint: String)
-    case stopped(String)
-
-    package var description: String {
-        switch self {
-        case .noCredential:
-            "The setup code carries no token; pass --token or --password, or make a new code with 'openclaw qr'."
-        case .badTrustFingerprint(let t): "--trust '\(t.prefix(100))' is not a SHA-256 fingerprint (64 hex digits)."
-        case .trustDeclined(let fp):
-            "Not connecting: the certificate \(CertificateFingerprint.display(fp)) was not trusted."
-        case .trustNeedsAnswer(let fp):
-            "The Gateway's certificate is not trusted by this system and no one can be asked (stdin is not a terminal). "
-                + "Verify its SHA-256 fingerprint \(CertificateFingerprint.display(fp)) out of band, then run again with --trust \(fp) (or --yes)."
-        case .stopped(let reason): reason
-        }
-    }
+/// Since when setup has been failing without progress, and why (shared by its two watching tasks).
+private final class RetryClock: Sendable {
+    let state = Mutex<(since: ContinuousClock.Instant?, reason: String)>((ContinuousClock.now, ""))
 }

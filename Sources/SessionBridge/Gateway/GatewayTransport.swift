@@ -8,6 +8,12 @@ package protocol GatewayTransport: Sendable {
     func setMaxMessageSize(_ bytes: Int) async
     /// Closes the channel; a pending `receive()` must then throw.
     func close() async
+    /// Whether the connected socket's peer is this machine (the address reached, not the name written).
+    var peerIsLoopback: Bool { get }
+}
+
+extension GatewayTransport {
+    package var peerIsLoopback: Bool { false }
 }
 
 /// A transport failure classified for the reconnect logic: permanent ones (a certificate pin mismatch,

@@ -14,6 +14,8 @@ package actor CredentialStore {
     }
 
     private let paths: StoragePaths?
+    /// Where a staged store (`staged`) writes once `commit()` is called; it writes nothing before.
+    private let commitPaths: StoragePaths?
     private var contents: Contents
     /// A bootstrap token from a fresh setup code: used (node role) until a node device token arrives.
     private var bootstrapToken: String?
@@ -23,20 +25,64 @@ package actor CredentialStore {
     /// Loads the stored secrets for `paths` (nil paths keep everything in memory, for benchmarks).
     package init(paths: StoragePaths?, persist: Bool = true) throws {
         self.paths = paths
+        self.commitPaths = nil
         self.persist = persist
-        if let paths, let bytes = try SecureStore.readPrivateFile(paths.tokensFile) {
-            do { contents = try JSONDecoder().decode(Contents.self, from: Data(bytes)) } catch {
-                throw StorageError.damaged(path: paths.tokensFile, reason: "not a token file")
-            }
-        } else {
-            contents = Contents()
+        contents = try paths.map(Self.load) ?? Contents()
+    }
+
+    /// The stored secrets, which must belong to `gatewayURL` (what gateway.json names): a token for one
+    /// Gateway is never sent to another.
+    package init(paths: StoragePaths, gatewayURL: String) throws {
+        let loaded = try Self.load(paths)
+        if let stored = loaded.gatewayURL, stored != gatewayURL {
+            throw StoredSetupError.credentialsForAnotherGateway(configured: gatewayURL, credentials: stored)
+        }
+        self.paths = paths
+        commitPaths = nil
+        persist = true
+        contents = loaded
+    }
+
+    /// A setup in progress: what is stored, replaced in memory by the new Gateway's URL and secrets.
+    /// Device tokens stay only for the same Gateway without a fresh setup code. Nothing is written until
+    /// `commit()`, so a setup that fails or is interrupted leaves the stored credentials as they were.
+    package static func staged(
+        paths: StoragePaths, gatewayURL: String, bootstrapToken: String?, sharedToken: String?, password: String?,
+        persist: Bool
+    ) throws -> CredentialStore {
+        var contents = try load(paths)
+        if contents.gatewayURL != gatewayURL || bootstrapToken != nil { contents.deviceTokens = [:] }
+        contents.gatewayURL = gatewayURL
+        contents.sharedToken = sharedToken
+        contents.password = password
+        return CredentialStore(staged: contents, bootstrapToken: bootstrapToken, commitPaths: paths, persist: persist)
+    }
+
+    private init(staged: Contents, bootstrapToken: String?, commitPaths: StoragePaths, persist: Bool) {
+        paths = nil
+        self.commitPaths = commitPaths
+        self.persist = persist
+        contents = staged
+        self.bootstrapToken = bootstrapToken
+    }
+
+    /// Writes a staged store where it belongs (setup calls it after `hello-ok`).
+    package func commit() throws {
+        guard persist, let commitPaths else { return }
+        try Self.write(contents, to: commitPaths)
+    }
+
+    private static func load(_ paths: StoragePaths) throws -> Contents {
+        guard let bytes = try SecureStore.readPrivateFile(paths.tokensFile) else { return Contents() }
+        do { return try JSONDecoder().decode(Contents.self, from: Data(bytes)) } catch {
+            throw StorageError.damaged(path: paths.tokensFile, reason: "not a token file")
         }
     }
 
     package var snapshot: Contents { contents }
 
-    /// Starts over for a new Gateway (or a fresh setup code): old device tokens are dropped, since a new
-    /// code forces the bootstrap path.
+    /// Replaces the stored secrets at once (tests; setup stages instead, see `staged`): old device tokens
+    /// are dropped for a new Gateway or a fresh setup code, since a new code forces the bootstrap path.
     package func beginSetup(gatewayURL: String, bootstrapToken: String?, sharedToken: String?, password: String?) throws {
         if contents.gatewayURL != gatewayURL || bootstrapToken != nil { contents.deviceTokens = [:] }
         contents.gatewayURL = gatewayURL
@@ -93,6 +139,10 @@ package actor CredentialStore {
 
     private func save() throws {
         guard persist, let paths else { return }
+        try Self.write(contents, to: paths)
+    }
+
+    private static func write(_ contents: Contents, to paths: StoragePaths) throws {
         try SecureStore.preparePrivateDirectory(paths.stateDirectory)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

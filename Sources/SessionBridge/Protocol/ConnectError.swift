@@ -33,10 +33,11 @@ package enum ConnectError: Error, Equatable, CustomStringConvertible {
         return shape.detailCode ?? shape.code
     }
 
-    /// The pairing request to approve, for `PAIRING_REQUIRED`.
+    /// The pairing request to approve, for `PAIRING_REQUIRED`; nil unless it has the id format
+    /// (`GatewayText.isRequestId`), since it is shown inside a command the user pastes into a shell.
     package var pairingRequestId: String? {
         guard case .rejected(let shape) = self else { return nil }
-        return shape.details?["requestId"]?.stringValue
+        return shape.details?["requestId"]?.stringValue.flatMap { GatewayText.isRequestId($0) ? $0 : nil }
     }
 
     package var behaviour: ConnectBehaviour {
@@ -87,7 +88,10 @@ package enum ConnectError: Error, Equatable, CustomStringConvertible {
         let code = shape.detailCode ?? shape.code
         switch code {
         case "PAIRING_REQUIRED":
-            let id = d?["requestId"]?.stringValue ?? "<request id>"
+            guard let id = d?["requestId"]?.stringValue, GatewayText.isRequestId(id) else {
+                return "Waiting for approval: this device is not paired yet. "
+                    + "On the Gateway host run 'openclaw devices list' and approve its request."
+            }
             return "Waiting for approval: this device is not paired yet (request \(id)). "
                 + "On the Gateway host run: openclaw devices approve \(id)"
         case "PAIRING_REJECTED": return "The Gateway's owner rejected this device's pairing request; ask them, then run setup again."
@@ -117,7 +121,9 @@ package enum ConnectError: Error, Equatable, CustomStringConvertible {
         case "DEVICE_AUTH_SIGNATURE_INVALID", "DEVICE_AUTH_INVALID", "DEVICE_AUTH_DEVICE_ID_MISMATCH", "DEVICE_AUTH_PUBLIC_KEY_INVALID":
             return "The Gateway rejected this device's signature (\(code)); remove the identity file in the state folder and run setup again."
         case "UNAVAILABLE": return "The Gateway is starting or busy; retrying\(retryText(shape))."
-        default: return "The Gateway refused the connection: \(code): \(String(shape.message.prefix(200)))"
+        default:
+            return "The Gateway refused the connection: \(GatewayText.neutralized(code, limit: 64)): "
+                + GatewayText.neutralized(shape.message)
         }
     }
 

@@ -93,7 +93,8 @@ package struct GatewayErrorShape: Sendable, Equatable, CustomStringConvertible {
     /// `details.code`, where connect failures put their structured reason.
     package var detailCode: String? { details?["code"]?.stringValue }
 
-    package var description: String { "\(code): \(message)" }
+    /// Neutralised: the Gateway chose both strings (`GatewayText`).
+    package var description: String { "\(GatewayText.neutralized(code, limit: 64)): \(GatewayText.neutralized(message))" }
 }
 
 /// Why a frame from the Gateway could not be used.

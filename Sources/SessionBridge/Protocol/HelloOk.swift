@@ -27,7 +27,9 @@ package struct HelloOk: Sendable, Equatable {
     package var tickIntervalMs: Int
 
     /// Sizes we accept from `policy`: a hostile value must not make us buffer gigabytes or spin.
-    static let maxPayloadRange = 1024...(64 << 20)
+    /// The top is 25 MiB (the Gateway's own default) whatever the Gateway offers: a message that size
+    /// already costs a few hundred MB to parse, and Talk needs far less.
+    static let maxPayloadRange = 1024...(25 << 20)
     static let tickRange = 50...600_000
 
     /// Parses the `payload` of the connect response.

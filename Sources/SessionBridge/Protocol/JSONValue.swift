@@ -34,10 +34,16 @@ package enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
-    /// Parses UTF-8 JSON text; nil when it is not JSON or nests deeper than `maxDepth`
-    /// (a hostile `[[[[...` must not exhaust the stack of the recursive decoder).
-    package static func parse(_ bytes: [UInt8], maxDepth: Int = 128) -> JSONValue? {
-        guard nestingDepth(bytes) <= maxDepth,
+    /// The most values one message may hold. A Gateway may send 25 MiB frames; as `[0,0,0,...]` that is
+    /// twelve million values, about a gigabyte once Foundation and this enum hold them. No Talk
+    /// message comes near this (a clip is one long string).
+    package static let maxValueCount = 250_000
+
+    /// Parses UTF-8 JSON text; nil when it is not JSON, nests deeper than `maxDepth` (a hostile `[[[[...`
+    /// must not exhaust the stack of the recursive decoder) or holds more than `maxValues` values.
+    package static func parse(_ bytes: [UInt8], maxDepth: Int = 128, maxValues: Int = maxValueCount) -> JSONValue? {
+        let shape = shape(bytes)
+        guard shape.depth <= maxDepth, shape.values <= maxValues,
               let any = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
         else { return nil }
         // JSONSerialization is about fifty times faster here than decoding through Codable.
@@ -76,9 +82,14 @@ package enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     }
 
     /// The deepest nesting of arrays and objects, ignoring brackets inside strings.
-    static func nestingDepth(_ bytes: [UInt8]) -> Int {
+    static func nestingDepth(_ bytes: [UInt8]) -> Int { shape(bytes).depth }
+
+    /// The deepest nesting and (an upper bound of) the number of values, from one pass over the bytes
+    /// that skips strings: each value after the first in a container follows a comma.
+    static func shape(_ bytes: [UInt8]) -> (depth: Int, values: Int) {
         var depth = 0
         var deepest = 0
+        var values = 1
         var inString = false
         var escaped = false
         for b in bytes {
@@ -90,12 +101,14 @@ package enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
+                values += 1
                 deepest = max(deepest, depth)
             case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            case UInt8(ascii: ","), UInt8(ascii: ":"): values += 1
             default: break
             }
         }
-        return deepest
+        return (deepest, values)
     }
 
     /// Compact JSON text with sorted keys and unescaped slashes.

@@ -35,7 +35,7 @@ package struct TalkModeNotifier: Sendable {
             return .accepted
         } catch {
             if case .rejected(_, let shape) = error, shape.code == "UNAVAILABLE" {
-                logger.debug("talk.mode not available", metadata: ["gateway.message": "\(shape.message.prefix(200))"])
+                logger.debug("talk.mode not available", metadata: ["gateway.message": "\(GatewayText.neutralized(shape.message))"])
                 return .unavailable
             }
             logger.warning("talk.mode notice failed", metadata: ["error": "\(error)"])

@@ -4,19 +4,22 @@ package struct TLSByteStream: ByteStream {
     private let owner: SocketIOThread.Owner
     /// Lowercase hex SHA-256 of the server's leaf certificate (DER).
     package let peerCertificateSHA256: String
+    /// The address the socket is connected to.
+    package let peer: SocketAddress
 
     /// Connects and completes the handshake within `timeout`. `pin` must already be normalised
     /// (`CertificateFingerprint.normalize`).
     package static func connect(
-        host: String, port: Int, pin: String?, caFile: String?, timeout: Duration
+        host: String, port: Int, pin: String?, caFile: String?, timeout: Duration, resolver: HostResolver = .system
     ) async throws -> TLSByteStream {
-        let (engine, fingerprint) = try await SocketIOThread.start(name: "tls \(host):\(port)", timeout: timeout) {
+        let (engine, info) = try await SocketIOThread.start(name: "tls \(host):\(port)", timeout: timeout) {
             waiter throws(TransportError) in
-            let fd = try TCPConnector.connect(host: host, port: port, waiter: waiter)
-            return try TLSSocketIO.handshake(
+            let (fd, peer) = try TCPConnector.connect(host: host, port: port, waiter: waiter, resolver: resolver)
+            let (io, fingerprint) = try TLSSocketIO.handshake(
                 fileDescriptor: fd, host: host, port: port, policy: .verify(pin: pin, caFile: caFile), waiter: waiter)
+            return (io, (fingerprint, peer))
         }
-        return TLSByteStream(owner: SocketIOThread.Owner(engine), peerCertificateSHA256: fingerprint)
+        return TLSByteStream(owner: SocketIOThread.Owner(engine), peerCertificateSHA256: info.0, peer: info.1)
     }
 
     package func read(maxBytes: Int) async throws -> [UInt8] { try await owner.engine.read(maxBytes: maxBytes) }
@@ -29,7 +32,7 @@ package struct TLSByteStream: ByteStream {
 package func probeCertificateFingerprint(host: String, port: Int, timeout: Duration) async throws -> String {
     let (engine, fingerprint) = try await SocketIOThread.start(name: "tls probe \(host):\(port)", timeout: timeout) {
         waiter throws(TransportError) in
-        let fd = try TCPConnector.connect(host: host, port: port, waiter: waiter)
+        let (fd, _) = try TCPConnector.connect(host: host, port: port, waiter: waiter)
         return try TLSSocketIO.handshake(fileDescriptor: fd, host: host, port: port, policy: .probe, waiter: waiter)
     }
     await engine.close()

@@ -52,7 +52,7 @@ final class TLSSocketIO: SocketIO {
         }
         let session = TLSSocketIO(fileDescriptor: fileDescriptor, ssl: ssl)
         do throws(TransportError) {
-            session.configure(host: host)
+            try session.configure(host: host)
             try session.runHandshake(host: host, port: port, waiter: waiter)
             let fingerprint = try session.peerFingerprint()
             try session.judge(fingerprint: fingerprint, host: host, policy: policy)
@@ -63,17 +63,36 @@ final class TLSSocketIO: SocketIO {
         }
     }
 
-    private func configure(host: String) {
+    /// Sets SNI and the name or address the certificate must carry. A failure here would otherwise leave
+    /// the chain checked but the host unchecked, so it is refused.
+    private func configure(host: String) throws(TransportError) {
         cssl_set_io_modes(ssl)
-        SSL_set_fd(ssl, fileDescriptor)
-        if IPAddress(host) != nil {
+        guard SSL_set_fd(ssl, fileDescriptor) == 1 else {
+            throw .tlsHandshakeFailed(reason: "SSL_set_fd: \(Self.errorQueueText())")
+        }
+        if let address = Self.verifiableAddress(host) {
             // RFC 6066: no SNI for address literals; the address must be in the certificate's IP SANs.
-            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+            // An IPv6 zone (fe80::1%eth0) picks the interface and is not part of the certificate's address.
+            guard X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), address) == 1 else {
+                throw .tlsHandshakeFailed(reason: "the address \(host) cannot be checked against the certificate")
+            }
         } else {
-            SSL_set1_host(ssl, host)
-            _ = cssl_set_sni(ssl, host)
+            guard SSL_set1_host(ssl, host) == 1 else {
+                throw .tlsHandshakeFailed(reason: "the host name \(host) cannot be checked against the certificate")
+            }
+            guard cssl_set_sni(ssl, host) == 1 else {
+                throw .tlsHandshakeFailed(reason: "SNI for \(host): \(Self.errorQueueText())")
+            }
         }
         SSL_set_connect_state(ssl)
+    }
+
+    /// The address to verify when `host` is an address literal (zone and trailing dot dropped), else nil.
+    static func verifiableAddress(_ host: String) -> String? {
+        var h = host
+        if h.hasSuffix(".") { h.removeLast() }
+        guard IPAddress(h) != nil else { return nil }
+        return h.split(separator: "%", maxSplits: 1).first.map(String.init)
     }
 
     private func runHandshake(host: String, port: Int, waiter: SocketWaiter) throws(TransportError) {

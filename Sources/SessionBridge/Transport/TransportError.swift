@@ -4,6 +4,9 @@ package enum TransportError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidEndpoint(text: String, reason: String)
     /// `ws://` to a host that is not local; refused before any connection is made.
     case plaintextNotAllowed(host: String)
+    /// `ws://` to a name whose address is not local: refused before connecting to it (or, if the socket's
+    /// peer turned out to be elsewhere, before sending anything).
+    case plaintextPeerNotAllowed(host: String, address: String)
     /// The host name did not resolve.
     case resolveFailed(host: String, reason: String)
     /// No address of the host accepted a TCP connection.
@@ -34,6 +37,9 @@ package enum TransportError: Error, Sendable, Equatable, CustomStringConvertible
         case .plaintextNotAllowed(let host):
             "Refusing plaintext ws:// to \(host): it is not a loopback, private, link-local or .local host. "
                 + "Use wss://\(host) instead."
+        case .plaintextPeerNotAllowed(let host, let address):
+            "Refusing plaintext ws:// to \(host): it resolves to \(address), which is not a loopback, private or "
+                + "link-local address, so the token would cross other networks unencrypted. Use wss:// instead."
         case .resolveFailed(let host, let reason):
             "Could not resolve \(host): \(reason). Check the host name and your network."
         case .connectFailed(let host, let port, let reason):

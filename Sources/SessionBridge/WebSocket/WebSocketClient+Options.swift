@@ -17,6 +17,8 @@ extension WebSocketClient {
         package var caFile: String?
         /// How long `close()` waits for the server's close frame.
         package var closeTimeout: Duration = .seconds(2)
+        /// How host names become addresses (tests swap it; address literals never reach DNS).
+        package var resolver: HostResolver = .system
 
         /// Options with the defaults.
         package init(

@@ -10,6 +10,8 @@ package actor WebSocketClient {
     package nonisolated let peerCertificateSHA256: String?
     /// The endpoint this client connected to.
     package nonisolated let endpoint: GatewayEndpoint
+    /// The address the socket reached (nil over an in-memory stream).
+    package nonisolated let peerAddress: SocketAddress?
 
     let stream: any ByteStream
     let logger: Logger
@@ -27,10 +29,11 @@ package actor WebSocketClient {
 
     private init(
         stream: any ByteStream, leftover: [UInt8], endpoint: GatewayEndpoint, options: Options,
-        peerCertificateSHA256: String?, logger: Logger
+        peerCertificateSHA256: String?, peerAddress: SocketAddress?, logger: Logger
     ) {
         self.stream = stream
         self.endpoint = endpoint
+        self.peerAddress = peerAddress
         self.peerCertificateSHA256 = peerCertificateSHA256
         self.logger = logger
         self.closeTimeout = options.closeTimeout
@@ -40,8 +43,10 @@ package actor WebSocketClient {
         self.decoder.append(leftover)
     }
 
-    /// Connects to `endpoint`: refuses plaintext to non-local hosts before any packet is sent, then TCP,
-    /// TLS for `wss://` (pin or system trust), and the upgrade, all within `options.connectTimeout`.
+    /// Connects to `endpoint`: refuses plaintext to non-local hosts before any packet is sent (by name, then
+    /// by each address the name resolves to, then by the connected socket's peer before the upgrade is
+    /// written), then TCP, TLS for `wss://` (pin or system trust), and the upgrade, all within
+    /// `options.connectTimeout`.
     package static func connect(to endpoint: GatewayEndpoint, options: Options, logger: Logger) async throws
         -> WebSocketClient
     {
@@ -58,27 +63,32 @@ package actor WebSocketClient {
         logger.debug("connecting", metadata: endpoint.logMetadata)
         let stream: any ByteStream
         var fingerprint: String?
+        let peer: SocketAddress
         switch endpoint.scheme {
         case .ws:
-            stream = try await TCPByteStream.connect(
-                host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
+            let tcp = try await TCPByteStream.connect(
+                host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout, resolver: options.resolver,
+                allowed: { $0.ip.map(GatewayEndpoint.allowsPlaintext(address:)) ?? false })
+            peer = tcp.peer
+            stream = tcp
         case .wss:
             let tls = try await TLSByteStream.connect(
                 host: endpoint.host, port: endpoint.port, pin: pin, caFile: options.caFile,
-                timeout: options.connectTimeout)
+                timeout: options.connectTimeout, resolver: options.resolver)
             fingerprint = tls.peerCertificateSHA256
+            peer = tls.peer
             stream = tls
         }
         return try await upgrade(
             stream: stream, endpoint: endpoint, options: options, peerCertificateSHA256: fingerprint,
-            deadline: deadline, logger: logger)
+            peerAddress: peer, deadline: deadline, logger: logger)
     }
 
     /// Runs the upgrade over an already connected stream (any `ByteStream`, e.g. an in-memory pair in tests).
     /// The stream is closed if the upgrade fails.
     package static func upgrade(
         stream: any ByteStream, endpoint: GatewayEndpoint, options: Options, peerCertificateSHA256: String? = nil,
-        deadline: ContinuousClock.Instant, logger: Logger
+        peerAddress: SocketAddress? = nil, deadline: ContinuousClock.Instant, logger: Logger
     ) async throws -> WebSocketClient {
         let handshake = WebSocketHandshake()
         let request = handshake.request(for: endpoint, extraHeaders: options.extraHeaders)
@@ -104,7 +114,7 @@ package actor WebSocketClient {
             logger.debug("connected", metadata: endpoint.logMetadata)
             return WebSocketClient(
                 stream: stream, leftover: leftover, endpoint: endpoint, options: options,
-                peerCertificateSHA256: peerCertificateSHA256, logger: logger)
+                peerCertificateSHA256: peerCertificateSHA256, peerAddress: peerAddress, logger: logger)
         } catch {
             await stream.close()
             throw error

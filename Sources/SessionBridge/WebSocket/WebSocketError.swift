@@ -84,16 +84,16 @@ package enum WebSocketError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidCloseFrame(let code):
             "The Gateway sent an invalid close frame\(code.map { " (code \($0))" } ?? ""); the connection was closed with 1002."
         case .upgradeRejected(let statusLine):
-            "The Gateway refused the WebSocket upgrade: \"\(statusLine)\". Check the URL and its path."
+            "The Gateway refused the WebSocket upgrade: \"\(GatewayText.neutralized(statusLine, limit: 120))\". Check the URL and its path."
         case .malformedUpgradeResponse(let reason):
-            "The server's answer to the WebSocket upgrade was not valid (\(reason)); is this an OpenClaw Gateway?"
+            "The server's answer to the WebSocket upgrade was not valid (\(GatewayText.neutralized(reason))); is this an OpenClaw Gateway?"
         case .acceptKeyMismatch(let expected, let received):
-            "The server's Sec-WebSocket-Accept was \(received.isEmpty ? "missing" : received.joined(separator: ", ")), "
+            "The server's Sec-WebSocket-Accept was \(received.isEmpty ? "missing" : GatewayText.neutralized(received.joined(separator: ", "), limit: 120)), "
                 + "expected \(expected); is a proxy in the way?"
         case .upgradeResponseTooLarge(let limit):
             "The server's upgrade response headers exceeded \(limit) bytes; is this an OpenClaw Gateway?"
         case .closed(let code, let reason):
-            "The WebSocket connection closed with \(code)\(reason.isEmpty ? "" : ": \(reason)")."
+            "The WebSocket connection closed with \(code)\(reason.isEmpty ? "" : ": \(GatewayText.neutralized(reason, limit: 123))")."
         case .connectionLost(let reason):
             "The connection to the Gateway was lost without a close frame (\(reason)); reconnect."
         case .concurrentReceive:

@@ -20,8 +20,7 @@ extension OpenClawTalk {
                 + "prints one event per line on stdout.",
             options: [
                 .option("gateway", value: "url", help: "Connect to this Gateway (ws:// or wss://), pairing with --token or --password."),
-                .option("token", value: "token", help: "The Gateway's shared token."),
-                .option("password", value: "password", help: "The Gateway's shared password."),
+            ] + SecretOptions.options + [
                 .option("trust", value: "sha256", help: "Trust a first-seen wss:// certificate with this SHA-256."),
                 .option("source", value: "name", help: "The PulseAudio source to listen on (default: the server's default)."),
                 .option("input", value: "file", help: "Use this audio file as the microphone, in real time, then silence."),
@@ -59,8 +58,7 @@ extension OpenClawTalk {
 
         init(_ parsed: ParsedArguments) throws {
             gateway = parsed.option("gateway")
-            token = parsed.option("token")
-            password = parsed.option("password")
+            (token, password) = try SecretOptions.read(parsed, includeEnvironment: gateway != nil)
             trust = parsed.option("trust")
             if gateway != nil, token == nil, password == nil { throw ValidationError("'--gateway' needs '--token' or '--password'") }
             if gateway == nil, token != nil || password != nil || trust != nil {

@@ -8,7 +8,7 @@ Default mode runs a `websockets` server whose behaviour is chosen by the request
   /oversized?bytes=N    send one binary message of N bytes
   /oversized-fragments?bytes=N   the same, fragmented in 16 KiB frames
 --raw runs a plain asyncio server that writes hostile or hand-made frames (see RAW_SCENARIOS).
---tls serves wss:// with a self-signed certificate it generates (SAN: --cert-host, 127.0.0.1, ::1).
+--tls serves wss:// with a self-signed certificate it generates (SAN: --cert-host and --cert-ips, default 127.0.0.1,::1).
 
 The first stdout line is JSON: {"port": N, "fingerprint": sha256-hex-of-leaf-DER-or-null, "cert": path}.
 Later lines report what the client sent that tests check, with the full request path, e.g.
@@ -36,7 +36,7 @@ def report(line):
     print(line, flush=True)
 
 
-def make_certificate(directory, host):
+def make_certificate(directory, host, ip_sans=("127.0.0.1", "::1")):
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -46,8 +46,7 @@ def make_certificate(directory, host):
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
     now = datetime.datetime.now(datetime.timezone.utc)
-    sans = [x509.DNSName(host), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-            x509.IPAddress(ipaddress.ip_address("::1"))]
+    sans = [x509.DNSName(host)] + [x509.IPAddress(ipaddress.ip_address(a)) for a in ip_sans]
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
@@ -266,13 +265,15 @@ async def main():
     parser.add_argument("--raw", action="store_true")
     parser.add_argument("--tls", action="store_true")
     parser.add_argument("--cert-host", default="localhost")
+    parser.add_argument("--cert-ips", default="127.0.0.1,::1", help="comma-separated IP SANs ('' for none)")
     parser.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1", "::1"])
     args = parser.parse_args()
 
     tls_context, cert_path, fingerprint = None, None, None
     if args.tls:
         directory = tempfile.mkdtemp(prefix="ws-peer-")
-        cert_path, key_path, fingerprint = make_certificate(directory, args.cert_host)
+        cert_path, key_path, fingerprint = make_certificate(directory, args.cert_host,
+                                                           [a for a in args.cert_ips.split(",") if a])
         tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls_context.load_cert_chain(cert_path, key_path)
 

@@ -11,6 +11,7 @@ from .chat_control import ChatControlCommands
 from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
+from .hostile_setup import HostileSetupControl
 from .node_invoke import NodeInvokeControl
 from .talk_voice import TalkVoiceControl
 
@@ -25,8 +26,9 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "hide-method": ["method"], "show-method": ["method"],
               "chat-ack": ["mode", "count"],
               "talk-config": ["mode"],
-              "session-defaults": ["mode"]}
-INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed"}
+              "session-defaults": ["mode"], "upgrade-status": ["status", "reason"],
+              "pairing-request-id": ["requestId"]}
+INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed", "status"}
 
 
 class ControlError(Exception):
@@ -56,6 +58,7 @@ class ControlServer(
         TalkVoiceControl,
         NodeInvokeControl,
         ChatControlCommands,
+        HostileSetupControl,
 ):
     """Serves control commands for one Gateway."""
 

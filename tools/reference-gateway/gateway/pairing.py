@@ -28,6 +28,7 @@ class PairingRequests:
         self.state = state
         self.policy = policy
         self.pending = {}          # requestId -> request record
+        self.forced_request_id = None   # control `pairing-request-id`: hostile ids for client tests
         self.verdicts = {}         # deviceId -> ("rejected" | "expired", requestId)
         self.on_event = on_event or (lambda name, payload: None)
 
@@ -58,7 +59,7 @@ class PairingRequests:
             del self.pending[existing["requestId"]]
             existing = None
         if existing is None:
-            existing = {"requestId": str(uuid.uuid4()), "deviceId": device_id, "role": role,
+            existing = {"requestId": self.forced_request_id or str(uuid.uuid4()), "deviceId": device_id, "role": role,
                         "scopes": list(scopes), "reason": reason, "isBootstrap": is_bootstrap,
                         "createdAtMs": now, "attempts": 0}
             existing.update({k: v for k, v in metadata.items() if v is not None})

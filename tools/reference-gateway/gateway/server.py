@@ -14,6 +14,7 @@ from .codec import now_ms, preview, redact, safe_dumps
 from .connection import Connection
 from .errors import CLOSE_GOING_AWAY, CLOSE_RESTART
 from .faults import Faults
+from .hostile_setup import HostileSetup
 from .methods import EVENTS, METHOD_GATES, Methods
 from .node_invoke import NodeInvokes
 from .pairing import PairingPolicy, PairingRequests
@@ -39,6 +40,7 @@ class Gateway:
             auto_approve=options.auto_approve, after_attempts=options.auto_approve_after_attempts,
             after_ms=options.auto_approve_after_ms, ttl_ms=options.pairing_ttl_ms),
             on_event=self._pairing_event)
+        self.hostile_setup = HostileSetup()
         self.faults = Faults(unavailable_left=options.startup_unavailable,
                              unavailable_retry_after_ms=options.startup_retry_after_ms)
         self.limiter = AuthRateLimiter(options.auth_failure_limit)
@@ -78,7 +80,8 @@ class Gateway:
                 self.server = await serve(
                     self._handler, self.options.host, self.port, ssl=self.ssl_context,
                     max_size=self.options.preauth_max_payload, ping_interval=None,
-                    compression=None, open_timeout=10, close_timeout=2)
+                    compression=None, open_timeout=10, close_timeout=2,
+                    process_request=lambda _conn, _request: self.hostile_setup.refusal())
                 break
             except OSError:
                 if attempt == attempts - 1:
@@ -252,6 +255,10 @@ class Gateway:
             head = '{"type":"event","event":"refgw.filler","payload":{"pad":"'
             pad = max(0, int(spec["size"]) - len(head) - 3)
             message = head + "x" * pad + '"}}'
+            if spec.get("shape") == "values":   # as many JSON values as fit: the costliest to parse
+                head = '{"type":"event","event":"refgw.filler","payload":{"pad":['
+                count = max(1, (int(spec["size"]) - len(head) - 3) // 2)
+                message = head + ",".join("0" * count) + "]}}"
         elif "hex" in spec:
             message = bytes.fromhex(spec["hex"])
         else:

@@ -1,0 +1,42 @@
+import Foundation
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// `run --gateway URL --token-file FILE` pairs and talks without the token ever being in `ps` output.
+/// Runs the recogniser on a clip, so it belongs to `make test`'s second pass (its name ends in RunCommandTests).
+@Suite(.serialized) struct SecretArgvRunCommandTests {
+    static let token = "run-argv-secret-91c2"
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `run given the token by file keeps it out of ps output while connected`() async throws {
+        let gw = try await offPool {
+            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--token", Self.token, "--auto-approve"])
+        }
+        defer { gw.stop() }
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let file = command.home + "/token"
+        try Data((Self.token + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let running = try command.start([
+            "run", "--gateway", gw.startup.url, "--token-file", file, "--input", try RunCommandTests.clip.path(),
+            "--output", command.home + "/out.wav", "--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram",
+            "--seconds", "20", "--max-turns", "1",
+        ])
+        // Connected with the token: the Gateway lists an authenticated node while the process runs.
+        var connected = false
+        for _ in 0..<400 where !connected && running.process.isRunning {
+            let clients = try await offPool { try gw.control("clients") }["clients"]?.arrayValue ?? []
+            connected = clients.contains { $0["authenticated"]?.boolValue == true && $0["role"]?.stringValue == "node" }
+            if !connected { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(connected, "stderr: \(running.stderrSoFar)")
+        let shown = ProcessView.commandLine(running.process.processIdentifier)
+        #expect(shown.contains("run --gateway"), "not the run process: \(shown)")
+        #expect(!shown.contains(Self.token), "the token is visible in ps: \(shown)")
+        let r = try await running.finish(timeout: .seconds(90))
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(!(r.stdout + r.stderr).contains(Self.token))
+    }
+}
