@@ -12,6 +12,7 @@ from .codec import dumps
 from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
 from .node_invoke import NodeInvokeControl
+from .talk_relay_control import TalkRelayControl
 from .talk_voice import TalkVoiceControl
 
 # Positional argument names for the word form, per command.
@@ -54,6 +55,7 @@ def parse_command(line):
 
 class ControlServer(
         TalkVoiceControl,
+        TalkRelayControl,
         NodeInvokeControl,
         ChatControlCommands,
 ):
