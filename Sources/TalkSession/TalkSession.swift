@@ -80,6 +80,7 @@ package actor TalkSession {
         await reply?.value
         listenTask?.cancel()
         await listener?.stop()
+        await dependencies.transcriptSource?.stop()
         releaseFloor()
         unmuteTask?.cancel()
         setState(.idle, reason: "stopped")
@@ -117,13 +118,16 @@ package actor TalkSession {
         case .speechStarted(let position):
             userSpeechStartNs = dependencies.clock.nowNs()
             emit(.speechStarted(positionMs: position))
+            await relayUtteranceStarted(position)
         case .partial(let text):
             emit(.partialTranscript(text))
             await considerBargeIn(text)
         case .speechEnded(let end, let closed):
             emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
+            await relayUtteranceEnded(end)
         case .final(let result):
-            heardFinal(result)
+            let (chosen, engine) = await relayedFinal(result)
+            heardFinal(chosen, engine: engine)
         case .interrupted(let reason):
             emit(.microphone("lost: \(reason)"))
         case .resumed(let device):
@@ -135,10 +139,10 @@ package actor TalkSession {
         }
     }
 
-    private func heardFinal(_ result: UtteranceResult) {
+    private func heardFinal(_ result: UtteranceResult, engine: String? = nil) {
         userSpeechStartNs = nil
         let text = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        emit(.finalTranscript(text: text, engine: dependencies.engine, startMs: result.startMs, endMs: result.endMs,
+        emit(.finalTranscript(text: text, engine: engine ?? dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
         if text.isEmpty {
             emit(.transcriptIgnored(text: text, reason: "empty transcript"))

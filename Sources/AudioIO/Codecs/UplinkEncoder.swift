@@ -3,6 +3,11 @@
 package struct UplinkChunk: Sendable, Equatable {
     package var bytes: [UInt8]
     package var audioMs: Int
+
+    package init(bytes: [UInt8], audioMs: Int) {
+        self.bytes = bytes
+        self.audioMs = audioMs
+    }
 }
 
 /// Turns our 16 kHz capture frames into what a relay's `UplinkContract` asks for, in chunks of about

@@ -29,6 +29,7 @@ package struct TalkRelaySession: Sendable, Equatable {
     package var expiresAt: Date?
     /// The socket it is bound to: another socket (after a reconnect) cannot use it.
     package var connId: String
+    package var createdAt = Date()
     package var names: TalkRelayNames
 }
 
@@ -45,7 +46,7 @@ package actor TalkRelayClient {
         package var createTimeout: Duration = .seconds(20)
         package var appendTimeout: Duration = .seconds(8)
         package var controlTimeout: Duration = .seconds(10)
-        /// A session this close to its expiry is replaced rather than used.
+        /// A session this close to its expiry (at most a tenth of its lifetime) is replaced rather than used.
         package var expiryMargin: TimeInterval = 5
         /// The chat session a realtime relay (and its consults) belongs to.
         package var sessionKey: String?
@@ -147,7 +148,7 @@ package actor TalkRelayClient {
         } catch {
             throw .request(error)
         }
-        let created = try Self.session(from: result, names: names, connId: hello.connId)
+        let created = try Self.session(from: result, names: names, connId: hello.connId, now: now())
         session = created
         statistics.sessionsCreated += 1
         inFlight = 0
@@ -280,7 +281,10 @@ package actor TalkRelayClient {
 
     private func isLive(_ session: TalkRelaySession) async -> Bool {
         guard await gateway.hello?.connId == session.connId else { return false }
-        if let expiresAt = session.expiresAt, now().addingTimeInterval(settings.expiryMargin) >= expiresAt { return false }
+        if let expiresAt = session.expiresAt {
+            let margin = min(settings.expiryMargin, expiresAt.timeIntervalSince(session.createdAt) / 10)
+            if now().addingTimeInterval(margin) >= expiresAt { return false }
+        }
         return true
     }
 
@@ -336,7 +340,9 @@ package actor TalkRelayClient {
         continuation?.yield(event)
     }
 
-    static func session(from result: JSONValue?, names: TalkRelayNames, connId: String) throws(TalkRelayError) -> TalkRelaySession {
+    static func session(from result: JSONValue?, names: TalkRelayNames, connId: String, now: Date = Date()) throws(TalkRelayError)
+        -> TalkRelaySession
+    {
         guard let result, case .object = result else { throw .malformedResult("the answer is not an object") }
         guard let id = result["sessionId"]?.stringValue ?? result["relaySessionId"]?.stringValue
             ?? result["transcriptionSessionId"]?.stringValue, !id.isEmpty
@@ -351,6 +357,6 @@ package actor TalkRelayClient {
         default: expires = nil
         }
         return TalkRelaySession(id: id, inputEncoding: String(encoding.prefix(32)), inputSampleRateHz: Int(rate),
-                                expiresAt: expires, connId: connId, names: names)
+                                expiresAt: expires, connId: connId, createdAt: now, names: names)
     }
 }

@@ -36,7 +36,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
-            ]
+            ] + RelayOptions.all
         )
 
         var gateway: String?
@@ -55,6 +55,7 @@ extension OpenClawTalk {
         var json: Bool
         var maxTurns: Int?
         var seconds: Double?
+        var relay: RelayOptions
 
         init(_ parsed: ParsedArguments) throws {
             gateway = parsed.option("gateway")
@@ -88,6 +89,7 @@ extension OpenClawTalk {
             json = parsed.flag("json")
             maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)
             seconds = try parsed.doubleOption("seconds", range: 0.1...10_000_000)
+            relay = try RelayOptions(parsed)
         }
 
         func run() async throws {
@@ -119,8 +121,10 @@ extension OpenClawTalk {
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
             let (settledEndpointing, fast) = (endpointing, fast)
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
-            let dependencies = TalkSession.Dependencies(
-                capture: devices.capture, playback: devices.playback,
+            let (capture, transcripts) = try await relay.transcription(
+                capture: devices.capture, gateway: gatewaySession.operatorConnection, preRollMs: settledEndpointing.preRollMs, logger: logger)
+            var dependencies = TalkSession.Dependencies(
+                capture: capture, playback: devices.playback,
                 makeListener: { capture in
                     try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
@@ -132,6 +136,7 @@ extension OpenClawTalk {
                     guard case .connected = await gatewaySession.operatorConnection.state else { return }
                     await notifier.announce(enabled: enabled, phase: phase)
                 })
+            dependencies.transcriptSource = transcripts
             let talk = TalkSession(dependencies: dependencies, settings: settings, logger: logger)
 
             if let gatewayConfig { await talk.apply(gatewayConfig) }

@@ -134,20 +134,22 @@ def _corr(x, y):
     return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else 0.0
 
 
-def best_correlation(received, reference, max_lag=None):
-    """(correlation, lag in windows) of `reference` found inside `received` (envelopes)."""
+def best_correlation(received, reference, max_lag=None, min_overlap=0.7):
+    """(correlation, lag in windows) of the two envelopes at their best alignment: `received[i]` lines up
+    with `reference[i + lag]`, over an overlap of at least `min_overlap` of the shorter one."""
     if not received or not reference:
         return 0.0, 0
-    short, long_, sign = (reference, received, 1) if len(reference) <= len(received) \
-        else (received, reference, -1)
-    lags = range(0, len(long_) - len(short) + 1)
+    need = max(10, int(min(len(received), len(reference)) * min_overlap))
+    low, high = -(len(received) - need), len(reference) - need
     if max_lag is not None:
-        lags = range(0, min(len(long_) - len(short), max_lag) + 1)
+        low, high = max(low, -max_lag), min(high, max_lag)
     best = (-1.0, 0)
-    for lag in lags:
-        value = _corr(long_[lag:lag + len(short)], short)
+    for lag in range(low, high + 1):
+        a = received[max(0, -lag):]
+        b = reference[max(0, lag):]
+        value = _corr(a, b)
         if value > best[0]:
-            best = (value, sign * lag)
+            best = (value, lag)
     return best
 
 

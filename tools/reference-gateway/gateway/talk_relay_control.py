@@ -1,7 +1,21 @@
 """Control commands of the Talk relays (a mixin of ControlServer)."""
 
 from .talk_audio import ENCODINGS, SUPPORTED_RATES
+import os
+import wave
+
+from .talk_audio import pcm16_bytes
 from .talk_relay import DEFAULT_SETTINGS, correlation_with
+
+
+def write_wav(folder, turn):
+    path = os.path.join(folder, "turn-%s.wav" % turn["turnId"][:8])
+    with wave.open(path, "wb") as handle:
+        handle.setnchannels(1)
+        handle.setsampwidth(2)
+        handle.setframerate(turn["sampleRateHz"])
+        handle.writeframes(pcm16_bytes(turn["samples"]))
+    return path
 from .talk_relay_methods import check_era
 
 
@@ -74,6 +88,8 @@ class TalkRelayControl:
             entry = {k: v for k, v in turn.items() if k != "samples"}
             if args.get("reference"):
                 entry["correlation"], entry["lagWindows"] = correlation_with(turn, args["reference"])
+            if args.get("dump"):   # a folder: each turn's decoded audio as a WAV file
+                entry["wav"] = write_wav(args["dump"], turn)
             turns.append(entry)
         if args.get("clear"):
             self._relay.turns.clear()
