@@ -219,7 +219,8 @@ class RelaySession:
             await asyncio.sleep(delay / 1000)
         if self.closed:
             return
-        text, source = self.relay.next_text(turn.samples, self.rate)
+        # Matching a clip is pure-Python work over the whole corpus: off the loop, so appends stay answered.
+        text, source = await asyncio.to_thread(self.relay.next_text, turn.samples, self.rate)
         self.relay.turns.append({
             "sessionId": self.session_id, "mode": self.mode, "turnId": turn.turn_id,
             "encoding": self.encoding, "sampleRateHz": self.rate, "appends": turn.appends,
