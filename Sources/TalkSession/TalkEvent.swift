@@ -18,6 +18,8 @@ package struct TalkEvent: Sendable, Equatable {
         case transcriptSource(engine: String, relayMs: Double?, fallbackReason: String?)
         /// A relay session in use: its mode, uplink (`opus 16 kHz`) and the uplink's bytes per second on the wire.
         case relayUplink(mode: String, uplink: String, bytesPerSecond: Int)
+        /// The realtime relay's controls: a tool call answered, a mark acknowledged, output cleared.
+        case relayNote(String)
         /// A final transcript that does not start a turn (empty, or heard while the reply played).
         case transcriptIgnored(text: String, reason: String)
         case transcriptSent(text: String, interruptedAtSeconds: Double?)
@@ -47,6 +49,7 @@ package struct TalkEvent: Sendable, Equatable {
         case .finalTranscript: "final"
         case .transcriptSource: "transcriptSource"
         case .relayUplink: "relayUplink"
+        case .relayNote: "relay"
         case .transcriptIgnored: "transcriptIgnored"
         case .transcriptSent: "transcriptSent"
         case .transcriptAcknowledged: "transcriptAcknowledged"
@@ -106,7 +109,7 @@ package struct TalkEvent: Sendable, Equatable {
             object["detectionLatencyMs"] = (latency * 10).rounded() / 10
             object["partial"] = partial
         case .connectionChanged(let state): object["state"] = state
-        case .microphone(let message), .error(let message): object["message"] = message
+        case .microphone(let message), .error(let message), .relayNote(let message): object["message"] = message
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"event":"error","message":"an event could not be encoded"}"#

@@ -121,4 +121,30 @@ import Testing
         #expect(refused.stderr.contains("offers no transcription relay"), "\(refused.stderr)")
         #expect(refused.transcripts.isEmpty)
     }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `--mode realtime: the relay hears the clip and its spoken answer lands in the output track`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["go forward ten meters"], "audioPace": 0.5}"#)
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let output = command.home + "/out.wav"
+        let r = try await command.run(["run", "--mode", "realtime", "--gateway", gw.startup.url, "--token", RunCommandTests.token,
+                                       "--input", try RunCommandTests.clip.path(), "--output", output, "--json", "--max-turns", "1"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        let events = RunCommandTests.events(r.stdout)
+        #expect(events.first { $0["event"] == "final" }?["engine"] == "gateway-realtime")
+        #expect(events.contains { $0["event"] == "relay" && $0["message"] == "mark reply-end acknowledged" })
+        #expect(events.contains { $0["event"] == "relayUplink" && $0["uplink"] == "pcm16 24 kHz" })
+        #expect(try await Self.control(gw, "chat-transcripts")["transcripts"]?.arrayValue?.isEmpty == true, "realtime sends no chat.send")
+        let log = try await Self.control(gw, "relay-log")["log"]?.arrayValue ?? []
+        #expect(log.contains { $0["kind"] == "closed" && $0["mode"] == "realtime" }, "the relay session was not closed: \(log)")
+        let track = try WAVAudio.read(path: output)
+        let voiced = track.samples.indices.filter { abs(track.samples[$0]) > 0.02 }
+        let length = Double((voiced.last ?? 0) - (voiced.first ?? 0)) / Double(track.sampleRate)
+        #expect((1.0...6).contains(length), "\(length) s of the relay's answer in the track")
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
+        #expect(try await Self.control(gw, "violations")["count"] == 0)
+    }
 }

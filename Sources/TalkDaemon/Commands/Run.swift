@@ -36,7 +36,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
-            ] + RelayOptions.all
+            ] + RelayOptions.all + RealtimeOptions.all
         )
 
         var gateway: String?
@@ -56,6 +56,7 @@ extension OpenClawTalk {
         var maxTurns: Int?
         var seconds: Double?
         var relay: RelayOptions
+        var realtime: RealtimeOptions
 
         init(_ parsed: ParsedArguments) throws {
             gateway = parsed.option("gateway")
@@ -90,6 +91,7 @@ extension OpenClawTalk {
             maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)
             seconds = try parsed.doubleOption("seconds", range: 0.1...10_000_000)
             relay = try RelayOptions(parsed)
+            realtime = try RealtimeOptions(parsed)
         }
 
         func run() async throws {
@@ -118,6 +120,14 @@ extension OpenClawTalk {
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let devices = try makeDevices(logger: logger)
+            if realtime.realtime {
+                defer { gatewayTasks.cancel() }
+                try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
+                                       bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
+                                       startTrack: { await devices.startTrack() }, logger: logger)
+                await devices.playback.close()
+                return
+            }
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
             let (settledEndpointing, fast) = (endpointing, fast)
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)

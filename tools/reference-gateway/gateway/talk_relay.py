@@ -247,6 +247,7 @@ class RelaySession:
         if self.closing:
             return
         self.closing = True
+        self.relay.record("closed", sessionId=self.session_id, mode=self.mode)
         if self.mode == "transcription" and self.turn is not None:
             await self.emit("transcript", {"text": "", "final": True}, "input.audio.committed",
                             self.turn.turn_id, True)
