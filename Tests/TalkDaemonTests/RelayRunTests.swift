@@ -74,6 +74,9 @@ import Testing
         #expect(spoken["encoding"]?.stringValue == encoding)
         #expect((Self.number(spoken["correlation"]) ?? 0) >= 0.9, "what the Gateway decoded: \(spoken)")
         #expect((spoken["durationMs"]?.intValue ?? 0) >= 2_500, "the utterance with its pre-roll reached the relay: \(spoken)")
+        let log = try await Self.control(gw, "relay-log")["log"]?.arrayValue ?? []
+        #expect(log.filter { $0["kind"] == "created" }.count == 1 && log.contains { $0["kind"] == "closed" },
+                "one relay session, closed at the end: \(log)")
         try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         #expect(try await Self.control(gw, "violations")["count"] == 0)
     }
@@ -98,6 +101,7 @@ import Testing
         let source = Self.sourceEvents(r.events)
         #expect(source.count == 1 && source.first?["engine"] == "pocketsphinx", "\(fault): \(source)")
         #expect(source.first?["fallbackReason"]?.stringValue?.isEmpty == false)
+        if fault == "slow final" { #expect(r.stderr.contains("a late relay final was dropped"), "the late final never came: \(r.stderr)") }
         try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         #expect(try await Self.control(gw, "violations")["count"] == 0)
     }
