@@ -151,4 +151,25 @@ import Testing
         try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         #expect(try await Self.control(gw, "violations")["count"] == 0)
     }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `a late final of one utterance is dropped and the next utterance gets its own words`() async throws {
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["first words", "second words"], "finalDelaysMs": [2500, 0]}"#)
+        // One second apart: the first utterance's final, 2.5 s late, comes while the second is being streamed.
+        let clip = try AudioFileReader.readMono(path: try RunCommandTests.clip.path())
+        let twice = PCMBuffer(sampleRate: clip.sampleRate, samples: clip.samples + [Int16](repeating: 0, count: clip.sampleRate) + clip.samples)
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("relay-run-twice-\(getpid()).wav").path
+        try WAVAudio(twice).write(path: input)
+        defer { try? FileManager.default.removeItem(atPath: input) }
+        let r = try await Self.run(gw, ["--seconds", "16"], input: input)
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.transcripts == [RunCommandTests.spoken, "second words"], "\(r.transcripts)")
+        #expect(r.stderr.contains("a late relay final was dropped"))
+        let engines = Self.sourceEvents(r.events).compactMap { $0["engine"]?.stringValue }
+        #expect(engines == ["pocketsphinx", "gateway-relay"])
+        let log = try await Self.control(gw, "relay-log")["log"]?.arrayValue ?? []
+        #expect(log.filter { $0["kind"] == "created" }.count == 1, "one relay session for both utterances: \(log)")
+    }
 }

@@ -26,6 +26,7 @@ DEFAULT_SETTINGS = {
     "transcriptionContract": {"encoding": "g711_ulaw", "sampleRateHz": 8000},
     "realtimeContract": {"encoding": "pcm16", "sampleRateHz": 24000},
     "finalDelayMs": 0,            # slow final
+    "finalDelaysMs": [],          # per final, first used first (then finalDelayMs)
     "errorAfterAppends": 0,       # error mid-utterance after this many appends of a turn
     "appendDelayMs": 0,           # hold each append's answer (in-flight checks)
     "silenceMs": 600,
@@ -49,6 +50,7 @@ class RelayState:
     def __init__(self, clip_index=None):
         self.settings = dict(DEFAULT_SETTINGS)
         self.settings["texts"] = []
+        self.settings["finalDelaysMs"] = []
         self.sessions = {}        # id -> session
         self.turns = []           # finished turns, oldest first
         self.log = []             # marks acked, cancels, tool calls and results, limit hits
@@ -214,7 +216,8 @@ class RelaySession:
         return self.gateway.spawn(self._finish(turn))
 
     async def _finish(self, turn):
-        delay = int(self.relay.settings["finalDelayMs"])
+        delays = self.relay.settings["finalDelaysMs"]
+        delay = int(delays.pop(0)) if delays else int(self.relay.settings["finalDelayMs"])
         if delay:
             await asyncio.sleep(delay / 1000)
         if self.closed:

@@ -43,6 +43,7 @@ class TalkRelayControl:
         if args.pop("reset", False):
             relay.settings = dict(DEFAULT_SETTINGS)
             relay.settings["texts"] = []
+            relay.settings["finalDelaysMs"] = []
         unknown = set(args) - set(DEFAULT_SETTINGS)
         if unknown:
             raise ValueError("talk-relay does not know %s" % ", ".join(sorted(unknown)))
@@ -53,6 +54,8 @@ class TalkRelayControl:
             check_era(args["era"])
         if "texts" in args:
             args["texts"] = [str(t) for t in args["texts"]]
+        if "finalDelaysMs" in args:
+            args["finalDelaysMs"] = [int(d) for d in args["finalDelaysMs"]]
         relay.settings.update(args)
         return {"settings": {k: v for k, v in relay.settings.items()}}
 
