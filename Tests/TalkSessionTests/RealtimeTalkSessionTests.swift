@@ -168,6 +168,25 @@ import Testing
         try await rig.stop()
     }
 
+    @Test func `after a reconnect the relay session is made again and the next turn is answered`() async throws {
+        let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "texts": ["after the drop"], "audioPace": 0.2}"#)
+        let first = await rig.sessionId()
+        _ = try await offPool { try rig.gateway.control("drop") }
+        let back = try await rig.eventually {
+            let hello = await rig.connection.hello
+            let session = await rig.sessionId()
+            return hello != nil && session == nil
+        }
+        #expect(back)
+        try await rig.speak(amplitude: 0, frames: 10)   // the next frames find the session gone and make a new one
+        try await rig.speak(amplitude: 3_000, frames: 50)
+        try await rig.speak(amplitude: 0, frames: 40)
+        #expect(await rig.log.waitFor { if case .replyFinal("you said after the drop") = $0 { true } else { false } })
+        let created = try await rig.relayLog().filter { $0["kind"] == "created" }
+        #expect(created.count == 2 && created.last?["sessionId"]?.stringValue != first, "\(created)")
+        try await rig.stop()
+    }
+
     @Test func `no fifth append is in flight; the loss is reported`() async throws {
         let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "appendDelayMs": 700}"#)
         try await rig.speak(amplitude: 0, frames: 60)
@@ -180,6 +199,15 @@ import Testing
 }
 
 extension RealtimeTalkSessionTests.Rig {
+    func eventually(_ condition: @escaping @Sendable () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
     func sessionId() async -> String? {
         let sessions = try? await offPool { try gateway.control("relay-sessions") }["sessions"]?.arrayValue
         return sessions?.first?["sessionId"]?.stringValue
