@@ -33,6 +33,8 @@ package actor RelayTranscription: TranscriptSource {
         /// Turns with partials: speech the relay heard, whose final the words wait for. A turn without any
         /// (the silence after the relay's own endpoint) has nothing to wait for.
         var spokenTurns: Set<String> = []
+        /// Turns the relay closed (`turn.ended`): a spoken turn ended without words means it heard none.
+        var endedTurns: Set<String> = []
         var finals: [String: String] = [:]
         /// Finals without a turn id (the older era's events carry none).
         var unkeyedFinals: [String] = []
@@ -129,6 +131,10 @@ package actor RelayTranscription: TranscriptSource {
                 // Negative when the relay's final beat the local endpoint.
                 let relayMs = (Double(u.finalNs ?? clock.nowNs()) - Double(endNs)) / 1e6
                 return TranscriptChoice(text: words, engine: settings.engineName, relayMs: relayMs)
+            }
+            if !u.spokenTurns.isEmpty, u.finals.isEmpty, u.spokenTurns.isSubset(of: u.endedTurns) {
+                utterance = nil
+                return local(localText, "the relay heard no words")
             }
             if clock.nowNs() >= deadline {
                 utterance = nil
@@ -262,6 +268,11 @@ package actor RelayTranscription: TranscriptSource {
             let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if words.isEmpty {
                 emptyFinals += 1   // turn ended / committed markers carry no words
+                if event.talkEventType == "turn.ended", let turn = event.turnId, var current = utterance, current.turnIds.contains(turn) {
+                    current.endedTurns.insert(turn)
+                    utterance = current
+                    signal()
+                }
                 return
             }
             guard var current = utterance else { return late(words) }

@@ -87,6 +87,7 @@ import Testing
         ("slow final", #"{"cmd": "talk-relay", "texts": ["too late"], "finalDelayMs": 3000}"#),
         ("error mid-utterance", #"{"cmd": "talk-relay", "texts": ["never"], "errorAfterAppends": 8}"#),
         ("session expired mid-utterance", #"{"cmd": "talk-relay", "texts": ["never"], "ttlMs": 1500}"#),
+        ("no words", #"{"cmd": "talk-relay", "text": ""}"#),
     ]
 
     @Test(.requires(.builtBinary, RunCommandTests.clip), arguments: faults.map(\.name))
@@ -101,6 +102,9 @@ import Testing
         let source = Self.sourceEvents(r.events)
         #expect(source.count == 1 && source.first?["engine"] == "pocketsphinx", "\(fault): \(source)")
         #expect(source.first?["fallbackReason"]?.stringValue?.isEmpty == false)
+        if fault == "no words" {   // only empty finals: the local words go at once, not after the wait
+            #expect(source.first?["fallbackReason"] == "the relay heard no words", "\(source)")
+        }
         if fault == "slow final" { #expect(r.stderr.contains("a late relay final was dropped"), "the late final never came: \(r.stderr)") }
         try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         #expect(try await Self.control(gw, "violations")["count"] == 0)
