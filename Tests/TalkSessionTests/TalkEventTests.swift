@@ -15,6 +15,8 @@ import Testing
         .speakingStarted(sentence: "Hi.", voice: "gateway"), .speakingStopped(sentence: "Hi.", completed: false),
         .bargeIn(offsetSeconds: 1.234, detectionLatencyMs: 398.06, partial: "go forward"), .voiceFallback(reason: "x"),
         .connectionChanged("connected"), .microphone("lost"), .error("boom"),
+        .transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil),
+        .relayUplink(mode: "transcription", uplink: "opus 16 kHz", bytesPerSecond: 5389), .relayNote("output cleared"),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -43,5 +45,11 @@ import Testing
         #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)
         #expect(try object(.speakingStopped(sentence: "Hi.", completed: false))["completed"] as? Bool == false)
         #expect(try object(.replyDelta("a \"quoted\" delta"))["text"] as? String == "a \"quoted\" delta")
+        let relayed = try object(.transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil))
+        #expect(relayed["engine"] as? String == "gateway-relay" && relayed["relayMs"] as? Double == -12.3 && relayed["fallbackReason"] is NSNull)
+        let local = try object(.transcriptSource(engine: "pocketsphinx", relayMs: nil, fallbackReason: "input fell behind"))
+        #expect(local["relayMs"] is NSNull && local["fallbackReason"] as? String == "input fell behind")
+        let uplink = try object(.relayUplink(mode: "realtime", uplink: "pcm16 24 kHz", bytesPerSecond: 65_200))
+        #expect(uplink["uplink"] as? String == "pcm16 24 kHz" && uplink["bytesPerSecond"] as? Int == 65_200 && uplink["mode"] as? String == "realtime")
     }
 }
