@@ -55,7 +55,8 @@ import Testing
         let session: RealtimeTalkSession
         let log = EventLog()
 
-        static func start(speed: Double = 4, relay: String, extra: [String] = []) async throws -> Rig {
+        static func start(speed: Double = 4, relay: String, extra: [String] = [],
+                          settings: RealtimeTalkSession.Settings = RealtimeTalkSession.Settings()) async throws -> Rig {
             let gateway = try await offPool {
                 try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot,
                                             arguments: ["--token", token, "--auto-approve", "--realtime-uplink", "pcm16/16000"] + extra)
@@ -69,12 +70,12 @@ import Testing
             let run = Task { await connection.run() }
             let deadline = ContinuousClock.now + .seconds(15)
             while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            var settings = TalkRelayClient.Settings()
-            settings.sessionKey = "agent:main:main"
-            let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: settings, logger: logger)
+            var clientSettings = TalkRelayClient.Settings()
+            clientSettings.sessionKey = "agent:main:main"
+            let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
             let speaker = PacedSpeaker(speed: speed)
             let mic = FakeMicrophone()
-            let session = RealtimeTalkSession(capture: mic, playback: speaker, relay: client, logger: logger)
+            let session = RealtimeTalkSession(capture: mic, playback: speaker, relay: client, settings: settings, logger: logger)
             let rig = Rig(gateway: gateway, connection: connection, run: run, mic: mic, speaker: speaker, session: session)
             let log = rig.log
             Task { for await event in session.events { await log.append(event) } }
@@ -184,6 +185,21 @@ import Testing
         #expect(await rig.log.waitFor { if case .replyFinal("you said after the drop") = $0 { true } else { false } })
         let created = try await rig.relayLog().filter { $0["kind"] == "created" }
         #expect(created.count == 2 && created.last?["sessionId"]?.stringValue != first, "\(created)")
+        try await rig.stop()
+    }
+
+    @Test func `output arriving faster than it plays is cut, never queued without bound`() async throws {
+        var settings = RealtimeTalkSession.Settings()
+        settings.maxQueuedMs = 600
+        let rig = try await Rig.start(speed: 1, relay: #"{"cmd": "talk-relay", "texts": ["x"], "audioPace": 0.05, "reply": "a long answer that takes a good few seconds to say out loud"}"#,
+                                      settings: settings)
+        try await rig.speak(amplitude: 3_000, frames: 50)
+        try await rig.speak(amplitude: 0, frames: 30)
+        #expect(await rig.log.waitFor { $0 == .error("the relay's audio came faster than it plays; the output is cut") })
+        let cancel = try await rig.relayLog().first { $0["kind"] == "cancel" }
+        #expect(cancel?["reason"] == "playback-overflow", "\(String(describing: cancel))")
+        let played = await rig.speaker.playedSeconds
+        #expect(played < 1.5, "\(played) s played of a reply cut at 0.6 s queued")
         try await rig.stop()
     }
 
