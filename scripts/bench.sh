@@ -84,3 +84,16 @@ f, v = r["firstAudioMs"], r["firstVoicedAudioMs"]
 print(f"  first audio after a sentence arrives: p50 {f['p50']:.1f} ms p95 {f['p95']:.1f} ms (speech p95 {v['p95']:.1f} ms,"
       f" target {r['targetFirstAudioMs']:.0f} ms), engine start {r['coldFirstAudioMs']:.1f} ms, rtf {r['rtf']:.4f} (wall {r['wallRtf']:.4f})")
 PY
+
+echo "== bench uplink $manifest -> out/bench-uplink.json"
+"$bin" bench uplink "$manifest" --json >out/bench-uplink.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-uplink.json"))
+for name in ("opus 16 kHz", "pcm16 24 kHz", "g711_ulaw 8 kHz"):
+    u = r[name]
+    l = u.get("speechEndToFinalMs")
+    tail = f"; end of speech to relay final median {l['median']:.0f} ms ({l['recognised']}/{l['clips']} recognised)" if l else ""
+    print(f"  {name}: {u['wireBytesPerSecond']:.0f} B/s on the wire ({u['ratioToPcm16']:.3f} of PCM16),"
+          f" {u['cpuCoreShare'] * 100:.2f} % of a core{tail}")
+PY

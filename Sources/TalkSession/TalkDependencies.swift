@@ -67,6 +67,8 @@ extension TalkSession {
         package var clock: TalkClock
         /// Named in the transcript events.
         package var engine: String
+        /// The Gateway's transcription relay (`--stt gateway|auto`); nil: the local recogniser's words only.
+        package var transcriptSource: (any TranscriptSource)? = nil
 
         package init(
             capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice,

@@ -14,6 +14,12 @@ package struct TalkEvent: Sendable, Equatable {
         case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int)
         case partialTranscript(String)
         case finalTranscript(text: String, engine: String, startMs: Int, endMs: Int, endToFinalMs: Double)
+        /// Which engine's words an utterance sends (relay or local), the relay's time, and why not the relay's.
+        case transcriptSource(engine: String, relayMs: Double?, fallbackReason: String?)
+        /// A relay session in use: its mode, uplink (`opus 16 kHz`) and the uplink's bytes per second on the wire.
+        case relayUplink(mode: String, uplink: String, bytesPerSecond: Int)
+        /// The realtime relay's controls: a tool call answered, a mark acknowledged, output cleared.
+        case relayNote(String)
         /// A final transcript that does not start a turn (empty, or heard while the reply played).
         case transcriptIgnored(text: String, reason: String)
         case transcriptSent(text: String, interruptedAtSeconds: Double?)
@@ -47,6 +53,9 @@ package struct TalkEvent: Sendable, Equatable {
         case .speechEnded: "speechEnded"
         case .partialTranscript: "partial"
         case .finalTranscript: "final"
+        case .transcriptSource: "transcriptSource"
+        case .relayUplink: "relayUplink"
+        case .relayNote: "relay"
         case .transcriptIgnored: "transcriptIgnored"
         case .transcriptSent: "transcriptSent"
         case .transcriptAcknowledged: "transcriptAcknowledged"
@@ -82,6 +91,12 @@ package struct TalkEvent: Sendable, Equatable {
         case .finalTranscript(let text, let engine, let start, let end, let endToFinal):
             object.merge(["text": text, "engine": engine, "startMs": start, "endMs": end,
                           "endToFinalMs": (endToFinal * 10).rounded() / 10]) { $1 }
+        case .transcriptSource(let engine, let relayMs, let reason):
+            object["engine"] = engine
+            object["relayMs"] = relayMs.map { ($0 * 10).rounded() / 10 } ?? NSNull()
+            object["fallbackReason"] = reason ?? NSNull()
+        case .relayUplink(let mode, let uplink, let bytesPerSecond):
+            object.merge(["mode": mode, "uplink": uplink, "bytesPerSecond": bytesPerSecond]) { $1 }
         case .transcriptIgnored(let text, let reason):
             object["text"] = text
             object["reason"] = reason
@@ -103,7 +118,7 @@ package struct TalkEvent: Sendable, Equatable {
             object["detectionLatencyMs"] = (latency * 10).rounded() / 10
             object["partial"] = partial
         case .connectionChanged(let state): object["state"] = state
-        case .microphone(let message), .error(let message): object["message"] = message
+        case .microphone(let message), .error(let message), .relayNote(let message): object["message"] = message
         case .modeChanged(let from, let to, let reason):
             object["from"] = from?.rawValue ?? NSNull()
             object["to"] = to.rawValue

@@ -82,6 +82,7 @@ package actor TalkSession {
         await reply?.value
         listenTask?.cancel()
         await listener?.stop()
+        await dependencies.transcriptSource?.stop()
         releaseFloor()
         unmuteTask?.cancel()
         endHandsFree()
@@ -123,13 +124,16 @@ package actor TalkSession {
             userSpeechStartNs = dependencies.clock.nowNs()
             emit(.speechStarted(positionMs: position))
             rearmIdleTimer()
+            await relayUtteranceStarted(position)
         case .partial(let text):
             emit(.partialTranscript(text))
             await considerBargeIn(text)
         case .speechEnded(let end, let closed):
             emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
+            await relayUtteranceEnded(end)
         case .final(let result):
-            heardFinal(result)
+            let (chosen, engine) = await relayedFinal(result)
+            heardFinal(chosen, engine: engine)
         case .interrupted(let reason):
             emit(.microphone("lost: \(reason)"))
         case .resumed(let device):
@@ -141,10 +145,10 @@ package actor TalkSession {
         }
     }
 
-    private func heardFinal(_ result: UtteranceResult) {
+    private func heardFinal(_ result: UtteranceResult, engine: String? = nil) {
         userSpeechStartNs = nil
         let heard = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        emit(.finalTranscript(text: heard, engine: dependencies.engine, startMs: result.startMs, endMs: result.endMs,
+        emit(.finalTranscript(text: heard, engine: engine ?? dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
         guard let text = admit(heard) else { return releaseFloor() }
         if text.isEmpty {

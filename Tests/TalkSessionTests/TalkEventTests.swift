@@ -17,6 +17,8 @@ import Testing
         .connectionChanged("connected"), .microphone("lost"), .error("boom"),
         .modeChanged(from: nil, to: .wakePhrase, reason: "started"), .wakePhrase(phrase: "computer", command: "lights on"),
         .pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "lights on"),
+        .transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil),
+        .relayUplink(mode: "transcription", uplink: "opus 16 kHz", bytesPerSecond: 5389), .relayNote("output cleared"),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -52,5 +54,11 @@ import Testing
         #expect(ptt["captureId"] as? String == "c1" && ptt["status"] is NSNull && ptt["transcript"] is NSNull)
         let wake = try object(.wakePhrase(phrase: "computer", command: "lights on"))
         #expect(wake["phrase"] as? String == "computer" && wake["command"] as? String == "lights on")
+        let relayed = try object(.transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil))
+        #expect(relayed["engine"] as? String == "gateway-relay" && relayed["relayMs"] as? Double == -12.3 && relayed["fallbackReason"] is NSNull)
+        let local = try object(.transcriptSource(engine: "pocketsphinx", relayMs: nil, fallbackReason: "input fell behind"))
+        #expect(local["relayMs"] is NSNull && local["fallbackReason"] as? String == "input fell behind")
+        let uplink = try object(.relayUplink(mode: "realtime", uplink: "pcm16 24 kHz", bytesPerSecond: 65_200))
+        #expect(uplink["uplink"] as? String == "pcm16 24 kHz" && uplink["bytesPerSecond"] as? Int == 65_200 && uplink["mode"] as? String == "realtime")
     }
 }

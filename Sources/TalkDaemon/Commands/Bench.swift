@@ -10,6 +10,7 @@ extension OpenClawTalk {
                 Aec.self,
                 GatewayBench.self,
                 Synth.self,
+                UplinkBench.self,
             ],
             defaultSubcommand: Speech.self
         )

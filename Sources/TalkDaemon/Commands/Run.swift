@@ -35,7 +35,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
-            ] + RunModes.options
+            ] + RunModes.options + RelayOptions.all + RealtimeOptions.all
         )
 
         var gateway: String?
@@ -55,6 +55,8 @@ extension OpenClawTalk {
         var maxTurns: Int?
         var seconds: Double?
         var modes: RunModes
+        var relay: RelayOptions
+        var realtime: RealtimeOptions
 
         init(_ parsed: ParsedArguments) throws {
             gateway = parsed.option("gateway")
@@ -89,6 +91,8 @@ extension OpenClawTalk {
             seconds = try parsed.doubleOption("seconds", range: 0.1...10_000_000)
             modes = try RunModes(parsed)
             modes.apply(to: &settings, modelDirectory: recognizer.configuration.modelDirectory)
+            relay = try RelayOptions(parsed)
+            realtime = try RealtimeOptions(parsed)
         }
 
         func run() async throws {
@@ -117,11 +121,21 @@ extension OpenClawTalk {
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let devices = try makeDevices(logger: logger)
+            if realtime.realtime {
+                defer { gatewayTasks.cancel() }
+                try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
+                                       bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
+                                       startTrack: { await devices.startTrack() }, logger: logger)
+                await devices.playback.close()
+                return
+            }
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
             let (settledEndpointing, fast) = (endpointing, fast)
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
-            let dependencies = TalkSession.Dependencies(
-                capture: devices.capture, playback: devices.playback,
+            let (capture, transcripts) = try await relay.transcription(
+                capture: devices.capture, gateway: gatewaySession.operatorConnection, preRollMs: settledEndpointing.preRollMs, logger: logger)
+            var dependencies = TalkSession.Dependencies(
+                capture: capture, playback: devices.playback,
                 makeListener: { capture in
                     try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
@@ -133,6 +147,7 @@ extension OpenClawTalk {
                     guard case .connected = await gatewaySession.operatorConnection.state else { return }
                     await notifier.announce(enabled: enabled, phase: phase)
                 })
+            dependencies.transcriptSource = transcripts
             let talk = TalkSession(dependencies: dependencies, settings: settings, logger: logger)
 
             if let gatewayConfig { await talk.apply(gatewayConfig) }

@@ -10,6 +10,11 @@ DEFAULT_SCHEMA = shared_dir() / SCHEMA
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 
+def _default_corpus():
+    path = shared_dir() / "corpus" / "speech" / "manifest.tsv"
+    return str(path) if path.exists() else None
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog="refgw", description="Reference OpenClaw Gateway (test peer and demo Gateway). "
@@ -58,6 +63,14 @@ def build_parser():
                        help="device proof versions accepted, in order (e.g. v2 to refuse v3)")
     proto.add_argument("--allow-any-signed-at", dest="require_challenge_ts", action="store_false",
                        help="accept any signedAt within the skew, not only the challenge ts")
+    relay = p.add_argument_group("talk relays")
+    relay.add_argument("--talk-era", default="unified", choices=("unified", "transitional", "legacy"),
+                       help="Talk method and event names (fact sheet 9.8)")
+    relay.add_argument("--transcription-uplink", help="transcription input contract, e.g. opus/16000 "
+                       "(default g711_ulaw/8000)")
+    relay.add_argument("--realtime-uplink", help="realtime input contract (default pcm16/24000)")
+    relay.add_argument("--relay-corpus", default=_default_corpus(),
+                       help="manifest.tsv of clips whose transcript a matching turn returns")
     check = p.add_argument_group("checking")
     check.add_argument("--schema", default=str(DEFAULT_SCHEMA),
                        help="JSON Schema to validate frames against (default: %(default)s)")

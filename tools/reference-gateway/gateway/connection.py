@@ -13,6 +13,7 @@ from .codec import dumps, now_ms, preview
 from .errors import ConnectRejected, CLOSE_POLICY, close_reason_bytes_safe, error_shape
 from .handshake import admit, hello_ok
 from .methods import MethodError
+from .talk_relay_methods import CONCURRENT_METHODS
 
 CLOSE_TOO_BIG = 1009
 
@@ -149,6 +150,8 @@ class Connection:
         elif frame["method"] == "connect":
             await self.respond(frame["id"], error=error_shape("INVALID_REQUEST",
                                                               "already connected"))
+        elif frame["method"] in CONCURRENT_METHODS:
+            self.gateway.spawn(self._request(frame))
         else:
             await self._request(frame)
 

@@ -13,6 +13,7 @@ from .faults import SIGNATURE_MODES
 from .hostile_frames import KINDS, HostileFrames
 from .hostile_setup import HostileSetupControl
 from .node_invoke import NodeInvokeControl
+from .talk_relay_control import TalkRelayControl
 from .talk_voice import TalkVoiceControl
 
 # Positional argument names for the word form, per command.
@@ -56,6 +57,7 @@ def parse_command(line):
 
 class ControlServer(
         TalkVoiceControl,
+        TalkRelayControl,
         NodeInvokeControl,
         ChatControlCommands,
         HostileSetupControl,

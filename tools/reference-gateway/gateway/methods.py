@@ -8,6 +8,7 @@ from .chat_agent import CHAT_GATES, ChatAgent
 from .codec import now_ms
 from .errors import error_shape
 from .node_invoke import NodeInvokeMethods
+from .talk_relay_methods import RELAY_EVENTS, RELAY_GATES, TalkRelayMethods
 from .talk_voice import TalkVoiceMethods
 
 # method -> (required operator scope or None, roles allowed)
@@ -28,10 +29,11 @@ METHOD_GATES = {
     "node.invoke.result": (None, ("node",)),
 }
 METHOD_GATES.update(CHAT_GATES)
+METHOD_GATES.update(RELAY_GATES)
 EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
           "device.pair.resolved",
           "talk.mode", "voicewake.changed",
-          "node.invoke.request"]
+          "node.invoke.request"] + RELAY_EVENTS
 
 
 class MethodError(Exception):
@@ -66,6 +68,7 @@ def check_gate(method, role, scopes):
 
 class Methods(
         TalkVoiceMethods,
+        TalkRelayMethods,
         NodeInvokeMethods,
 ):
     """Handlers; each returns the response payload or raises MethodError."""
@@ -75,7 +78,7 @@ class Methods(
         self.chat = ChatAgent(gateway)
 
     async def call(self, conn, method, params):
-        if method in self.gateway.talk_voice.hidden_methods:
+        if method in self.gateway.hidden_methods():
             raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
         check_gate(method, conn.role, conn.scopes)
         handler = self.chat.handler(method) \

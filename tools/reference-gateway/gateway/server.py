@@ -22,6 +22,10 @@ from .presence import Presence
 from .schema_check import ViolationLog
 from .setup_code import encode_setup_code
 from .state import GatewayState
+from .talk_audio import ClipIndex
+from .talk_relay import RelayState
+from .talk_relay_control import parse_contract
+from .talk_relay_methods import RELAY_EVENTS, era_events, hidden_relay_methods
 from .talk_voice import TalkVoiceState
 from . import tls
 
@@ -49,6 +53,11 @@ class Gateway:
         self.frames = collections.deque(maxlen=FRAME_LOG_SIZE)
         self.presence = Presence()
         self.talk_voice = TalkVoiceState()
+        self.talk_relay = RelayState(ClipIndex(options.relay_corpus) if options.relay_corpus else None)
+        self.talk_relay.settings.update(era=options.talk_era, **{
+            key: parse_contract(value) for key, value in (
+                ("transcriptionContract", options.transcription_uplink),
+                ("realtimeContract", options.realtime_uplink)) if value})
         self.node_invokes = NodeInvokes()
         self.methods = Methods(self)
         self.connections = {}
@@ -142,6 +151,7 @@ class Gateway:
             await conn.run()
         finally:
             del self.connections[conn.conn_id]
+            self.methods.drop_relay_sessions(conn)
             if conn.authenticated and self.presence.leave(conn.conn_id):
                 await self.broadcast_presence()
 
@@ -190,11 +200,15 @@ class Gateway:
         return snapshot
 
     def method_names(self):
-        return sorted(set(METHOD_GATES) - self.talk_voice.hidden_methods)
+        return sorted(set(METHOD_GATES) - self.hidden_methods())
 
-    @staticmethod
-    def event_names():
-        return list(EVENTS)
+    def hidden_methods(self):
+        """Methods answered as unknown: hidden on command, or of another Talk naming era."""
+        return self.talk_voice.hidden_methods | hidden_relay_methods(self.talk_relay.settings["era"])
+
+    def event_names(self):
+        era = era_events(self.talk_relay.settings["era"])
+        return [e for e in EVENTS if e not in RELAY_EVENTS or e in era]
 
     def check_frame(self, frame):
         """Schema errors for a received frame; a minimal shape check when there is no schema."""

@@ -1,0 +1,362 @@
+import Foundation
+import TalkLogging
+
+/// Why a relay session could not be had.
+package enum TalkRelayError: Error, Equatable, CustomStringConvertible {
+    /// `hello-ok` lists no relay of this mode in any era's names.
+    case notListed(TalkRelayMode)
+    /// `talk.catalog` says the relay is not ready.
+    case notReady(TalkRelayMode)
+    case request(GatewayRequestError)
+    case malformedResult(String)
+
+    package var description: String {
+        switch self {
+        case .notListed(let mode): "the Gateway offers no \(mode.rawValue) relay"
+        case .notReady(let mode): "the Gateway's \(mode.rawValue) relay is not ready"
+        case .request(let error): error.description
+        case .malformedResult(let why): "the Gateway's relay session is unusable: \(why)"
+        }
+    }
+}
+
+/// A relay session as its create answer describes it.
+package struct TalkRelaySession: Sendable, Equatable {
+    package var id: String
+    package var inputEncoding: String
+    package var inputSampleRateHz: Int
+    /// From `expiresAt` (unix seconds), when given.
+    package var expiresAt: Date?
+    /// The socket it is bound to: another socket (after a reconnect) cannot use it.
+    package var connId: String
+    package var createdAt = Date()
+    package var names: TalkRelayNames
+}
+
+/// One Gateway relay session at a time, reused while it lives (fact sheet §5.1-5.3, §9): created on first
+/// need, recreated after a reconnect (it is bound to its socket), an expiry or a close, closed at the end.
+/// Audio goes out with at most `maxInFlight` appends unanswered; beyond that input is dropped and "input
+/// fell behind" is reported, so a slow Gateway never makes a queue grow. No append is over 512 KiB of
+/// base64. Events of the current session come out of `events()`; malformed ones are logged and dropped,
+/// those of an older session dropped, and audio of a cancelled turn dropped.
+package actor TalkRelayClient {
+    package struct Settings: Sendable {
+        package var maxInFlight = 4
+        package var maxAppendBase64 = 512 * 1024
+        package var createTimeout: Duration = .seconds(20)
+        package var appendTimeout: Duration = .seconds(8)
+        package var controlTimeout: Duration = .seconds(10)
+        /// A session this close to its expiry (at most a tenth of its lifetime) is replaced rather than used.
+        package var expiryMargin: TimeInterval = 5
+        /// The chat session a realtime relay (and its consults) belongs to.
+        package var sessionKey: String?
+        package init() {}
+    }
+
+    package enum AppendOutcome: Sendable, Equatable {
+        case sent(requests: Int)
+        /// `maxInFlight` appends are unanswered: this audio is dropped.
+        case fellBehind
+        case noSession
+    }
+
+    /// Counters for status, events and the benchmark.
+    package struct Statistics: Sendable, Equatable {
+        package var appendsSent = 0
+        package var appendsDropped = 0
+        package var appendFailures = 0
+        /// Bytes of the append request frames (JSON text, before WebSocket framing).
+        package var appendFrameBytes = 0
+        package var payloadBytes = 0
+        package var maxInFlight = 0
+        package var malformedEvents = 0
+        package var staleEvents = 0
+        package var sessionsCreated = 0
+    }
+
+    package let mode: TalkRelayMode
+    let gateway: any GatewayCalling
+    let settings: Settings
+    let logger: Logger
+    let now: @Sendable () -> Date
+    private var session: TalkRelaySession?
+    private var creating = false
+    private var inFlight = 0
+    private var continuation: AsyncStream<TalkRelayEvent>.Continuation?
+    private var stream: AsyncStream<TalkRelayEvent>?
+    private var reader: Task<Void, Never>?
+    /// Events for a session id not known yet: the answer to create may come after its first events.
+    private var early: [TalkRelayEvent] = []
+    /// Realtime turns whose output was cancelled: their late audio is dropped.
+    private var cancelledTurns: [String] = []
+    private var reportedBehind = false
+    package private(set) var statistics = Statistics()
+
+    package init(gateway: any GatewayCalling, mode: TalkRelayMode, settings: Settings = Settings(), logger: Logger,
+                 now: @escaping @Sendable () -> Date = Date.init)
+    {
+        self.gateway = gateway
+        self.mode = mode
+        self.settings = settings
+        self.logger = logger
+        self.now = now
+    }
+
+    /// The events of the relay session in use (one reader). Starts following the Gateway's events.
+    package func events() async -> AsyncStream<TalkRelayEvent> {
+        await startReading()
+        return stream!
+    }
+
+    /// The relay's names on the Gateway now, or nil when it lists none.
+    package func names() async -> TalkRelayNames? {
+        guard let methods = await gateway.hello?.methods else { return nil }
+        return TalkRelayNames.resolve(mode: mode, methods: methods)
+    }
+
+    /// Whether to use the relay: listed, and ready by `talk.catalog` (a Gateway without the catalog says
+    /// nothing, so the relay is tried and a failure falls back).
+    package func availability() async throws(TalkRelayError) -> TalkRelayNames {
+        guard let names = await names() else { throw .notListed(mode) }
+        guard let methods = await gateway.hello?.methods, methods.contains("talk.catalog") else { return names }
+        let catalog: JSONValue?
+        do {
+            catalog = try await gateway.request(method: "talk.catalog", params: .object([:]), timeout: settings.controlTimeout)
+        } catch {
+            throw .request(error)
+        }
+        guard catalog?[mode.rawValue]?["ready"]?.boolValue == true else { throw .notReady(mode) }
+        return names
+    }
+
+    /// The live session, or a new one when there is none, it is bound to another socket, or it expires soon.
+    package func ensureSession() async throws(TalkRelayError) -> TalkRelaySession {
+        if let session, await isLive(session) { return session }
+        if let old = session {
+            logger.info("relay session replaced", metadata: ["relay.mode": "\(mode.rawValue)", "relay.session": "\(old.id.prefix(12))"])
+            session = nil
+        }
+        await startReading()
+        guard let hello = await gateway.hello else { throw .request(.notConnected) }
+        guard let names = TalkRelayNames.resolve(mode: mode, methods: hello.methods) else { throw .notListed(mode) }
+        creating = true
+        defer { creating = false }
+        let result: JSONValue?
+        do {
+            result = try await gateway.request(method: names.create, params: names.createParams(sessionKey: mode == .realtime ? settings.sessionKey : nil),
+                                               timeout: settings.createTimeout)
+        } catch {
+            throw .request(error)
+        }
+        let created = try Self.session(from: result, names: names, connId: hello.connId, now: now())
+        session = created
+        statistics.sessionsCreated += 1
+        inFlight = 0
+        reportedBehind = false
+        logger.info("relay session created", metadata: [
+            "relay.mode": "\(mode.rawValue)", "relay.era": "\(names.era.rawValue)", "relay.session": "\(created.id.prefix(12))",
+            "relay.input": "\(created.inputEncoding)/\(created.inputSampleRateHz)",
+        ])
+        let waiting = early
+        early = []
+        for event in waiting where event.sessionId == created.id { deliver(event) }
+        return created
+    }
+
+    /// The session in use, if any (without checking that it still lives).
+    package var currentSession: TalkRelaySession? { session }
+
+    /// Sends encoded audio to the session in use (split below the size limit); never waits for the answers.
+    package func append(_ bytes: [UInt8]) async -> AppendOutcome {
+        guard let session, await isLive(session) else { return .noSession }
+        guard !bytes.isEmpty else { return .sent(requests: 0) }
+        let maxRaw = settings.maxAppendBase64 / 4 * 3
+        let pieces = stride(from: 0, to: bytes.count, by: maxRaw).map { Array(bytes[$0..<min($0 + maxRaw, bytes.count)]) }
+        guard inFlight + pieces.count <= settings.maxInFlight else {
+            statistics.appendsDropped += 1
+            if !reportedBehind {
+                reportedBehind = true
+                logger.warning("input fell behind: the relay has \(inFlight) appends unanswered; dropping audio",
+                               metadata: ["relay.mode": "\(mode.rawValue)"])
+            }
+            return .fellBehind
+        }
+        reportedBehind = false
+        for piece in pieces {
+            let params: JSONValue = [session.names.sessionKey: .string(session.id), "audioBase64": .string(Data(piece).base64EncodedString())]
+            inFlight += 1
+            statistics.maxInFlight = max(statistics.maxInFlight, inFlight)
+            statistics.appendsSent += 1
+            statistics.payloadBytes += piece.count
+            statistics.appendFrameBytes += GatewayFrame.request(id: "r1-\(statistics.appendsSent)", method: session.names.append, params: params).utf8.count
+            let method = session.names.append
+            Task { await self.sendAppend(method: method, params: params, sessionId: session.id) }
+        }
+        return .sent(requests: pieces.count)
+    }
+
+    private func sendAppend(method: String, params: JSONValue, sessionId: String) async {
+        defer { inFlight = max(0, inFlight - 1) }
+        do {
+            _ = try await gateway.request(method: method, params: params, timeout: settings.appendTimeout)
+        } catch {
+            statistics.appendFailures += 1
+            guard session?.id == sessionId else { return }
+            logger.warning("relay append failed", metadata: ["relay.mode": "\(mode.rawValue)", "error": "\(error)"])
+            if case .rejected = error {   // an unknown, foreign or failed session: make a new one next time
+                session = nil
+                deliver(TalkRelayEvent(sessionId: sessionId, kind: .error("append failed: \(error)")))
+            }
+        }
+    }
+
+    /// Barge-in: stops the current output and drops the rest of that turn's audio.
+    package func cancelOutput(turnId: String?, reason: String = "barge-in") async throws(TalkRelayError) {
+        if let turnId {
+            cancelledTurns.append(turnId)
+            if cancelledTurns.count > 32 { cancelledTurns.removeFirst() }
+        }
+        guard let session, let method = session.names.cancelOutput else { return }
+        var params: [String: JSONValue] = [session.names.sessionKey: .string(session.id), "reason": .string(reason)]
+        if let turnId, session.names.era == .unified { params["turnId"] = .string(turnId) }
+        try await control(method, .object(params))
+    }
+
+    package func acknowledgeMark(_ name: String) async throws(TalkRelayError) {
+        guard let session, let method = session.names.acknowledgeMark else { return }
+        try await control(method, [session.names.sessionKey: .string(session.id), "markName": .string(name)])
+    }
+
+    package func submitToolResult(callId: String, result: JSONValue) async throws(TalkRelayError) {
+        guard let session, let method = session.names.submitToolResult else { return }
+        try await control(method, [session.names.sessionKey: .string(session.id), "callId": .string(callId), "result": result])
+    }
+
+    /// A consult for a relay tool call: the agent run's id, whose `chat` final carries the answer.
+    package func consult(callId: String, name: String, args: JSONValue) async throws(TalkRelayError) -> String {
+        guard let session, let method = session.names.toolCall else { throw .notListed(mode) }
+        var params: [String: JSONValue] = ["sessionKey": .string(settings.sessionKey ?? "main"), "callId": .string(callId),
+                                           "name": .string(name), "args": args]
+        params["relaySessionId"] = .string(session.id)
+        let reply: JSONValue?
+        do {
+            reply = try await gateway.request(method: method, params: .object(params), timeout: settings.controlTimeout)
+        } catch {
+            throw .request(error)
+        }
+        guard let runId = reply?["runId"]?.stringValue else { throw .malformedResult("the consult answer has no runId") }
+        return runId
+    }
+
+    /// Ends the session in use (the end of the Talk session, or a mode change).
+    package func close() async {
+        guard let closing = session else { return }
+        session = nil
+        guard await gateway.hello?.connId == closing.connId else { return }
+        do {
+            _ = try await gateway.request(method: closing.names.close, params: [closing.names.sessionKey: .string(closing.id)],
+                                          timeout: settings.controlTimeout)
+            logger.info("relay session closed", metadata: ["relay.mode": "\(mode.rawValue)", "relay.session": "\(closing.id.prefix(12))"])
+        } catch {
+            logger.notice("closing the relay session failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops following events and ends the stream (after `close()`).
+    package func stop() {
+        reader?.cancel()
+        reader = nil
+        continuation?.finish()
+    }
+
+    // MARK: - internals
+
+    private func control(_ method: String, _ params: JSONValue) async throws(TalkRelayError) {
+        do {
+            _ = try await gateway.request(method: method, params: params, timeout: settings.controlTimeout)
+        } catch {
+            throw .request(error)
+        }
+    }
+
+    private func isLive(_ session: TalkRelaySession) async -> Bool {
+        guard await gateway.hello?.connId == session.connId else { return false }
+        if let expiresAt = session.expiresAt {
+            let margin = min(settings.expiryMargin, expiresAt.timeIntervalSince(session.createdAt) / 10)
+            if now().addingTimeInterval(margin) >= expiresAt { return false }
+        }
+        return true
+    }
+
+    private func startReading() async {
+        guard reader == nil else { return }
+        let (stream, continuation) = AsyncStream<TalkRelayEvent>.makeStream(bufferingPolicy: .bufferingNewest(512))
+        self.stream = stream
+        self.continuation = continuation
+        let updates = await gateway.eventUpdates()   // subscribed before any create, so no event is missed
+        reader = Task { [weak self] in
+            for await event in updates where TalkRelayEvent.eventNames.contains(event.name) {
+                await self?.receive(event)
+            }
+        }
+    }
+
+    private func receive(_ frame: GatewayFrame.Event) {
+        let event: TalkRelayEvent
+        do {
+            event = try TalkRelayEvent.parse(frame.payload)
+        } catch {
+            statistics.malformedEvents += 1
+            logger.warning("relay event dropped", metadata: ["relay.event": "\(frame.name)", "error": "\(error)"])
+            return
+        }
+        guard let session else {
+            if creating {
+                early.append(event)
+                if early.count > 64 { early.removeFirst() }
+            } else {
+                statistics.staleEvents += 1
+            }
+            return
+        }
+        guard event.sessionId == session.id else {
+            statistics.staleEvents += 1
+            logger.debug("event of an old relay session dropped", metadata: ["relay.session": "\(event.sessionId.prefix(12))"])
+            return
+        }
+        deliver(event)
+    }
+
+    private func deliver(_ event: TalkRelayEvent) {
+        if case .audio = event.kind, let turn = event.turnId, cancelledTurns.contains(turn) {
+            statistics.staleEvents += 1
+            return
+        }
+        switch event.kind {
+        case .closed, .error:
+            if session?.id == event.sessionId { session = nil }
+        default: break
+        }
+        continuation?.yield(event)
+    }
+
+    static func session(from result: JSONValue?, names: TalkRelayNames, connId: String, now: Date = Date()) throws(TalkRelayError)
+        -> TalkRelaySession
+    {
+        guard let result, case .object = result else { throw .malformedResult("the answer is not an object") }
+        guard let id = result["sessionId"]?.stringValue ?? result["relaySessionId"]?.stringValue
+            ?? result["transcriptionSessionId"]?.stringValue, !id.isEmpty
+        else { throw .malformedResult("no session id") }
+        guard let encoding = result["audio"]?["inputEncoding"]?.stringValue,
+              let rate = result["audio"]?["inputSampleRateHz"]?.intValue, rate > 0
+        else { throw .malformedResult("no input audio contract (audio.inputEncoding, audio.inputSampleRateHz)") }
+        let expires: Date?
+        switch result["expiresAt"] {
+        case .int(let s)?: expires = Date(timeIntervalSince1970: TimeInterval(s))
+        case .double(let s)?: expires = Date(timeIntervalSince1970: s)
+        default: expires = nil
+        }
+        return TalkRelaySession(id: id, inputEncoding: String(encoding.prefix(32)), inputSampleRateHz: Int(rate),
+                                expiresAt: expires, connId: connId, createdAt: now, names: names)
+    }
+}

@@ -1,0 +1,274 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import TalkLogging
+
+/// `run --mode realtime`: the Gateway's realtime relay talks back in audio (fact sheet §5). The microphone
+/// streams to the relay in the session's input contract (`TalkRelayClient` keeps at most 4 appends in flight
+/// and reports "input fell behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
+/// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
+/// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
+/// output (Apple's rule: RMS ≥ 0.08, 250 ms after the output started, 900 ms apart) stops it and cancels
+/// that turn, whose late audio is dropped. The session is closed at the end.
+package actor RealtimeTalkSession {
+    package struct Settings: Sendable {
+        package var bargeIn = true
+        package var bargeInRMS = 0.08 * 32_767
+        package var bargeInAfterOutput: Duration = .milliseconds(250)
+        package var bargeInCooldown: Duration = .milliseconds(900)
+        /// Output queued beyond this is cut (`cancelOutput` reason `playback-overflow`), as the browser client does.
+        package var maxQueuedMs = 10_000
+        /// The relay's output (fact sheet §5.2: PCM16 24 kHz both ways; the create answer states input only).
+        package var outputSampleRate = 24_000
+        package init() {}
+    }
+
+    private enum Queued {
+        case audio(PCMBuffer, turnId: String?)
+        case mark(String)
+    }
+
+    package nonisolated let events: AsyncStream<TalkEvent>
+    private let sink: AsyncStream<TalkEvent>.Continuation
+    private let capture: any AudioCaptureDevice
+    private let playback: any AudioPlaybackDevice
+    private let relay: TalkRelayClient
+    private let settings: Settings
+    private let clock: TalkClock
+    private let logger: Logger
+    private var originNs: UInt64 = 0
+    private var state: TalkState = .idle
+    private var encoder: UplinkEncoder?
+    private var encoderSession: String?
+    private var queue: [Queued] = []
+    private var queuedMs = 0
+    private var playerWaiter: CheckedContinuation<Void, Never>?
+    private var outputStartNs: UInt64?
+    private var outputTurn: String?
+    private var lastBargeInNs: UInt64 = 0
+    private var droppedTurns: Set<String> = []
+    private var behind = false
+    private var reconnecting = false
+    private var tasks: [Task<Void, Never>] = []
+    private var assistantText = ""
+
+    package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: TalkRelayClient,
+                 settings: Settings = Settings(), clock: TalkClock = .live, logger: Logger)
+    {
+        self.capture = capture
+        self.playback = playback
+        self.relay = relay
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Opens the relay session (an input contract this client cannot send is an error naming it), then listens.
+    package func start() async throws {
+        originNs = clock.nowNs()
+        let relayEvents = await relay.events()
+        try await openSession()
+        let frames = try await capture.start()
+        setState(.listening, reason: "started")
+        tasks.append(Task { for await event in relayEvents { await self.relayEvent(event) } })
+        tasks.append(Task { await self.play() })
+        tasks.append(Task {
+            for await event in frames {
+                if case .frame(let frame) = event { await self.heard(frame) }
+            }
+        })
+    }
+
+    package func stop() async {
+        for task in tasks { task.cancel() }
+        tasks = []
+        queue = []
+        wakePlayer()
+        await playback.stop()
+        await capture.stop()
+        await relay.close()
+        await relay.stop()
+        setState(.idle, reason: "stopped")
+        sink.finish()
+    }
+
+    // MARK: - Input
+
+    private func openSession() async throws {
+        let session = try await relay.ensureSession()
+        guard encoderSession != session.id else { return }
+        let contract = try UplinkContract(encodingName: session.inputEncoding, sampleRate: session.inputSampleRateHz)
+        encoder = try UplinkEncoder(contract: contract)
+        encoderSession = session.id
+        emit(.relayUplink(mode: "realtime", uplink: contract.description,
+                          bytesPerSecond: contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120))
+    }
+
+    private func heard(_ frame: AudioFrame) async {
+        var samples = frame.samples
+        if outputStartNs != nil {
+            if settings.bargeIn {
+                await considerBargeIn(samples)
+            } else {
+                samples = [Int16](repeating: 0, count: samples.count)   // no barge-in: the relay must not hear the reply
+            }
+        }
+        guard let encoder, let chunk = try? encoder.append(samples) else { return }
+        switch await relay.append(chunk.bytes) {
+        case .sent:
+            behind = false
+        case .fellBehind:
+            if !behind { emit(.microphone("input fell behind: audio dropped while the relay catches up")) }
+            behind = true
+        case .noSession:
+            guard !reconnecting else { return }
+            reconnecting = true
+            tasks.append(Task {
+                do { try await self.openSession() } catch { self.emit(.error("the realtime relay is unavailable: \(error)")) }
+                self.reconnected()
+            })
+        }
+    }
+
+    private func reconnected() { reconnecting = false }
+
+    private func considerBargeIn(_ samples: [Int16]) async {
+        guard let started = outputStartNs, !samples.isEmpty else { return }
+        let now = clock.nowNs()
+        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        guard rms >= settings.bargeInRMS, now &- started >= Self.ns(settings.bargeInAfterOutput),
+              now &- lastBargeInNs >= Self.ns(settings.bargeInCooldown) else { return }
+        lastBargeInNs = now
+        let turn = outputTurn
+        if let turn { droppedTurns.insert(turn) }
+        flush()
+        await playback.stop()
+        emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: 0, partial: ""))
+        stopSpeaking(completed: false, reason: "barge-in")
+        do { try await relay.cancelOutput(turnId: turn, reason: "barge-in") } catch {
+            emit(.error("cancelling the relay's output failed: \(error)"))
+        }
+    }
+
+    // MARK: - Relay events
+
+    private func relayEvent(_ event: TalkRelayEvent) async {
+        switch event.kind {
+        case .audio(let bytes, _):
+            if let turn = event.turnId, droppedTurns.contains(turn) { return }
+            let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
+            let ms = samples.count * 1000 / settings.outputSampleRate
+            if queuedMs + ms > settings.maxQueuedMs {
+                emit(.error("the relay's audio came faster than it plays; the output is cut"))
+                flush()
+                await playback.stop()
+                try? await relay.cancelOutput(turnId: event.turnId, reason: "playback-overflow")
+                return
+            }
+            outputTurn = event.turnId ?? outputTurn
+            queue.append(.audio(PCMBuffer(sampleRate: settings.outputSampleRate, samples: samples), turnId: event.turnId))
+            queuedMs += ms
+            wakePlayer()
+        case .mark(let name):
+            queue.append(.mark(name))
+            wakePlayer()
+        case .clear:
+            flush()
+            await playback.stop()
+            emit(.relayNote("output cleared"))
+        case .partial(let text):
+            emit(.partialTranscript(text))
+        case .transcript(let role, let text, let final):
+            guard final, !text.isEmpty else { return }
+            if role == "assistant" {
+                assistantText = text
+                emit(.replyFinal(text))
+            } else {
+                emit(.finalTranscript(text: text, engine: "gateway-realtime", startMs: 0, endMs: 0, endToFinalMs: 0))
+            }
+        case .toolCall(let callId, let name, let args, _):
+            emit(.relayNote("tool call \(name)"))
+            tasks.append(Task {
+                switch await relay.answerToolCall(callId: callId, name: name, args: args) {
+                case .success: self.emit(.relayNote("tool call \(name) answered"))
+                case .failure(let error): self.emit(.error("tool call \(name) failed: \(error)"))
+                }
+            })
+        case .error(let message):
+            emit(.error("the realtime relay: \(String(message.prefix(200)))"))
+        case .closed(let reason):
+            emit(.relayNote("relay session closed (\(reason))"))
+        default:
+            break
+        }
+    }
+
+    // MARK: - Output
+
+    private func play() async {
+        while !Task.isCancelled {
+            guard !queue.isEmpty else {
+                if outputStartNs != nil { stopSpeaking(completed: true, reason: "reply done") }
+                await withCheckedContinuation { playerWaiter = $0 }
+                continue
+            }
+            switch queue.removeFirst() {
+            case .mark(let name):
+                do {
+                    try await relay.acknowledgeMark(name)
+                    emit(.relayNote("mark \(name) acknowledged"))
+                } catch {
+                    emit(.error("acknowledging mark \(name) failed: \(error)"))
+                }
+            case .audio(var buffer, let turn):
+                // What else of the same turn is queued plays in the same call, without gaps.
+                while case .audio(let next, let nextTurn)? = queue.first, nextTurn == turn {
+                    buffer.samples += next.samples
+                    queue.removeFirst()
+                }
+                queuedMs = max(0, queuedMs - buffer.samples.count * 1000 / settings.outputSampleRate)
+                if outputStartNs == nil {
+                    outputStartNs = clock.nowNs()
+                    setState(.speaking, reason: "relay audio")
+                    emit(.speakingStarted(sentence: assistantText, voice: "gateway-realtime"))
+                }
+                if let turn, droppedTurns.contains(turn) { continue }
+                _ = try? await playback.play(buffer)
+            }
+        }
+    }
+
+    private func flush() {
+        queue.removeAll { if case .audio = $0 { true } else { false } }
+        queuedMs = 0
+    }
+
+    private func stopSpeaking(completed: Bool, reason: String) {
+        guard outputStartNs != nil else { return }
+        outputStartNs = nil
+        emit(.speakingStopped(sentence: assistantText, completed: completed))
+        setState(.listening, reason: reason)
+    }
+
+    private func wakePlayer() {
+        let waiter = playerWaiter
+        playerWaiter = nil
+        waiter?.resume()
+    }
+
+    private func setState(_ new: TalkState, reason: String) {
+        guard new != state else { return }
+        let old = state
+        state = new
+        emit(.stateChanged(from: old, to: new, reason: reason))
+    }
+
+    private func emit(_ kind: TalkEvent.Kind) {
+        let now = clock.nowNs()
+        sink.yield(TalkEvent(wallTime: clock.wallNow(), monotonicMs: Int64((now &- originNs) / 1_000_000), kind: kind))
+        if case .error(let message) = kind { logger.warning("\(message)") }
+    }
+
+    private static func ns(_ d: Duration) -> UInt64 { UInt64(max(0, RelayTranscription.nanoseconds(d))) }
+}

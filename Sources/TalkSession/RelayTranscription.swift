@@ -1,0 +1,335 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import TalkLogging
+
+/// The Gateway's transcription relay as the loop's `TranscriptSource` (`--stt gateway|auto`): local
+/// PocketSphinx still endpoints; each utterance's audio, from its pre-roll, is streamed to the relay as it is
+/// spoken, encoded as the session's contract asks; at the local final the relay's final is used if it comes
+/// within `finalWait` of the local endpoint, else the local words. One relay session serves every utterance
+/// while it lives (`TalkRelayClient` recreates it after a reconnect or an expiry) and is closed at the end.
+package actor RelayTranscription: TranscriptSource {
+    package struct Settings: Sendable {
+        /// How long after the local endpoint the relay's final may take (`--relay-wait-ms`).
+        package var finalWait: Duration = .milliseconds(1_500)
+        /// Audio before the first voiced frame that goes with the utterance (the endpointer's pre-roll).
+        package var preRollMs = 400
+        /// `auto` checks `talk.catalog` before each new relay session; `gateway` goes straight to it.
+        package var checkCatalog = true
+        package var engineName = "gateway-relay"
+        package var localEngineName = "pocketsphinx"
+        package init() {}
+    }
+
+    /// The utterance being streamed: its relay turns and their finals.
+    private struct Utterance {
+        enum Uplink { case connecting, live, ended }
+        var index: Int
+        var startMs: Int
+        var uplink = Uplink.connecting
+        var backlog: [AudioFrame] = []
+        var nextPositionMs: Int
+        var turnIds: [String] = []
+        /// Turns with partials: speech the relay heard, whose final the words wait for. A turn without any
+        /// (the silence after the relay's own endpoint) has nothing to wait for.
+        var spokenTurns: Set<String> = []
+        /// Turns the relay closed (`turn.ended`): a spoken turn ended without words means it heard none.
+        var endedTurns: Set<String> = []
+        var finals: [String: String] = [:]
+        /// Finals without a turn id (the older era's events carry none).
+        var unkeyedFinals: [String] = []
+        var endNs: UInt64?
+        /// When the last final arrived: end of speech to it is the relay's time.
+        var finalNs: UInt64?
+        var failure: String?
+    }
+
+    private let client: TalkRelayClient
+    private let settings: Settings
+    private let clock: TalkClock
+    private let logger: Logger
+    private var ring: [AudioFrame] = []
+    private static let ringFrames = 300   // 6 s: the utterance start is announced after the endpointer confirms it
+    private var utterance: Utterance?
+    private var count = 0
+    private var encoder: UplinkEncoder?
+    private var encoderSession: String?
+    /// A contract this client cannot send: the relay is off for the rest of the session.
+    private var disabled: String?
+    private var notes: [TalkEvent.Kind] = []
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var tasks: [Task<Void, Never>] = []
+    package private(set) var lateFinals = 0
+    package private(set) var emptyFinals = 0
+
+    package init(client: TalkRelayClient, frames: AsyncStream<AudioFrame>, settings: Settings = Settings(), clock: TalkClock = .live,
+                 logger: Logger)
+    {
+        self.client = client
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+        Task { await self.follow(frames) }
+    }
+
+    private func follow(_ frames: AsyncStream<AudioFrame>) async {
+        let events = await client.events()
+        tasks.append(Task { for await event in events { self.relayEvent(event) } })
+        tasks.append(Task { for await frame in frames { await self.captured(frame) } })
+    }
+
+    // MARK: - TranscriptSource
+
+    package func utteranceStarted(positionMs: Int) {
+        count += 1
+        let from = positionMs - settings.preRollMs
+        var next = Utterance(index: count, startMs: from, nextPositionMs: from)
+        if let disabled {
+            next.failure = disabled
+            next.uplink = .ended
+            utterance = next
+            return
+        }
+        next.backlog = ring.filter { $0.streamPositionMs >= from }
+        next.nextPositionMs = (next.backlog.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? from
+        utterance = next
+        let index = count
+        tasks.removeAll { $0.isCancelled }
+        tasks.append(Task { await self.connect(index) })
+    }
+
+    package func utteranceEnded(lastSpeechEndMs: Int) async {
+        guard var current = utterance, current.endNs == nil else { return }
+        current.endNs = clock.nowNs()
+        let wasLive = current.uplink == .live
+        current.uplink = .ended
+        utterance = current
+        if wasLive { await sendTail(index: current.index) }
+    }
+
+    package func transcript(localText: String, discard: Bool) async -> TranscriptChoice {
+        guard let current = utterance else { return local(localText, "no audio reached the relay") }
+        if discard {
+            utterance = nil
+            return local(localText, "heard while the reply played")
+        }
+        let endNs = current.endNs ?? clock.nowNs()
+        let deadline = endNs &+ UInt64(Self.nanoseconds(settings.finalWait))
+        let wake = Task { [clock] in
+            try? await clock.sleep(settings.finalWait)
+            self.signal()
+        }
+        defer { wake.cancel() }
+        while true {
+            guard let u = utterance, u.index == current.index else { return local(localText, "the utterance was replaced") }
+            if let failure = u.failure {
+                utterance = nil
+                return local(localText, failure)
+            }
+            if let words = Self.words(of: u) {
+                utterance = nil
+                // Negative when the relay's final beat the local endpoint.
+                let relayMs = (Double(u.finalNs ?? clock.nowNs()) - Double(endNs)) / 1e6
+                return TranscriptChoice(text: words, engine: settings.engineName, relayMs: relayMs)
+            }
+            if !u.spokenTurns.isEmpty, u.finals.isEmpty, u.spokenTurns.isSubset(of: u.endedTurns) {
+                utterance = nil
+                return local(localText, "the relay heard no words")
+            }
+            if clock.nowNs() >= deadline {
+                utterance = nil
+                return local(localText, "the relay's final took longer than \(Self.milliseconds(settings.finalWait)) ms")
+            }
+            await withCheckedContinuation { waiter = $0 }
+        }
+    }
+
+    package func takeNotes() -> [TalkEvent.Kind] {
+        defer { notes = [] }
+        return notes
+    }
+
+    package func stop() async {
+        for task in tasks { task.cancel() }
+        tasks = []
+        signal()
+        await client.close()
+        await client.stop()
+    }
+
+    // MARK: - Audio out
+
+    private func captured(_ frame: AudioFrame) async {
+        ring.append(frame)
+        if ring.count > Self.ringFrames { ring.removeFirst(ring.count - Self.ringFrames) }
+        guard var current = utterance, frame.streamPositionMs >= current.nextPositionMs else { return }
+        switch current.uplink {
+        case .connecting:
+            current.backlog.append(frame)
+            current.nextPositionMs = frame.streamPositionMs + AudioFrame.durationMs
+            utterance = current
+        case .live:
+            current.nextPositionMs = frame.streamPositionMs + AudioFrame.durationMs
+            utterance = current
+            await send([frame], index: current.index)
+        case .ended:
+            break
+        }
+    }
+
+    /// Gets the relay session (and the encoder for its contract), then sends what was spoken meanwhile.
+    private func connect(_ index: Int) async {
+        let session: TalkRelaySession
+        do {
+            if await client.currentSession == nil, settings.checkCatalog { _ = try await client.availability() }
+            session = try await client.ensureSession()
+        } catch {
+            fail(index, "the relay is unavailable: \(error)")
+            return
+        }
+        if encoderSession != session.id {
+            do {
+                let contract = try UplinkContract(encodingName: session.inputEncoding, sampleRate: session.inputSampleRateHz)
+                encoder = try UplinkEncoder(contract: contract)
+                encoderSession = session.id
+                let wire = contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120   // base64 and ten request frames a second
+                notes.append(.relayUplink(mode: "transcription", uplink: contract.description, bytesPerSecond: wire))
+            } catch {
+                disabled = "the relay's audio contract cannot be met: \(error)"
+                notes.append(.error(disabled!))
+                logger.error("relay disabled", metadata: ["error": "\(error)"])
+                await client.close()
+                fail(index, disabled!)
+                return
+            }
+        }
+        guard var current = utterance, current.index == index else { return }
+        let backlog = current.backlog
+        current.backlog = []
+        let ended = current.uplink == .ended
+        if !ended { current.uplink = .live }
+        utterance = current
+        await send(backlog, index: index, coalesced: true)
+        if ended { await sendTail(index: index) }
+    }
+
+    /// Encodes frames and appends each full chunk; `coalesced`: all of them in one append (the audio spoken
+    /// while the session was being made, which would otherwise be several appends at once).
+    private func send(_ frames: [AudioFrame], index: Int, coalesced: Bool = false) async {
+        guard let encoder else { return }
+        var gathered = UplinkChunk(bytes: [], audioMs: 0)
+        for frame in frames {
+            let chunk: UplinkChunk?
+            do { chunk = try encoder.append(frame.samples) } catch {
+                fail(index, "encoding the uplink failed: \(error)")
+                return
+            }
+            guard let chunk else { continue }
+            if coalesced {
+                gathered.bytes += chunk.bytes
+                gathered.audioMs += chunk.audioMs
+            } else {
+                await append(chunk, index: index)
+            }
+        }
+        if !gathered.bytes.isEmpty { await append(gathered, index: index) }
+    }
+
+    private func sendTail(index: Int) async {
+        guard let encoder else { return }
+        do {
+            if let chunk = try encoder.finish() { await append(chunk, index: index) }
+        } catch {
+            fail(index, "encoding the uplink failed: \(error)")
+        }
+    }
+
+    private func append(_ chunk: UplinkChunk, index: Int) async {
+        switch await client.append(chunk.bytes) {
+        case .sent: break
+        case .fellBehind:
+            if utterance?.failure == nil { notes.append(.microphone("input fell behind: the relay missed audio of this utterance")) }
+            fail(index, "input fell behind")
+        case .noSession:
+            fail(index, "the relay session ended")
+        }
+    }
+
+    // MARK: - Relay events
+
+    private func relayEvent(_ event: TalkRelayEvent) {
+        switch event.kind {
+        case .speechStart, .inputAudio, .partial:
+            guard let turn = event.turnId, var current = utterance, current.failure == nil else { return }
+            if !current.turnIds.contains(turn) { current.turnIds.append(turn) }
+            if case .partial = event.kind { current.spokenTurns.insert(turn) }
+            utterance = current
+        case .transcript(_, let text, true):
+            let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if words.isEmpty {
+                emptyFinals += 1   // turn ended / committed markers carry no words
+                if event.talkEventType == "turn.ended", let turn = event.turnId, var current = utterance, current.turnIds.contains(turn) {
+                    current.endedTurns.insert(turn)
+                    utterance = current
+                    signal()
+                }
+                return
+            }
+            guard var current = utterance else { return late(words) }
+            if let turn = event.turnId {
+                guard current.turnIds.contains(turn) else { return late(words) }
+                current.finals[turn] = words
+            } else {
+                current.unkeyedFinals.append(words)
+            }
+            current.finalNs = clock.nowNs()
+            utterance = current
+            signal()
+        case .error(let message):
+            if let index = utterance?.index { fail(index, "the relay failed: \(String(message.prefix(200)))") }
+        case .closed(let reason):
+            if let index = utterance?.index, utterance?.finals.isEmpty ?? true { fail(index, "the relay session closed (\(reason))") }
+        default:
+            break
+        }
+    }
+
+    private func late(_ words: String) {
+        lateFinals += 1
+        logger.notice("a late relay final was dropped", metadata: ["relay.words": "\(words.split(separator: " ").count)"])
+    }
+
+    private func fail(_ index: Int, _ reason: String) {
+        guard var current = utterance, current.index == index, current.failure == nil else { return }
+        current.failure = reason
+        current.uplink = .ended
+        utterance = current
+        signal()
+    }
+
+    private func signal() {
+        let waiting = waiter
+        waiter = nil
+        waiting?.resume()
+    }
+
+    private func local(_ text: String, _ reason: String) -> TranscriptChoice {
+        logger.info("local transcript used", metadata: ["reason": "\(reason)"])
+        return TranscriptChoice(text: text, engine: settings.localEngineName, fallbackReason: reason)
+    }
+
+    /// The relay's words once every turn in which it heard speech has its final.
+    private static func words(of u: Utterance) -> String? {
+        if !u.turnIds.isEmpty {
+            guard !u.finals.isEmpty, u.spokenTurns.allSatisfy({ u.finals[$0] != nil }) else { return nil }
+            return u.turnIds.compactMap { u.finals[$0] }.joined(separator: " ")
+        }
+        return u.unkeyedFinals.isEmpty ? nil : u.unkeyedFinals.joined(separator: " ")
+    }
+
+    static func nanoseconds(_ d: Duration) -> Int64 {
+        d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
+    }
+
+    package static func milliseconds(_ d: Duration) -> Int64 { nanoseconds(d) / 1_000_000 }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import TalkLogging
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// `TalkRelayClient` against the reference Gateway's relays: names by era, one session reused and
+/// recreated, the in-flight and size limits, and hostile or stale events.
+@Suite(.serialized) struct TalkRelayClientTests {
+    /// goforward.raw (16 kHz PCM16) and a second of silence, as the relay's pcm16/16000 contract reads it.
+    static func speechBytes() throws -> [UInt8] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "/usr/share/pocketsphinx/test/data/goforward.raw"))
+        return [UInt8](data) + [UInt8](repeating: 0, count: 32_000)
+    }
+
+    static func start(_ extra: [String] = []) async throws -> (TalkGatewayHarness, TalkGatewayHarness.Connected) {
+        let h = try await TalkGatewayHarness.start(extra)
+        try await h.gateway.control(#"{"cmd": "talk-uplink", "transcription": "pcm16/16000", "realtime": "pcm16/16000"}"#)
+        let op = try await h.connect(TalkGatewayHarness.operatorProfile)
+        return (h, op)
+    }
+
+    /// Streams `bytes` in 100 ms appends faster than real time, waiting whenever four are unanswered (a file
+    /// has no real time to keep; the microphone's audio would be dropped instead).
+    static func stream(_ bytes: [UInt8], to client: TalkRelayClient) async throws {
+        for start in stride(from: 0, to: bytes.count, by: 3_200) {
+            let chunk = Array(bytes[start..<min(start + 3_200, bytes.count)])
+            let deadline = ContinuousClock.now + .seconds(10)
+            while case .fellBehind = await client.append(chunk) {
+                guard ContinuousClock.now < deadline else {
+                    Issue.record("the relay answered no append for 10 s")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Events until `done` holds (or nil after `timeout`).
+    static func collect(_ events: AsyncStream<TalkRelayEvent>, timeout: Duration = .seconds(15),
+                        until done: @escaping @Sendable (TalkRelayEvent) -> Bool) async -> [TalkRelayEvent]? {
+        await withTaskGroup(of: [TalkRelayEvent]?.self) { group in
+            group.addTask {
+                var seen: [TalkRelayEvent] = []
+                for await event in events {
+                    seen.append(event)
+                    if done(event) { return seen }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    static func isFinal(_ text: String) -> @Sendable (TalkRelayEvent) -> Bool {
+        { if case .transcript(_, text, true) = $0.kind { true } else { false } }
+    }
+
+    @Test func `names follow hello-ok: unified, transitional and legacy eras`() {
+        let unified = ["talk.catalog", "talk.session.create", "talk.session.appendAudio", "talk.session.close",
+                       "talk.session.cancelOutput", "talk.session.acknowledgeMark", "talk.session.submitToolResult", "talk.client.toolCall"]
+        let legacy = ["talk.realtime.session", "talk.realtime.relayAudio", "talk.realtime.relayMark",
+                      "talk.realtime.relayStop", "talk.realtime.relayToolResult"]
+        let realtime = TalkRelayNames.resolve(mode: .realtime, methods: unified)
+        #expect(realtime?.append == "talk.session.appendAudio" && realtime?.sessionKey == "sessionId" && realtime?.event == "talk.event")
+        #expect(TalkRelayNames.resolve(mode: .realtime, methods: legacy + unified)?.era == .unified)
+        let old = TalkRelayNames.resolve(mode: .realtime, methods: legacy)
+        #expect(old?.append == "talk.realtime.relayAudio" && old?.sessionKey == "relaySessionId" && old?.close == "talk.realtime.relayStop")
+        #expect(old?.cancelOutput == nil && old?.toolCall == nil)
+        #expect(TalkRelayNames.resolve(mode: .transcription, methods: legacy) == nil)
+        #expect(TalkRelayNames.resolve(mode: .transcription, methods: ["talk.transcription.session", "talk.transcription.relayAudio"])?
+            .sessionKey == "transcriptionSessionId")
+        #expect(TalkRelayNames.resolve(mode: .transcription, methods: ["talk.speak"]) == nil)
+    }
+
+    @Test func `a transcription session streams an utterance and gets its final, then the session is reused`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "texts": ["go forward ten meters", "and again"]}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        _ = try await client.availability()
+        let events = await client.events()
+        let session = try await client.ensureSession()
+        #expect(session.inputEncoding == "pcm16" && session.inputSampleRateHz == 16_000)
+        try await Self.stream(try Self.speechBytes(), to: client)
+        let first = try #require(await Self.collect(events, until: Self.isFinal("go forward ten meters")))
+        #expect(first.contains { $0.kind == .ready })
+        #expect(first.contains { if case .partial = $0.kind { true } else { false } })
+        #expect(first.allSatisfy { $0.sessionId == session.id })
+        #expect(try await client.ensureSession() == session)
+        try await Self.stream(try Self.speechBytes(), to: client)
+        #expect(await Self.collect(events, until: Self.isFinal("and again")) != nil)
+        #expect(await client.statistics.sessionsCreated == 1)
+        await client.close()
+        let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
+        #expect(log.contains { $0["kind"] == "closed" && $0["sessionId"]?.stringValue == session.id }, "not closed: \(log)")
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `a session is recreated after an expiry and after a reconnect`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let events = await client.events()
+        let first = try await client.ensureSession()
+        try await h.gateway.control("relay-expire")
+        _ = await Self.collect(events) { $0.kind == .closed(reason: "completed") }
+        let second = try await client.ensureSession()
+        #expect(second.id != first.id)
+        try await h.gateway.control("drop")
+        let reconnected = try await h.eventually {
+            guard let hello = await op.connection.hello else { return false }
+            return hello.connId != second.connId
+        }
+        #expect(reconnected)
+        let third = try await client.ensureSession()
+        #expect(third.id != second.id && third.connId != second.connId)
+        #expect(await client.statistics.sessionsCreated == 3)
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `no fifth append is in flight: input beyond is dropped and reported`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "appendDelayMs": 400}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        _ = try await client.ensureSession()
+        var outcomes: [TalkRelayClient.AppendOutcome] = []
+        for _ in 0..<10 { outcomes.append(await client.append([UInt8](repeating: 0, count: 3_200))) }
+        #expect(outcomes.prefix(4).allSatisfy { $0 == .sent(requests: 1) })
+        #expect(outcomes.dropFirst(4).allSatisfy { $0 == .fellBehind })
+        #expect(h.logged(atLeast: .warning).contains { $0.contains("input fell behind") })
+        #expect(await client.statistics.appendsSent == 4)
+        let sawFour = try await h.eventually {
+            let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
+            return seen == 4
+        }
+        #expect(sawFour, "the Gateway never had the four appends in flight at once")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await client.append([UInt8](repeating: 0, count: 3_200)) == .sent(requests: 1), "answers came back, so sending resumes")
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `audio over 512 KiB of base64 goes out in several appends`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let events = await client.events()
+        _ = try await client.ensureSession()
+        try await h.gateway.control(#"{"cmd": "talk-relay", "texts": ["long"]}"#)
+        let speech = try Self.speechBytes()
+        var big: [UInt8] = []
+        while big.count < 900_000 { big += speech }
+        #expect(await client.append(big) == .sent(requests: 3))
+        #expect(await Self.collect(events, until: Self.isFinal("long")) != nil)
+        let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
+        #expect(!log.contains { $0["kind"] == "limit" }, "\(log)")
+        let turns = try await h.gateway.control("relay-turns")["turns"]?.arrayValue ?? []
+        #expect(turns.allSatisfy { ($0["maxAppendBase64"]?.intValue ?? .max) <= 512 * 1024 })
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `malformed and stale relay events are logged and dropped, never a crash`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "texts": ["still fine"]}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let events = await client.events()
+        let session = try await client.ensureSession()
+        let hostile = [
+            #"{"type":"event","event":"talk.event","payload":"not an object"}"#,
+            #"{"type":"event","event":"talk.event","payload":{"type":"transcript","text":"x","final":true}}"#,
+            #"{"type":"event","event":"talk.event","payload":{"transcriptionSessionId":"\#(session.id)","type":"transcript","text":7,"final":true}}"#,
+            #"{"type":"event","event":"talk.event","payload":{"transcriptionSessionId":"\#(session.id)","type":"audio","audioBase64":"%%%"}}"#,
+            #"{"type":"event","event":"talk.event","payload":{"transcriptionSessionId":"old-session","type":"transcript","text":"stale words","final":true}}"#,
+        ]
+        for text in hostile {
+            let line = JSONValue.object(["cmd": "send-raw", "text": .string(text)]).jsonText
+            try await h.gateway.control(line)
+        }
+        try await Self.stream(try Self.speechBytes(), to: client)
+        let seen = try #require(await Self.collect(events, until: Self.isFinal("still fine")))
+        #expect(!seen.contains { if case .transcript(_, "stale words", _) = $0.kind { true } else { false } })
+        let stats = await client.statistics
+        #expect(stats.malformedEvents == 4 && stats.staleEvents >= 1, "\(stats)")
+        #expect(h.logged(atLeast: .warning).filter { $0.contains("relay event dropped") }.count == 4)
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `a legacy Gateway is spoken to in its own names`() async throws {
+        let (h, op) = try await Self.start(["--talk-era", "legacy"])
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "texts": ["old words"], "audioPace": 0.05}"#)
+        let transcription = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        await #expect(throws: TalkRelayError.notListed(.transcription)) { _ = try await transcription.availability() }
+        let client = TalkRelayClient(gateway: op.connection, mode: .realtime, logger: h.logger)
+        let events = await client.events()
+        let session = try await client.ensureSession()
+        #expect(session.names.era == .legacy)
+        try await Self.stream(try Self.speechBytes(), to: client)
+        let seen = try #require(await Self.collect(events) { if case .mark = $0.kind { true } else { false } })
+        #expect(seen.contains { if case .transcript("user", "old words", true) = $0.kind { true } else { false } })
+        #expect(seen.contains { if case .audio = $0.kind { true } else { false } })
+        try await client.acknowledgeMark("reply-end")
+        await client.close()
+        let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
+        #expect(log.contains { $0["kind"] == "mark-ack" })
+        try h.gateway.expectNoViolations()
+    }
+}

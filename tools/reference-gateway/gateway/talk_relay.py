@@ -1,0 +1,362 @@
+"""The Talk relays: transcription (audio in, transcripts out) and realtime (audio in, a voice out).
+
+A session belongs to the connection that created it and hears its audio through `append`. Turns are
+found as a provider's server VAD would: the first append after a final opens one; `silenceMs` of quiet
+after speech, or `idleMs` without audio, ends it. The final's text is the next configured text, else the
+transcript of the corpus clip the audio matches (by loudness envelope), else "". Every received turn is
+kept (decoded) so tests can compare what the Gateway got with what was spoken.
+"""
+
+import asyncio
+import base64
+import time
+import uuid
+
+from .codec import now_ms
+from .talk_audio import AudioError, UplinkDecoder, best_correlation, envelope, read_wav, rms
+
+MAX_AUDIO_BASE64 = 512 * 1024
+MAX_IN_FLIGHT = 4
+SESSIONS_PER_CONNECTION = 2
+SPEECH_RMS = 400.0
+
+DEFAULT_SETTINGS = {
+    "era": "unified",             # unified | transitional | legacy (fact sheet §9.8)
+    "ready": True,                # relay not ready: catalog says so and create is UNAVAILABLE
+    "transcriptionContract": {"encoding": "g711_ulaw", "sampleRateHz": 8000},
+    "realtimeContract": {"encoding": "pcm16", "sampleRateHz": 24000},
+    "finalDelayMs": 0,            # slow final
+    "finalDelaysMs": [],          # per final, first used first (then finalDelayMs)
+    "errorAfterAppends": 0,       # error mid-utterance after this many appends of a turn
+    "appendDelayMs": 0,           # hold each append's answer (in-flight checks)
+    "silenceMs": 600,
+    "idleMs": 600,
+    "drainMs": 5000,
+    "ttlMs": 30 * 60 * 1000,
+    "texts": [],                  # finals' texts, first used first; then `text`; then the clip index
+    "text": None,
+    "partialEveryMs": 300,
+    "reply": "you said {text}",   # realtime: what the voice answers
+    "toolCall": None,             # realtime: {name, args} asked before answering
+    "markName": "reply-end",
+    "audioPace": 0.5,             # realtime: send output at twice real time
+}
+ERAS = ("unified", "transitional", "legacy")
+
+
+class RelayState:
+    """Settings, sessions and records of every relay on one Gateway."""
+
+    def __init__(self, clip_index=None):
+        self.settings = dict(DEFAULT_SETTINGS)
+        self.settings["texts"] = []
+        self.settings["finalDelaysMs"] = []
+        self.sessions = {}        # id -> session
+        self.turns = []           # finished turns, oldest first
+        self.log = []             # marks acked, cancels, tool calls and results, limit hits
+        self.in_flight = {}       # connId -> appends being answered
+        self.max_in_flight = {}   # connId -> highest seen
+        self.clip_index = clip_index
+
+    def record(self, kind, **fields):
+        entry = {"kind": kind, "ts": now_ms()}
+        entry.update(fields)
+        self.log.append(entry)
+        return entry
+
+    def next_text(self, samples, rate):
+        """(text, source) of a final."""
+        if self.settings["texts"]:
+            return self.settings["texts"].pop(0), "configured"
+        if self.settings["text"] is not None:
+            return self.settings["text"], "configured"
+        if self.clip_index is not None:
+            match = self.clip_index.match(samples, rate)
+            if match:
+                return match[1], "clip:" + match[0]
+        return "", "none"
+
+    def of_connection(self, conn_id):
+        return [s for s in self.sessions.values() if s.conn.conn_id == conn_id and not s.closing]
+
+
+class Turn:
+    def __init__(self, index):
+        self.turn_id = str(uuid.uuid4())
+        self.index = index
+        self.samples = []
+        self.appends = 0
+        self.bytes = 0
+        self.max_base64 = 0
+        self.speech = False
+        self.silent_ms = 0
+        self.next_partial_ms = 0
+        self.started_ms = now_ms()
+
+
+class RelaySession:
+    """One relay session; `legacy` sessions speak the old event names without `talkEvent`."""
+
+    def __init__(self, gateway, conn, mode, legacy):
+        relay = gateway.talk_relay
+        s = relay.settings
+        contract = s["transcriptionContract" if mode == "transcription" else "realtimeContract"]
+        self.gateway, self.relay, self.conn, self.mode, self.legacy = gateway, relay, conn, mode, legacy
+        self.session_id = str(uuid.uuid4())
+        self.encoding, self.rate = contract["encoding"], int(contract["sampleRateHz"])
+        self.decoder = UplinkDecoder(self.encoding, self.rate)
+        self.expires_ms = now_ms() + int(s["ttlMs"])
+        self.turn = None
+        self.turns = 0
+        self.seq = 0
+        self.closing = False
+        self.closed = False
+        self._idle = None
+        self.output = None        # realtime: the answer being played {turnId, cancelled}
+        self.tool_waits = {}      # callId -> future of the submitted result
+        self._expiry = gateway.spawn(self._expire_later())
+
+    @property
+    def id_key(self):
+        return "transcriptionSessionId" if self.mode == "transcription" else "relaySessionId"
+
+    @property
+    def event_name(self):
+        if not self.legacy:
+            return "talk.event"
+        return "talk.transcription.relay" if self.mode == "transcription" else "talk.realtime.relay"
+
+    def audio(self):
+        if self.mode == "transcription":
+            return {"inputEncoding": self.encoding, "inputSampleRateHz": self.rate}
+        return {"inputEncoding": self.encoding, "inputSampleRateHz": self.rate,
+                "outputEncoding": "pcm16", "outputSampleRateHz": 24000}
+
+    async def emit(self, kind, fields=None, talk_type=None, turn_id=None, final=None):
+        if self.closed or self.conn.ws.close_code is not None:
+            return
+        payload = {self.id_key: self.session_id, "type": kind}
+        payload.update(fields or {})
+        if talk_type and not self.legacy:
+            self.seq += 1
+            envelope_ = {"id": str(uuid.uuid4()), "type": talk_type, "sessionId": self.session_id,
+                         "seq": self.seq, "timestamp": now_ms(), "mode": self.mode,
+                         "transport": "gateway-relay",
+                         "brain": "none" if self.mode == "transcription" else "agent-consult",
+                         "provider": "refgw", "payload": {}}
+            if turn_id:
+                envelope_["turnId"] = turn_id
+            if final is not None:
+                envelope_["final"] = final
+            payload["talkEvent"] = envelope_
+        try:
+            await self.conn.send_event(self.event_name, payload)
+        except Exception:  # the socket went away: the session goes with it
+            self.closed = True
+
+    # -- input ---------------------------------------------------------------------------------
+
+    async def append(self, audio_base64):
+        """Decodes one append and advances the turn; raises AudioError for audio that is not."""
+        try:
+            payload = base64.b64decode(audio_base64, validate=True)
+        except ValueError:
+            raise AudioError("audio frame is invalid base64")
+        samples = self.decoder.decode(payload)
+        s = self.relay.settings
+        if self.turn is None:
+            self.turns += 1
+            self.turn = Turn(self.turns)
+            if self.mode == "transcription":
+                await self.emit("speechStart", None, "turn.started", self.turn.turn_id)
+        turn = self.turn
+        turn.appends += 1
+        turn.bytes += len(payload)
+        turn.max_base64 = max(turn.max_base64, len(audio_base64))
+        turn.samples.extend(samples)
+        await self.emit("inputAudio", {"byteLength": len(payload)}, "input.audio.delta", turn.turn_id)
+        window = max(1, self.rate // 50)
+        for start in range(0, len(samples) - window + 1, window):
+            if rms(samples[start:start + window]) >= SPEECH_RMS:
+                turn.speech, turn.silent_ms = True, 0
+            else:
+                turn.silent_ms += 20
+        heard_ms = len(turn.samples) * 1000 // self.rate
+        if self.mode == "transcription" and turn.speech and heard_ms >= turn.next_partial_ms:
+            turn.next_partial_ms = heard_ms + int(s["partialEveryMs"])
+            await self.emit("partial", {"text": "(%d ms heard)" % heard_ms}, "transcript.delta",
+                            turn.turn_id)
+        if s["errorAfterAppends"] and turn.appends >= int(s["errorAfterAppends"]):
+            await self.fail("the refgw relay failed mid-utterance (fault)")
+            return
+        if turn.speech and turn.silent_ms >= int(s["silenceMs"]):
+            self.end_turn()
+        else:
+            self._arm_idle()
+
+    def _arm_idle(self):
+        if self._idle:
+            self._idle.cancel()
+        turn = self.turn
+
+        async def idle():
+            await asyncio.sleep(int(self.relay.settings["idleMs"]) / 1000)
+            if self.turn is turn and turn.speech:
+                self.end_turn()
+        self._idle = self.gateway.spawn(idle())
+
+    def end_turn(self):
+        """Closes the open turn; its final follows (after `finalDelayMs`)."""
+        turn, self.turn = self.turn, None
+        if self._idle:
+            self._idle.cancel()
+            self._idle = None
+        if turn is None:
+            return None
+        return self.gateway.spawn(self._finish(turn))
+
+    async def _finish(self, turn):
+        delays = self.relay.settings["finalDelaysMs"]
+        delay = int(delays.pop(0)) if delays else int(self.relay.settings["finalDelayMs"])
+        if delay:
+            await asyncio.sleep(delay / 1000)
+        if self.closed:
+            return
+        # Matching a clip is pure-Python work over the whole corpus: off the loop, so appends stay answered.
+        text, source = await asyncio.to_thread(self.relay.next_text, turn.samples, self.rate)
+        self.relay.turns.append({
+            "sessionId": self.session_id, "mode": self.mode, "turnId": turn.turn_id,
+            "encoding": self.encoding, "sampleRateHz": self.rate, "appends": turn.appends,
+            "bytes": turn.bytes, "maxAppendBase64": turn.max_base64,
+            "durationMs": len(turn.samples) * 1000 // self.rate, "text": text, "source": source,
+            "finalAtMs": now_ms(), "samples": turn.samples, "connId": self.conn.conn_id})
+        if self.mode == "transcription":
+            await self.emit("transcript", {"text": text, "final": True}, "transcript.done",
+                            turn.turn_id, True)
+            await self.emit("transcript", {"text": "", "final": True}, "turn.ended", turn.turn_id, True)
+        else:
+            await self.emit("transcript", {"role": "user", "text": text, "final": True},
+                            "transcript.done", turn.turn_id, True)
+            await self.answer(text)
+
+    async def fail(self, message):
+        self.relay.record("relay-error", sessionId=self.session_id, message=message)
+        await self.emit("error", {"message": message}, "session.error")
+        await self.emit("close", {"reason": "error"}, "session.closed")
+        self.forget()
+
+    async def close(self):
+        """`close`: commits an open turn and drains for `drainMs` before the `close` event."""
+        if self.closing:
+            return
+        self.closing = True
+        self.relay.record("closed", sessionId=self.session_id, mode=self.mode)
+        if self.mode == "transcription" and self.turn is not None:
+            await self.emit("transcript", {"text": "", "final": True}, "input.audio.committed",
+                            self.turn.turn_id, True)
+            finishing = self.end_turn()
+
+            async def drain():
+                try:
+                    await asyncio.wait_for(asyncio.shield(finishing), int(self.relay.settings["drainMs"]) / 1000)
+                except asyncio.TimeoutError:
+                    pass
+                await self.emit("close", {"reason": "completed"}, "session.closed")
+                self.forget()
+            self.gateway.spawn(drain())
+            return
+        if self.output:
+            self.output["cancelled"] = True
+        await self.emit("close", {"reason": "completed"}, "session.closed")
+        self.forget()
+
+    def forget(self):
+        self.closing = True
+        self.closed = True
+        self.relay.sessions.pop(self.session_id, None)
+        for task in (self._idle, self._expiry):
+            if task and task is not asyncio.current_task():
+                task.cancel()
+
+    async def _expire_later(self):
+        await asyncio.sleep(max(0, self.expires_ms - now_ms()) / 1000)
+        await self.expire()
+
+    async def expire(self):
+        self.relay.record("expired", sessionId=self.session_id)
+        await self.emit("close", {"reason": "completed"}, "session.closed")
+        self.forget()
+
+    # -- realtime output -----------------------------------------------------------------------
+
+    async def answer(self, heard):
+        """Speaks a reply to one user turn: a tool call first when scripted, then PCM16 audio."""
+        from .talk_voice import make_clip
+        s = self.relay.settings
+        turn_id = str(uuid.uuid4())
+        output = {"turnId": turn_id, "cancelled": False, "startedMs": now_ms()}
+        self.output = output
+        reply = str(s["reply"]).replace("{text}", heard or "nothing")
+        if s["toolCall"]:
+            call_id = "call-" + uuid.uuid4().hex[:12]
+            future = asyncio.get_running_loop().create_future()
+            self.tool_waits[call_id] = future
+            call = s["toolCall"]
+            self.relay.record("tool-call", sessionId=self.session_id, callId=call_id,
+                              name=call.get("name"))
+            await self.emit("toolCall", {"itemId": "item-" + call_id, "callId": call_id,
+                                         "name": call.get("name", "openclaw_agent_consult"),
+                                         "args": call.get("args", {})}, "tool.call", turn_id)
+            try:
+                result = await asyncio.wait_for(future, 60)
+            except asyncio.TimeoutError:
+                result = {"error": "no tool result"}
+            reply = str(result.get("text") or result.get("error") or reply) \
+                if isinstance(result, dict) else str(result)
+        await self.emit("transcript", {"role": "assistant", "text": reply, "final": True},
+                        "output.text.done", turn_id, True)
+        pcm, _ = await make_clip(reply, "pcm_24000")
+        chunk = 4800   # 100 ms at 24 kHz
+        item = "item-" + turn_id[:8]
+        for start in range(0, len(pcm), chunk):
+            if output["cancelled"] or self.closed:
+                return
+            await self.emit("audio", {"audioBase64": base64.b64encode(pcm[start:start + chunk]).decode(),
+                                      "itemId": item, "responseId": "resp-" + turn_id[:8]},
+                            "output.audio.delta", turn_id)
+            await asyncio.sleep(0.1 * float(s["audioPace"]))
+        if output["cancelled"] or self.closed:
+            return
+        await self.emit("audioDone", {"itemId": item, "responseId": "resp-" + turn_id[:8]},
+                        "output.audio.done", turn_id)
+        await self.emit("mark", {"markName": s["markName"]}, "output.audio.done", turn_id)
+        self.relay.record("answered", sessionId=self.session_id, turnId=turn_id, text=reply,
+                          audioBytes=len(pcm))
+        output["done"] = True
+
+    async def cancel_output(self, turn_id, reason):
+        output = self.output
+        if output is None or output.get("done") or output["cancelled"]:
+            status = "idle"
+        elif turn_id and turn_id != output["turnId"]:
+            status = "stale"
+        else:
+            output["cancelled"] = True
+            status = "applied"
+        self.relay.record("cancel", sessionId=self.session_id, turnId=turn_id, reason=reason,
+                          status=status)
+        if status == "applied":
+            await self.emit("clear", None, "turn.cancelled", output["turnId"])
+        return {"ok": True, "status": status, **({"turnId": output["turnId"]} if output else {})}
+
+
+def correlation_with(turn, reference_path):
+    """Loudness-envelope correlation of a received turn with a reference WAV."""
+    samples, rate = read_wav(reference_path)
+    value, lag = best_correlation(envelope(turn["samples"], turn["sampleRateHz"]),
+                                  envelope(samples, rate))
+    return round(value, 4), lag
+
+
+def monotonic_ms():
+    return int(time.monotonic() * 1000)
