@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test demo bench clean
+.PHONY: all deps build release test test-pipewire demo bench clean
 
 all: build
 
@@ -35,6 +35,13 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
+
+# The audio round trips and a Talk turn again against PipeWire's Pulse server (pipewire + wireplumber +
+# pipewire-pulse, headless: scripts/with-pipewire.sh), which most desktops run instead of PulseAudio.
+PIPEWIRE_TESTS = PulseLoopbackTests|PulsePlaybackTests|PulseDeviceReturnTests|PulseRecoveryTests|PulseDeviceListTests|AudioCommandLineTests|LiveTalkTurnTests
+test-pipewire: deps
+	$(SWIFT) build --build-tests
+	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)'
 
 # CI runs it too (.ci/run): a step that fails or a wrong transcript fails the build.
 demo: deps

@@ -16,6 +16,12 @@ dir=${1:?usage: pipewire-headless.sh DIR [PID]}
 parent=${2:-$PPID}
 config=$(cd "$(dirname "$0")/pipewire" && pwd)
 
+# Unlike PulseAudio, PipeWire keeps every descriptor it inherits: a caller's pipe held open by a server that
+# runs for minutes would keep that caller's read of it from ever ending. Only stdio goes on (255 is bash's
+# own hold on this script).
+for fd in $(ls /proc/$$/fd); do
+    ((fd > 2 && fd != 255)) && eval "exec $fd>&-" 2>/dev/null
+done
 mkdir -p -m 700 "$dir/runtime" "$dir/state"
 export XDG_RUNTIME_DIR="$dir/runtime" XDG_CONFIG_HOME="$config" XDG_STATE_HOME="$dir/state"
 export PIPEWIRE_RUNTIME_DIR="$dir/runtime"

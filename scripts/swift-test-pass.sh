@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One `swift test` pass of `make test` (arguments go to `swift test --skip-build`): under a private
 # PulseAudio (WITH_SOUND_SERVER=with-pipewire.sh: PipeWire), with a hard time limit so a hung test fails
-# the run instead of stalling CI. The runner's output shows as it comes; a closing line then counts what Swift Testing passed, failed and skipped
-# (its own summary leaves skips out). The exit status is the pass's own.
+# the run instead of stalling CI. The runner's output shows as it comes; a closing line then counts what
+# Swift Testing passed, failed and skipped (its own summary leaves skips out). The exit status is the pass's own.
 set -uo pipefail
 limit=${TEST_TIME_LIMIT:-900}
 log=$(mktemp /tmp/openclaw-talk-test-pass.XXXXXX)

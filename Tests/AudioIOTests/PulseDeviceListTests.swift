@@ -12,11 +12,12 @@ import TalkTestSupport
             let devices = try await PulseDeviceList(server: server.address, logger: logger).devices()
             let sink = try #require(devices.first { $0.name == "vsink" })
             #expect(sink.kind == .sink && sink.isDefault)
-            // PipeWire's Pulse server reports every device in the format its graph runs in.
-            let format = server.kind == .pipewire ? "float32le" : "s16le"
+            // PipeWire's Pulse server reports every device in its graph's sample format, and a remapped source
+            // at its graph's rate (48 kHz); PulseAudio gives the remapped source its master's spec.
+            let (format, micRate) = server.kind == .pipewire ? ("float32le", 48_000) : ("s16le", 16_000)
             #expect(sink.sampleFormat == format && sink.sampleRate == 16_000 && sink.channels == 1)
             let mic = try #require(devices.first { $0.name == "vmic" })
-            #expect(mic.kind == .source && mic.isDefault && mic.sampleRate == 16_000 && mic.channels == 1)
+            #expect(mic.kind == .source && mic.isDefault && mic.sampleRate == micRate && mic.channels == 1)
             let monitor = try #require(devices.first { $0.name == "vsink.monitor" })
             #expect(monitor.kind == .source && !monitor.isDefault && monitor.monitorOfSink == "vsink")
             #expect(devices.filter(\.isDefault).count == 2)

@@ -15,6 +15,19 @@ enum ChildProcess {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // A clean signal mask: the spawning thread (a Foundation thread) blocks SIGTERM, and a child inherits
+        // that; the PipeWire supervisor script must get the SIGTERM that stops it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        [SIGTERM, SIGINT, SIGHUP, SIGPIPE].forEach { sigaddset(&defaults, $0) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -22,7 +35,7 @@ enum ChildProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw TestServerError("cannot start \(path): \(String(cString: strerror(rc)))") }
         return pid
     }
@@ -39,7 +52,10 @@ enum ChildProcess {
     /// Runs a command to completion; returns its exit status and stdout.
     static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
         var fds: [Int32] = [0, 0]
+        // Close-on-exec, so a server spawned meanwhile by a test running beside this one does not inherit the
+        // write end and hold it open (the read below would then wait as long as that server runs).
         guard pipe(&fds) == 0 else { throw TestServerError("pipe failed: errno \(errno)") }
+        fds.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
         let pid: pid_t
         do {
             pid = try spawn(path, arguments, environment: environment, stdoutFD: fds[1])
