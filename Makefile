@@ -38,7 +38,7 @@ test: deps
 
 # The audio round trips and a Talk turn again against PipeWire's Pulse server (pipewire + wireplumber +
 # pipewire-pulse, headless: scripts/with-pipewire.sh), which most desktops run instead of PulseAudio.
-PIPEWIRE_TESTS = PulseLoopbackTests|PulsePlaybackTests|PulseDeviceReturnTests|PulseRecoveryTests|PulseDeviceListTests|AudioCommandLineTests|LiveTalkTurnTests
+PIPEWIRE_TESTS = PulseLoopbackTests|PulsePlaybackTests|PulseDeviceReturnTests|PulseRecoveryTests|PulseDeviceListTests|PulseEchoCancelModuleTests|EchoCancellationLoopbackTests|AudioCommandLineTests|LiveTalkTurnTests
 test-pipewire: deps
 	$(SWIFT) build --build-tests
 	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)'

@@ -23,6 +23,9 @@ for fd in $(ls /proc/$$/fd); do
     ((fd > 2 && fd != 255)) && eval "exec $fd>&-" 2>/dev/null
 done
 mkdir -p -m 700 "$dir/runtime" "$dir/state"
+# A restart (the tests kill the server and start it again in the same folder) finds the killed server's
+# sockets: the wait for the core's socket below must see the new one, not connect to a dead one.
+rm -f "$dir/runtime/pipewire-0" "$dir/runtime/pipewire-0.lock" "$dir/runtime/pulse/native" "$dir/runtime/pulse/pid"
 export XDG_RUNTIME_DIR="$dir/runtime" XDG_CONFIG_HOME="$config" XDG_STATE_HOME="$dir/state"
 export PIPEWIRE_RUNTIME_DIR="$dir/runtime"
 unset PULSE_SERVER PIPEWIRE_REMOTE DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY

@@ -81,16 +81,19 @@ final class PulseTestServer: Sendable {
         pid.withLock { $0 = child }
         // Ready once the Pulse server answers and WirePlumber has made the two devices the defaults, as
         // PulseAudio has them when its socket opens.
+        var info = ""
         for _ in 0..<400 {
-            let info = Set(((try? pactlBlocking(["info"])) ?? "").split(separator: "\n"))
-            if info.isSuperset(of: ["Default Sink: vsink", "Default Source: vmic"]) { return }
+            info = (try? pactlBlocking(["info"])) ?? "(no answer)"
+            if Set(info.split(separator: "\n")).isSuperset(of: ["Default Sink: vsink", "Default Source: vmic"]) { return }
             usleep(25_000)
         }
+        let devices = ["sinks", "sources", "modules"].map { "\($0): " + ((try? pactlBlocking(["list", "short", $0])) ?? "-") }
         let logs = ["pipewire", "wireplumber", "pipewire-pulse"].map { name in
             let text = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? "(none)"
-            return "\(name).log: \(text.suffix(600))"
+            return "\(name).log: \(text.prefix(1500))"
         }
-        throw TestServerError("the test PipeWire did not answer with vsink and vmic within 10 s at \(address); \(logs.joined(separator: "; "))")
+        throw TestServerError("the test PipeWire did not answer with vsink and vmic within 10 s at \(address); "
+            + ([info] + devices + logs).joined(separator: "; "))
     }
 
     /// Kills the server at once (SIGKILL: no goodbye to clients, as when it crashes).
