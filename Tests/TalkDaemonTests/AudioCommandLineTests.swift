@@ -50,7 +50,6 @@ import Testing
         #expect(r.status == 0, "record stderr: \(r.stderr)")
         #expect(r.stdout.contains("Wrote 8.00 s to \(wav)"), "stdout: \(r.stdout)")
         let captured = try AudioFileReader.readMono(path: wav)
-        try? FileManager.default.copyItem(atPath: wav, toPath: "/tmp/ipw-acl-\(UUID().uuidString.prefix(6)).wav")
         #expect(abs(captured.durationSeconds - 8) < 0.05, "\(captured.durationSeconds) s")
         // The null sink's monitor sends nothing while the sink is idle, so the recording may begin a frame
         // into the clip: the search may place the clip up to 100 ms before the recording starts.
