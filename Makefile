@@ -22,7 +22,7 @@ release:
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|LiveTalkTurnTests
 # Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
 # answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.
@@ -34,6 +34,7 @@ test: deps
 	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(SOLO_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
+	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 
 # The audio round trips and a Talk turn again against PipeWire's Pulse server (pipewire + wireplumber +

@@ -15,7 +15,7 @@ status=${PIPESTATUS[0]}
 # `➜ Test "…" skipped: "reason"` (a trait) or `➜ Test "…" was cancelled after …: "reason"` (mid-test).
 # The run's own closing line (`✔ Test run with N tests …`) is left out.
 count() { grep -E "$1" "$log" | grep -cv '^. Test run with '; }
-passed=$(count '^✔ Test .* passed after ')
+passed=$(count '^(✔|━) Test .* passed after ')  # ━: passed with a known issue (withKnownIssue)
 failed=$(count '^✘ Test .* failed after ')
 skipped=$(count '^➜ Test .* (skipped|was cancelled)')
 echo "Swift tests: $passed passed, $failed failed, $skipped skipped (swift test $*)"
