@@ -8,9 +8,11 @@
 #
 # DIR is a 0700 folder of the caller's: the runtime folder (the Pulse socket DIR/runtime/pulse/native),
 # WirePlumber's state and the three logs (DIR/*.log) go there. Readiness is the caller's to poll (pactl).
-# It stops all three when it gets SIGTERM or SIGINT, when one of them dies, or when process PID (the
-# caller) is gone, so a test process that crashes leaves nothing running. Stopping is SIGKILL: to a Pulse
-# client that is a server crash, which is what the tests that restart the server mean.
+# It stops all three when the file DIR/stop appears, when it gets SIGTERM or SIGINT, when one of them dies,
+# or when process PID (the caller) is gone, so a test process that crashes leaves nothing running. The stop
+# file is for callers whose children inherit SIGTERM blocked (Foundation's Process does that), which a shell
+# cannot unblock. Stopping is SIGKILL: to a Pulse client that is a server crash, which is what the tests
+# that restart the server mean.
 set -u
 dir=${1:?usage: pipewire-headless.sh DIR [PID]}
 parent=${2:-$PPID}
@@ -25,7 +27,7 @@ done
 mkdir -p -m 700 "$dir/runtime" "$dir/state"
 # A restart (the tests kill the server and start it again in the same folder) finds the killed server's
 # sockets: the wait for the core's socket below must see the new one, not connect to a dead one.
-rm -f "$dir/runtime/pipewire-0" "$dir/runtime/pipewire-0.lock" "$dir/runtime/pulse/native" "$dir/runtime/pulse/pid"
+rm -f "$dir/stop" "$dir/runtime/pipewire-0" "$dir/runtime/pipewire-0.lock" "$dir/runtime/pulse/native" "$dir/runtime/pulse/pid"
 export XDG_RUNTIME_DIR="$dir/runtime" XDG_CONFIG_HOME="$config" XDG_STATE_HOME="$dir/state"
 export PIPEWIRE_RUNTIME_DIR="$dir/runtime"
 unset PULSE_SERVER PIPEWIRE_REMOTE DBUS_SESSION_BUS_ADDRESS DISPLAY WAYLAND_DISPLAY
@@ -36,7 +38,7 @@ start() {
     pids+=($!) names+=("$1")
 }
 stop() {
-    [ -n "$watcher" ] && kill "$watcher" 2>/dev/null
+    [ -n "$watcher" ] && kill -KILL "$watcher" 2>/dev/null
     ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
     wait 2>/dev/null
     pids=()
@@ -53,7 +55,7 @@ for _ in $(seq 200); do
 done
 start wireplumber
 start pipewire-pulse
-while kill -0 "$parent" 2>/dev/null; do sleep 1; done &
+while kill -0 "$parent" 2>/dev/null && [ ! -e "$dir/stop" ]; do sleep 0.2; done &
 watcher=$!
 
 wait -n "${pids[@]}" "$watcher"

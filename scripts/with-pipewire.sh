@@ -12,6 +12,7 @@ chmod 700 "$dir"
 server_pid=$!
 
 cleanup() {
+    touch "$dir/stop"  # SIGTERM may be blocked in what this script was started with (pipewire-headless.sh)
     kill "$server_pid" 2>/dev/null
     wait "$server_pid" 2>/dev/null
     rm -rf "$dir"
