@@ -34,11 +34,11 @@ test: deps
 	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(SOLO_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
-	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 
 # The audio round trips and a Talk turn again against PipeWire's Pulse server (pipewire + wireplumber +
-# pipewire-pulse, headless: scripts/with-pipewire.sh), which most desktops run instead of PulseAudio.
+# pipewire-pulse, headless: scripts/with-pipewire.sh), which most desktops run instead of PulseAudio. Not yet
+# in `make test`: on the loaded 2-core build machine about one pass in five had a timing failure.
 PIPEWIRE_TESTS = PulseLoopbackTests|PulsePlaybackTests|PulseDeviceReturnTests|PulseRecoveryTests|PulseDeviceListTests|PulseEchoCancelModuleTests|EchoCancellationLoopbackTests|AudioCommandLineTests|LiveTalkTurnTests
 test-pipewire: deps
 	$(SWIFT) build --build-tests
