@@ -11,6 +11,7 @@ DEB_PACKAGES=(
     libespeak-ng-dev espeak-ng
     libmpg123-dev lame libwebrtc-audio-processing-dev
     libsystemd-dev
+    pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
 )
 PY_MODULES=(websockets cryptography jsonschema)
 

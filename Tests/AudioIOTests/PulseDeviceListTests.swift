@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import Testing
 import TalkLogging
+import TalkTestSupport
 
 @Suite struct PulseDeviceListTests {
     let logger = Logger(label: "test.pulse", handler: InMemoryLogHandler())
@@ -11,9 +12,12 @@ import TalkLogging
             let devices = try await PulseDeviceList(server: server.address, logger: logger).devices()
             let sink = try #require(devices.first { $0.name == "vsink" })
             #expect(sink.kind == .sink && sink.isDefault)
-            #expect(sink.sampleFormat == "s16le" && sink.sampleRate == 16_000 && sink.channels == 1)
+            // PipeWire's Pulse server reports every device in its graph's sample format, and a remapped source
+            // at its graph's rate (48 kHz); PulseAudio gives the remapped source its master's spec.
+            let (format, micRate) = server.kind == .pipewire ? ("float32le", 48_000) : ("s16le", 16_000)
+            #expect(sink.sampleFormat == format && sink.sampleRate == 16_000 && sink.channels == 1)
             let mic = try #require(devices.first { $0.name == "vmic" })
-            #expect(mic.kind == .source && mic.isDefault && mic.sampleRate == 16_000 && mic.channels == 1)
+            #expect(mic.kind == .source && mic.isDefault && mic.sampleRate == micRate && mic.channels == 1)
             let monitor = try #require(devices.first { $0.name == "vsink.monitor" })
             #expect(monitor.kind == .source && !monitor.isDefault && monitor.monitorOfSink == "vsink")
             #expect(devices.filter(\.isDefault).count == 2)

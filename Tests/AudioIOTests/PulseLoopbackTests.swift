@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import Testing
 import TalkLogging
+import TalkTestSupport
 
 /// What goes out through PulseAudio playback comes back in through PulseAudio capture, on a real server.
 @Suite(.serialized) struct PulseLoopbackTests {
@@ -46,7 +47,8 @@ import TalkLogging
         }
     }
 
-    @Test func `samples written into a pipe source are captured bit-exact`() async throws {
+    @Test(.pulseAudioOnly("PipeWire resamples the 16 kHz pipe into its 48 kHz graph and back, so the samples differ"))
+    func `samples written into a pipe source are captured bit-exact`() async throws {
         try await PulseTestServer.with { server in
             let fifo = server.directory.appendingPathComponent("mic.fifo").path
             let module = try await server.loadModule(

@@ -37,6 +37,14 @@ package struct PulseEchoCancelModule: Sendable {
         for value in [name, masterSink, masterSource].compactMap({ $0 }) where !Self.isPlainName(value) {
             throw PulseError.moduleFailed(module: Self.moduleName, reason: "'\(value)' is not a plain device name")
         }
+        // PulseAudio refuses a master that does not exist; PipeWire's Pulse server (0.3.65) loads the module
+        // anyway and links it to the default devices, so cancellation would listen to the wrong sink.
+        let devices = PulseDeviceList(server: server, logger: logger)
+        for (kind, master) in [(PulseDeviceKind.sink, masterSink), (.source, masterSource)] {
+            if let master, try await devices.device(kind, named: master) == nil {
+                throw PulseError.moduleFailed(module: Self.moduleName, reason: "there is no \(kind) named '\(master)'")
+            }
+        }
         let argument = arguments.joined(separator: " ")
         let index: UInt32 = try await withContext { context, done in
             let op = pa_context_load_module(context, Self.moduleName, argument, { context, index, userdata in

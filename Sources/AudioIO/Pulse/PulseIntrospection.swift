@@ -20,10 +20,12 @@ enum PulseIntrospection {
         let op = pa_context_get_server_info(context, { _, info, userdata in
             guard let userdata else { return }
             let box = Unmanaged<Collector<Defaults>>.fromOpaque(userdata).takeRetainedValue()
-            let defaults = info.map {
-                Defaults(sink: $0.pointee.default_sink_name.map { String(cString: $0) },
-                         source: $0.pointee.default_source_name.map { String(cString: $0) })
+            // PipeWire's Pulse server names a default it does not have yet (WirePlumber picks the defaults a
+            // moment after the server starts) "@DEFAULT_SINK@" / "@DEFAULT_SOURCE@"; PulseAudio gives none.
+            func name(_ value: UnsafePointer<CChar>?) -> String? {
+                value.map { String(cString: $0) }.flatMap { $0.hasPrefix("@DEFAULT_") && $0.hasSuffix("@") ? nil : $0 }
             }
+            let defaults = info.map { Defaults(sink: name($0.pointee.default_sink_name), source: name($0.pointee.default_source_name)) }
             box.done(defaults.map { [$0] } ?? [])
         }, Unmanaged.passRetained(box).toOpaque())
         finish(op, box)

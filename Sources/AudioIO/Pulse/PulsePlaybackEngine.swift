@@ -337,8 +337,9 @@ final class PulsePlaybackEngine {
             guard case .success(let context) = result, interrupted, !closed else { return }
             chooseSink(context) { [unowned self] sink in
                 guard interrupted, !closed else { return }
+                // No sink to name yet (a restarted PipeWire before WirePlumber has picked its default): look again.
+                guard let name = sink else { return scheduleRecoveryCheck() }
                 interrupted = false
-                let name = sink ?? "default sink"
                 logger.info("Playback can resume", metadata: ["audio.device": "\(name)"])
                 events.yield(.resumed(device: name))
                 if let requestedSink, sink != requestedSink { watchForRequestedSink() }

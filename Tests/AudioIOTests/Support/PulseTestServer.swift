@@ -9,10 +9,16 @@ import TalkTestSupport
 /// leave it running for ever. Starting the server and running pactl block (spawn, poll, waitpid): they run
 /// off the cooperative pool, which has only as many threads as cores and is shared by every suite running
 /// in parallel; blocking it stalls the timers of all the other tests.
+///
+/// Under `scripts/with-pipewire.sh` (`SoundServer.current == .pipewire`) it is a private headless PipeWire
+/// instead: `scripts/pipewire-headless.sh` runs pipewire, wireplumber and pipewire-pulse with the same two
+/// devices as start-up modules of the Pulse server; `kill()` SIGKILLs all three, and it stops them itself when
+/// the test process is gone.
 final class PulseTestServer: Sendable {
     /// The address to hand to the code under test.
     let address: String
     let directory: URL
+    let kind = SoundServer.current
     private let pid = Mutex<pid_t?>(nil)
 
     private init() throws {
@@ -26,7 +32,8 @@ final class PulseTestServer: Sendable {
                 at: directory.appendingPathComponent(sub), withIntermediateDirectories: false,
                 attributes: [.posixPermissions: 0o700])
         }
-        address = "unix:" + directory.appendingPathComponent("pulse.sock").path
+        let socket = kind == .pipewire ? "runtime/pulse/native" : "pulse.sock"
+        address = "unix:" + directory.appendingPathComponent(socket).path
     }
 
     /// Starts a server, runs `body`, and stops the server and removes its folder whatever happens.
@@ -43,6 +50,7 @@ final class PulseTestServer: Sendable {
     }
 
     private func startBlocking() throws {
+        if kind == .pipewire { return try startPipeWireBlocking() }
         let socket = directory.appendingPathComponent("pulse.sock").path
         var env = ProcessInfo.processInfo.environment
         env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("runtime").path
@@ -66,6 +74,28 @@ final class PulseTestServer: Sendable {
         throw TestServerError("the test PulseAudio server did not answer within 10 s at \(address)")
     }
 
+    private func startPipeWireBlocking() throws {
+        let script = TestInputs.packageRoot + "/scripts/pipewire-headless.sh"
+        let child = try ChildProcess.spawn(
+            "/bin/bash", [script, directory.path, String(getpid())], environment: ProcessInfo.processInfo.environment)
+        pid.withLock { $0 = child }
+        // Ready once the Pulse server answers and WirePlumber has made the two devices the defaults, as
+        // PulseAudio has them when its socket opens.
+        var info = ""
+        for _ in 0..<400 {
+            info = (try? pactlBlocking(["info"])) ?? "(no answer)"
+            if Set(info.split(separator: "\n")).isSuperset(of: ["Default Sink: vsink", "Default Source: vmic"]) { return }
+            usleep(25_000)
+        }
+        let devices = ["sinks", "sources", "modules"].map { "\($0): " + ((try? pactlBlocking(["list", "short", $0])) ?? "-") }
+        let logs = ["pipewire", "wireplumber", "pipewire-pulse"].map { name in
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? "(none)"
+            return "\(name).log: \(text.prefix(1500))"
+        }
+        throw TestServerError("the test PipeWire did not answer with vsink and vmic within 10 s at \(address); "
+            + ([info] + devices + logs).joined(separator: "; "))
+    }
+
     /// Kills the server at once (SIGKILL: no goodbye to clients, as when it crashes).
     func kill() async {
         _ = try? await offPool { self.killBlocking() }
@@ -74,7 +104,8 @@ final class PulseTestServer: Sendable {
     /// SIGKILL ends the server at once, so waiting for it is short: fine on the way out of a test.
     private func killBlocking() {
         guard let pid = pid.withLock({ p in defer { p = nil }; return p }) else { return }
-        Foundation.kill(pid, SIGKILL)
+        // PipeWire's supervisor script SIGKILLs its three processes when told to stop.
+        Foundation.kill(pid, kind == .pipewire ? SIGTERM : SIGKILL)
         ChildProcess.wait(pid)
     }
 
@@ -102,7 +133,10 @@ final class PulseTestServer: Sendable {
     /// Makes the null sink render in real time now rather than up to 2 s later. Idle, it renders 2 s ahead
     /// and sleeps; a client asking for low latency is only honoured from its next wake-up, which a
     /// suspend/resume cycle brings forward. Call it once a low-latency stream (the capture) is connected.
+    /// PipeWire's null sink runs with its graph in real time, and there (0.3.65) a capture of the sink's
+    /// monitor hears nothing more after a suspend/resume cycle: nothing to do.
     func settleNullSink() async throws {
+        guard kind == .pulseaudio else { return }
         try await pactl(["suspend-sink", "vsink", "1"])
         try await pactl(["suspend-sink", "vsink", "0"])
     }

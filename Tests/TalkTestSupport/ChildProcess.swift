@@ -1,10 +1,10 @@
 import Foundation
 
-/// posix_spawn and waitpid, for the test server and pactl. Foundation's `Process` is not used: on Linux its
+/// posix_spawn and waitpid, for the test servers, pactl and other tools. Foundation's `Process` is not used: on Linux its
 /// monitor thread blocks in `wait4` on a long-lived child (the server) and never reaps a short one (pactl).
-enum ChildProcess {
+package enum ChildProcess {
     /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null).
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil) throws -> pid_t {
+    package static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -15,6 +15,19 @@ enum ChildProcess {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // A clean signal mask: the spawning thread (a Foundation thread) blocks SIGTERM, and a child inherits
+        // that; the PipeWire supervisor script must get the SIGTERM that stops it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        [SIGTERM, SIGINT, SIGHUP, SIGPIPE].forEach { sigaddset(&defaults, $0) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -22,14 +35,14 @@ enum ChildProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        guard rc == 0 else { throw TestServerError("cannot start \(path): \(String(cString: strerror(rc)))") }
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw CommandFailure("cannot start \(path): \(String(cString: strerror(rc)))") }
         return pid
     }
 
     /// Waits for `pid` to end; returns its exit status (or 128 + signal).
     @discardableResult
-    static func wait(_ pid: pid_t) -> Int32 {
+    package static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let signal = status & 0x7f
@@ -37,9 +50,12 @@ enum ChildProcess {
     }
 
     /// Runs a command to completion; returns its exit status and stdout.
-    static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+    package static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw TestServerError("pipe failed: errno \(errno)") }
+        // Close-on-exec, so a server spawned meanwhile by a test running beside this one does not inherit the
+        // write end and hold it open (the read below would then wait as long as that server runs).
+        guard pipe(&fds) == 0 else { throw CommandFailure("pipe failed: errno \(errno)") }
+        fds.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
         let pid: pid_t
         do {
             pid = try spawn(path, arguments, environment: environment, stdoutFD: fds[1])
