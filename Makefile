@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test demo bench clean
+.PHONY: all deps build release test acceptance demo bench clean
 
 all: build
 
@@ -35,6 +35,13 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
+	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
+
+# The App Review walkthrough as an acceptance test (scripts/walkthrough.py): setup, the daemon in a terminal that
+# is then closed, Talk turns through the virtual microphone, heartbeat, reconnect, stop, a killed daemon.
+acceptance: deps
+	$(SWIFT) build
+	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
 
 # CI runs it too (.ci/run): a step that fails or a wrong transcript fails the build.
 demo: deps

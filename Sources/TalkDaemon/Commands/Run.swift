@@ -36,6 +36,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
+                .flag("idle", help: "Start with Talk off: connect and serve the control socket; listen after 'talk start'."),
             ]
         )
 
@@ -55,8 +56,13 @@ extension OpenClawTalk {
         var json: Bool
         var maxTurns: Int?
         var seconds: Double?
+        var idle: Bool
+        var configuration: RunConfiguration
 
         init(_ parsed: ParsedArguments) throws {
+            let (parsed, configuration) = try RunConfiguration.layered(parsed)
+            self.configuration = configuration
+            idle = parsed.flag("idle")
             gateway = parsed.option("gateway")
             token = parsed.option("token")
             password = parsed.option("password")
@@ -91,6 +97,14 @@ extension OpenClawTalk {
         }
 
         func run() async throws {
+            let daemon = try DaemonRuntime(configuration: configuration, logger: Logger(label: "openclaw-talk.daemon"))
+            do { try await run(daemon) } catch {
+                daemon.failed(error)
+                throw error
+            }
+        }
+
+        private func run(_ daemon: DaemonRuntime) async throws {
             let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
             var runLogger = Logger(label: "openclaw-talk.run")
             runLogger[metadataKey: "command"] = "run"
@@ -138,10 +152,16 @@ extension OpenClawTalk {
             // A stream of its own: the first one may have ended with the wait above.
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
             let stop = StopSignal()
+            let host = try await daemon.serve(
+                session: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
+                                       audioSource: input.map { "file:" + $0 } ?? source ?? "default",
+                                       audioSink: output.map { "file:" + $0 } ?? sink ?? "default", logger: logger),
+                talk: talk, gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
             let printer = Task { [json, maxTurns] in
                 var turns = 0
                 for await event in talk.events {
-                    if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
+                    await host.observe(event)
+                    if json { StandardStream.write(event.jsonLine + "\n", to: STDOUT_FILENO) }
                     if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started" {
                         turns += 1
                         if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
@@ -149,7 +169,8 @@ extension OpenClawTalk {
                 }
             }
             await devices.startTrack()
-            try await talk.start()
+            try await talk.start(listening: !idle)
+            await daemon.ready()
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
             let connection = Task {
                 for await state in await gatewaySession.operatorConnection.stateUpdates() {
@@ -158,7 +179,7 @@ extension OpenClawTalk {
                     }
                 }
             }
-            if input == nil { FileHandle.standardError.write(Data("Talk mode is on; speak. Ctrl-C ends it.\n".utf8)) }
+            if input == nil, !idle { StandardStream.write("Talk mode is on; speak. Ctrl-C ends it.\n", to: STDERR_FILENO) }
             let reason = await stop.wait(seconds: seconds)
             logger.info("stopping", metadata: ["reason": "\(reason)"])
             await talk.stop()
@@ -168,6 +189,7 @@ extension OpenClawTalk {
             configFollower.cancel()
             gatewayTasks.cancel()
             await gatewayTasks.value
+            await daemon.shutdown()
         }
 
         /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""OpenClaw's App Review walkthrough (../shared/reference/ios-walkthrough.md), done on Linux with the built
+openclaw-talk, the bundled reference Gateway, a private headless PulseAudio and a recorded clip; every step is
+asserted. `make acceptance` runs it as a test; `make demo` runs it with --demo, which says what each step showed
+and keeps the spoken reply in out/demo-reply.wav.
+
+Run it inside scripts/with-pulse.sh (it needs the private server's vsink/vmic):
+    scripts/with-pulse.sh python3 scripts/walkthrough.py .build/debug/openclaw-talk [--demo]
+"""
+
+import argparse
+import base64
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import wave
+from datetime import datetime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools", "reference-gateway"))
+from shared_dir import is_ci  # noqa: E402
+
+CLIP = "/usr/share/pocketsphinx/test/data/goforward.raw"
+HEARTBEAT, STALE_AFTER = 5, 10
+
+
+class StepFailed(Exception):
+    pass
+
+
+def iso(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class Walkthrough:
+    def __init__(self, binary, demo, out_dir):
+        self.bin = os.path.abspath(binary)
+        self.demo = demo
+        self.out_dir = out_dir
+        self.work = tempfile.mkdtemp(prefix="oct-walk-")
+        os.chmod(self.work, 0o700)
+        self.env = dict(os.environ)
+        # Everything the product writes stays in the work folder (config, state, socket, status).
+        for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_RUNTIME_DIR", "run")):
+            os.makedirs(os.path.join(self.work, sub), mode=0o700)
+            self.env[var] = os.path.join(self.work, sub)
+        for var in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM"):
+            self.env.pop(var, None)
+        os.makedirs(os.path.join(self.work, "config", "openclaw-talk"), mode=0o700)
+        with open(os.path.join(self.work, "config", "openclaw-talk", "config.json"), "w") as f:
+            json.dump({"heartbeatSeconds": HEARTBEAT, "staleAfterSeconds": STALE_AFTER,
+                       "connectingStaleSeconds": 30}, f)
+        self.gateway = None
+        self.daemon_pid = None
+        self.recorder = None
+        self.events = []
+        self.events_proc = None
+        self.started = time.monotonic()
+        self.number = 0
+
+    # -- reporting -----------------------------------------------------------------------------------------
+
+    def step(self, title):
+        self.number += 1
+        print("\n== %d. %s" % (self.number, title) if self.demo else "-- %s" % title, flush=True)
+
+    def show(self, text):
+        if self.demo:
+            for line in text.rstrip("\n").splitlines():
+                print("   | " + line, flush=True)
+
+    def check(self, ok, what):
+        if not ok:
+            raise StepFailed(what)
+        print(("   ok: " if self.demo else "   ok ") + what, flush=True)
+
+    # -- processes -----------------------------------------------------------------------------------------
+
+    def cli(self, *args, timeout=30, expect=0):
+        r = subprocess.run([self.bin, *args], env=self.env, capture_output=True, text=True, timeout=timeout)
+        if expect is not None and r.returncode != expect:
+            raise StepFailed("`openclaw-talk %s` exited %d (wanted %d): %s%s"
+                             % (" ".join(args), r.returncode, expect, r.stdout, r.stderr))
+        return r
+
+    def status(self):
+        return json.loads(self.cli("status", "--json", expect=None).stdout)
+
+    def wait_for(self, what, predicate, timeout=30, every=0.2):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = predicate()
+            if last:
+                return last
+            time.sleep(every)
+        raise StepFailed("timed out after %d s waiting for %s" % (timeout, what))
+
+    def control(self, cmd, **args):
+        with socket.create_connection(("127.0.0.1", self.gateway_info["controlPort"]), timeout=10) as sock:
+            handle = sock.makefile("rw")
+            handle.write(json.dumps(dict(cmd=cmd, **args)) + "\n")
+            handle.flush()
+            reply = json.loads(handle.readline())
+        if not reply.get("ok"):
+            raise StepFailed("refgw %s: %s" % (cmd, reply))
+        return reply
+
+    def pactl(self, *args):
+        return subprocess.run(["pactl", *args], capture_output=True, text=True, timeout=20, check=True).stdout
+
+    def capture_streams(self):
+        """Our recording streams in PulseAudio (`pactl list source-outputs`), by application name."""
+        text = self.pactl("list", "source-outputs")
+        return [block for block in text.split("Source Output #")[1:] if "openclaw-talk" in block.lower()]
+
+    def run_in_terminal(self, args, answer_after=None, answer=None):
+        """Starts the binary on a pseudo-terminal of its own (it is the session leader, the terminal its
+        controlling one). Returns (pid, master fd, output list that a reader thread fills)."""
+        pid, master = pty.fork()
+        if pid == 0:
+            os.execve(self.bin, [self.bin, *args], self.env)
+        output = []
+        stop = threading.Event()
+
+        def reader():
+            answered = False
+            while not stop.is_set():
+                ready, _, _ = select.select([master], [], [], 0.1)
+                if not ready:
+                    continue
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                output.append(data.decode("utf-8", "replace"))
+                if answer_after and not answered and answer_after in "".join(output):
+                    answered = True
+                    os.write(master, answer.encode())
+
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        return pid, master, output, stop, thread
+
+    def follow_events(self):
+        self.events_proc = subprocess.Popen([self.bin, "events", "--follow"], env=self.env, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, text=True)
+
+        def reader(proc):
+            for line in proc.stdout:
+                try:
+                    self.events.append(json.loads(line))
+                except ValueError:
+                    pass
+
+        threading.Thread(target=reader, args=(self.events_proc,), daemon=True).start()
+
+    def events_of(self, kind, since=0):
+        return [e for e in self.events[since:] if e.get("event") == kind]
+
+    # -- the walkthrough -----------------------------------------------------------------------------------
+
+    def run(self):
+        self.start_gateway()
+        self.setup()
+        self.start_daemon()
+        self.instance_list()
+        self.talk_start()
+        self.speak_and_hear("the first turn")
+        self.pause_resume()
+        self.close_terminal()
+        self.speak_and_hear("after the terminal closed")
+        self.heartbeat()
+        self.reconnect()
+        self.talk_stop()
+        self.stop()
+        self.killed_daemon()
+        self.schema_check()
+
+    def start_gateway(self):
+        self.step("Start the bundled reference Gateway (wss://, loopback, approves pairing)")
+        self.gateway = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "tools/reference-gateway/refgw.py"), "--tls", "--auto-approve",
+             "--print-setup-code", "--quiet", "--state-dir", os.path.join(self.work, "gateway")],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.work, "gateway.log"), "w"), text=True)
+        self.gateway_info = json.loads(self.gateway.stdout.readline())
+        self.check(self.gateway_info.get("tlsFingerprint") is not None, "Gateway listening at %s" % self.gateway_info["url"])
+        # A reply long enough to be heard, in a few deltas.
+        self.control("chat-script", reply="I heard you say: {message}.", chunkChars=12, delayMs=30)
+
+    def setup(self):
+        self.step("openclaw-talk setup CODE: the trust prompt, answered on a terminal")
+        # A setup code without the pin (as a Gateway behind a self-signed certificate hands out) makes setup ask.
+        payload = json.loads(base64.urlsafe_b64decode(self.gateway_info["setupCode"] + "=="))
+        payload.pop("tlsFingerprint", None)
+        code = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+        pid, master, output, stop, thread = self.run_in_terminal(["setup", code], answer_after="Trust and connect?",
+                                                                 answer="y\n")
+        _, status = os.waitpid(pid, 0)
+        thread.join(timeout=5)
+        stop.set()
+        os.close(master)
+        text = "".join(output)
+        self.show(text)
+        fingerprint = self.gateway_info["tlsFingerprint"]
+        shown = text.replace(":", "").lower()
+        self.check("Trust and connect?" in text and fingerprint in shown,
+                   "setup showed the certificate's SHA-256 and asked \"Trust and connect?\"")
+        self.check(os.waitstatus_to_exitcode(status) == 0 and "Connected to " in text, "setup said \"Connected\"")
+
+    def start_daemon(self):
+        self.step("openclaw-talk run --idle, in a terminal (a pseudo-terminal that is closed later)")
+        self.pactl("load-module", "module-null-sink", "sink_name=replysink", "rate=16000", "channels=1")
+        self.daemon_pid, self.daemon_master, self.daemon_output, self.daemon_stop, self.daemon_reader = \
+            self.run_in_terminal(["run", "--idle", "--source", "vmic", "--sink", "replysink"])
+        status = self.wait_for("the daemon to connect to the Gateway",
+                               lambda: (lambda s: s if s.get("gateway", {}).get("connected") else None)(self.status()),
+                               timeout=60)
+        text = self.cli("status").stdout
+        self.show(text)
+        self.check(status["pid"] == self.daemon_pid, "status answers from the daemon (pid %d)" % self.daemon_pid)
+        self.check("connected to" in text and status["gateway"]["url"].startswith("wss://127.0.0.1"),
+                   "status shows the Gateway online: %s" % text.strip())
+        self.check(status["talk"]["active"] is False and status["state"] == "idle", "Talk is off until `talk start`")
+        self.follow_events()
+
+    def instance_list(self):
+        self.step("The device is in the Gateway's instance list (system-presence)")
+        rows = self.wait_for("this device in the presence list",
+                             lambda: [r for r in self.control("presence")["presence"] if r.get("platform") == "linux"])
+        self.show(json.dumps(rows, indent=1))
+        self.check(any("node" in (r.get("roles") or []) or r.get("mode") == "node" for r in rows),
+                   "listed as a Linux node: %s" % ", ".join(str(r.get("host")) for r in rows))
+
+    def talk_start(self):
+        self.step("openclaw-talk talk start")
+        self.show(self.cli("talk", "start").stdout)
+        status = self.wait_for("status listening", lambda: (lambda s: s if s["state"] == "listening" else None)(self.status()))
+        self.show(self.cli("status").stdout)
+        self.check(status["talk"]["active"] and status["staleAt"] is not None, "status: listening, with a stale date")
+        self.wait_for("a capture stream in PulseAudio", self.capture_streams)
+        self.check(True, "PulseAudio shows our capture stream")
+
+    def speak_and_hear(self, label):
+        self.step("A clip spoken into the virtual microphone (%s)" % label)
+        before = len(self.control("chat-transcripts")["transcripts"])
+        mark = len(self.events)
+        reply_file = os.path.join(self.out_dir, "demo-reply.wav") if self.demo else os.path.join(self.work, "reply.wav")
+        recorder = subprocess.Popen(["parecord", "--device=replysink.monitor", "--rate=16000", "--channels=1",
+                                     "--format=s16le", "--file-format=wav", reply_file], env=self.env)
+        try:
+            subprocess.run([self.bin, "play", CLIP, "--sink", "vsink"], env=self.env, check=True, timeout=30,
+                           capture_output=True)
+            transcripts = self.wait_for(
+                "the Gateway to receive the transcript",
+                lambda: self.control("chat-transcripts")["transcripts"][before:], timeout=45)
+            heard = transcripts[0]["message"]
+            self.show("the Gateway received: %r" % heard)
+            self.check("forward" in heard.lower(), "the Gateway received the transcript %r" % heard)
+            stopped = self.wait_for("the reply to be spoken",
+                                    lambda: [e for e in self.events_of("speakingStopped", mark) if e.get("completed") in ("1", "true")],
+                                    timeout=45)
+            time.sleep(0.3)
+        finally:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait(timeout=10)
+        with wave.open(reply_file) as w:
+            frames = w.readframes(w.getnframes())
+        samples = [int.from_bytes(frames[i:i + 2], "little", signed=True) for i in range(0, len(frames) - 1, 2)]
+        loud = sum(1 for s in samples if abs(s) > 1000) / 16000
+        self.show("spoken: %s" % "; ".join(e.get("sentence", "") for e in stopped))
+        self.check(loud > 0.3, "the reply came out of the sink (%.1f s of speech recorded from its monitor%s)"
+                   % (loud, ", kept in " + os.path.relpath(reply_file) if self.demo else ""))
+        status = self.status()
+        self.check(status["lastTranscript"] == heard and "heard you say" in (status["lastReply"] or "").lower(),
+                   "status shows the last transcript and reply")
+        self.wait_for("listening again", lambda: self.status()["state"] == "listening")
+
+    def pause_resume(self):
+        self.step("openclaw-talk pause / resume: the microphone stream closes and reopens")
+        self.cli("pause")
+        self.wait_for("the capture stream to close", lambda: not self.capture_streams())
+        self.check(self.status()["state"] == "paused", "paused: PulseAudio shows no capture stream of ours")
+        self.cli("resume")
+        self.wait_for("the capture stream to reopen", self.capture_streams)
+        self.check(self.status()["state"] == "listening", "resumed: listening, the capture stream is back")
+
+    def close_terminal(self):
+        self.step("The terminal the daemon runs in is closed")
+        self.daemon_stop.set()
+        self.daemon_reader.join(timeout=5)
+        self.show("".join(self.daemon_output)[-600:])
+        os.close(self.daemon_master)
+        log = os.path.join(self.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
+        self.wait_for("the daemon to note it detached", lambda: os.path.exists(log) and "terminal went away" in open(log).read())
+        time.sleep(1)
+        alive = os.waitpid(self.daemon_pid, os.WNOHANG) == (0, 0)
+        self.check(alive, "the daemon is still running (pid %d) and logs to %s" % (self.daemon_pid, os.path.relpath(log, self.work)))
+        self.check(self.status()["state"] == "listening", "Talk is still on: listening")
+
+    def heartbeat(self):
+        self.step("The heartbeat keeps the stale date moving (heartbeatSeconds %d, staleAfterSeconds %d)" % (HEARTBEAT, STALE_AFTER))
+        first = self.status()
+        later = self.wait_for("a later heartbeat", lambda: (lambda s: s if s["staleAt"] != first["staleAt"] else None)(self.status()),
+                              timeout=HEARTBEAT * 3)
+        self.show("staleAt %s -> %s" % (first["staleAt"], later["staleAt"]))
+        self.check(iso(later["staleAt"]) > iso(first["staleAt"]) and not later["stale"], "staleAt moved forward")
+        beacons = self.control("presence-beacons")["beacons"]
+        self.check(len(beacons) >= 2, "the Gateway got %d node.presence.alive beacons" % len(beacons))
+
+    def reconnect(self):
+        self.step("openclaw-talk reconnect")
+        mark = len(self.events)
+        self.show(self.cli("reconnect").stdout)
+        waiting = self.wait_for("a status event saying reconnecting", lambda: [
+            e["status"] for e in self.events_of("status", mark)
+            if e["status"]["gateway"]["state"] in ("reconnecting", "connecting")])
+        self.show("gateway: %s" % json.dumps(waiting[0]["gateway"]))
+        self.check(waiting[0]["gateway"]["staleAt"] is not None, "status showed %s with its own stale date %s"
+                   % (waiting[0]["gateway"]["state"], waiting[0]["gateway"]["staleAt"]))
+        status = self.wait_for("connected again", lambda: (lambda s: s if s["gateway"]["connected"] else None)(self.status()))
+        self.check(status["gateway"]["staleAt"] is None, "then connected, the connection's stale date cleared")
+
+    def talk_stop(self):
+        self.step("openclaw-talk talk stop")
+        self.cli("talk", "stop")
+        status = self.status()
+        self.show(self.cli("status").stdout)
+        self.check(status["talk"]["active"] is False and status["state"] == "idle", "Talk is off")
+        self.wait_for("the capture stream to close", lambda: not self.capture_streams())
+        self.check(True, "no capture stream of ours in PulseAudio")
+        modes = self.wait_for("talk.mode disabled at the Gateway", lambda: (
+            lambda m: m if m and m[-1].get("enabled") is False else None)(self.control("talk-modes")["modes"]))
+        self.check(any(m.get("enabled") for m in modes), "the Gateway was told Talk mode is on, then off (talk.mode)")
+
+    def stop(self):
+        self.step("openclaw-talk stop")
+        self.show(self.cli("stop").stdout)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.daemon_pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.1)
+        else:
+            raise StepFailed("the daemon did not stop")
+        self.check(os.waitstatus_to_exitcode(status) == 0, "the daemon exited cleanly")
+        r = self.cli("status", expect=3)
+        self.check("not running" in r.stdout + r.stderr, "status: not running (exit 3)")
+
+    def killed_daemon(self):
+        self.step("A daemon killed with SIGKILL is reported stale")
+        r = self.cli("start", "--source", "vmic", "--sink", "replysink", timeout=90)
+        self.show(r.stdout)
+        pid = int(r.stdout.split("pid ")[1].split(")")[0])
+        status = self.wait_for("listening", lambda: (lambda s: s if s["state"] == "listening" else None)(self.status()))
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        r = self.cli("status", expect=3)
+        self.show(r.stdout)
+        self.check("not running (stale status from" in r.stdout, "status: %s" % r.stdout.strip())
+        wait = max(0.0, iso(status["staleAt"]) - time.time()) + 0.5
+        time.sleep(wait)
+        after = json.loads(self.cli("status", "--json", expect=3).stdout)
+        self.check(after["stale"] is True and iso(after["staleAt"]) < time.time(), "past its staleAt it is still stale")
+        bar = json.loads(self.cli("status", "--waybar").stdout)
+        self.check(bar["class"] == "stopped", "the bar line says %r" % bar["text"])
+
+    def schema_check(self):
+        self.step("Every frame openclaw-talk sent was valid against the protocol schema")
+        if self.gateway_info.get("schema") is None:
+            if is_ci():
+                raise StepFailed("the Gateway runs without ../shared's schema (CI=true requires it)")
+            print("   skipped: the Gateway runs without ../shared's schema: frames were not checked", flush=True)
+            return
+        count = self.control("violations")["count"]
+        self.check(count == 0, "schema violations in frames from openclaw-talk: %d" % count)
+
+    def cleanup(self):
+        if self.events_proc:
+            self.events_proc.kill()
+        if self.daemon_pid:
+            try:
+                os.kill(self.daemon_pid, signal.SIGKILL)
+                os.waitpid(self.daemon_pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        lock = os.path.join(self.env["XDG_RUNTIME_DIR"], "openclaw-talk", "daemon.lock")
+        try:
+            pid = int(open(lock).read().strip() or 0)
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        if self.gateway:
+            self.gateway.terminate()
+            self.gateway.wait(timeout=10)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("binary")
+    parser.add_argument("--demo", action="store_true", help="say what each step showed; keep the reply in out/")
+    parser.add_argument("--out", default=os.path.join(ROOT, "out"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    walk = Walkthrough(args.binary, args.demo, args.out)
+    try:
+        walk.run()
+    except (StepFailed, subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
+        print("\nwalkthrough FAILED at step %d: %s" % (walk.number, error), file=sys.stderr)
+        log = os.path.join(walk.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
+        if os.path.exists(log):
+            print("--- daemon.log (last lines)\n" + "".join(open(log).readlines()[-40:]), file=sys.stderr)
+        print("--- terminal output (last)\n" + "".join(getattr(walk, "daemon_output", []))[-2000:], file=sys.stderr)
+        return 1
+    finally:
+        walk.cleanup()
+    print("\nwalkthrough: all %d steps passed in %.0f s" % (walk.number, time.monotonic() - walk.started), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
