@@ -93,7 +93,11 @@ class Walkthrough:
         return r
 
     def status(self):
-        return json.loads(self.cli("status", "--json", expect=None).stdout)
+        """`status --json`; {} while no daemon answers yet."""
+        try:
+            return json.loads(self.cli("status", "--json", expect=None).stdout)
+        except ValueError:
+            return {}
 
     def wait_for(self, what, predicate, timeout=30, every=0.2):
         deadline = time.monotonic() + timeout
@@ -246,7 +250,7 @@ class Walkthrough:
     def talk_start(self):
         self.step("openclaw-talk talk start")
         self.show(self.cli("talk", "start").stdout)
-        status = self.wait_for("status listening", lambda: (lambda s: s if s["state"] == "listening" else None)(self.status()))
+        status = self.wait_for("status listening", lambda: (lambda s: s if s.get("state") == "listening" else None)(self.status()))
         self.show(self.cli("status").stdout)
         self.check(status["talk"]["active"] and status["staleAt"] is not None, "status: listening, with a stale date")
         self.wait_for("a capture stream in PulseAudio", self.capture_streams)
@@ -285,7 +289,7 @@ class Walkthrough:
         status = self.status()
         self.check(status["lastTranscript"] == heard and "heard you say" in (status["lastReply"] or "").lower(),
                    "status shows the last transcript and reply")
-        self.wait_for("listening again", lambda: self.status()["state"] == "listening")
+        self.wait_for("listening again", lambda: self.status().get("state") == "listening")
 
     def pause_resume(self):
         self.step("openclaw-talk pause / resume: the microphone stream closes and reopens")
@@ -329,7 +333,7 @@ class Walkthrough:
         self.show("gateway: %s" % json.dumps(waiting[0]["gateway"]))
         self.check(waiting[0]["gateway"]["staleAt"] is not None, "status showed %s with its own stale date %s"
                    % (waiting[0]["gateway"]["state"], waiting[0]["gateway"]["staleAt"]))
-        status = self.wait_for("connected again", lambda: (lambda s: s if s["gateway"]["connected"] else None)(self.status()))
+        status = self.wait_for("connected again", lambda: (lambda s: s if s.get("gateway", {}).get("connected") else None)(self.status()))
         self.check(status["gateway"]["staleAt"] is None, "then connected, the connection's stale date cleared")
 
     def talk_stop(self):
@@ -360,11 +364,20 @@ class Walkthrough:
         self.check("not running" in r.stdout + r.stderr, "status: not running (exit 3)")
 
     def killed_daemon(self):
-        self.step("A daemon killed with SIGKILL is reported stale")
+        self.step("openclaw-talk start; the daemon frozen (SIGSTOP), then killed (SIGKILL), is reported stale")
         r = self.cli("start", "--source", "vmic", "--sink", "replysink", timeout=90)
         self.show(r.stdout)
         pid = int(r.stdout.split("pid ")[1].split(")")[0])
-        status = self.wait_for("listening", lambda: (lambda s: s if s["state"] == "listening" else None)(self.status()))
+        self.check(r.stdout.startswith("Started") and self.cli("start", expect=1).stderr.find("already running") >= 0,
+                   "start returned once it was ready (pid %d); a second start says one is running" % pid)
+        status = self.wait_for("listening", lambda: (lambda s: s if s.get("state") == "listening" else None)(self.status()))
+        # Suspended, not killed (the walkthrough's rule): the pid lives on, the heartbeat stops.
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(max(0.0, iso(status["staleAt"]) - time.time()) + 0.5)
+        frozen = json.loads(self.cli("status", "--json", expect=None, timeout=40).stdout)
+        self.show("frozen: state %s, staleAt %s, stale %s" % (frozen["state"], frozen["staleAt"], frozen["stale"]))
+        self.check(frozen["stale"] is True and frozen["state"] == "listening",
+                   "a frozen daemon's status is shown stale once its staleAt passed, not live")
         os.kill(pid, signal.SIGKILL)
         time.sleep(0.5)
         r = self.cli("status", expect=3)
@@ -419,7 +432,7 @@ def main():
     walk = Walkthrough(args.binary, args.demo, args.out)
     try:
         walk.run()
-    except (StepFailed, subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
+    except Exception as error:  # noqa: BLE001 - any failure is a failed step, reported with the daemon's log
         print("\nwalkthrough FAILED at step %d: %s" % (walk.number, error), file=sys.stderr)
         log = os.path.join(walk.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
         if os.path.exists(log):
