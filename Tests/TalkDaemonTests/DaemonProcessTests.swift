@@ -9,7 +9,7 @@ import Testing
 /// user, a killed daemon's lock, permissions and config errors. The walkthrough (scripts/walkthrough.py) covers
 /// the Talk turns, the closed terminal and reconnect; these are the rest of the list. Each daemon loads
 /// the recogniser: this suite runs in `make test`'s second pass.
-@Suite(.serialized) struct DaemonTests {
+@Suite(.serialized) struct DaemonProcessTests {
     @Test(.requires(.builtBinary, DaemonHarness.pulse))
     func `start, status, talk start, pause, resume, talk stop and stop round-trip with the real microphone`() async throws {
         let h = try await DaemonHarness.make()
