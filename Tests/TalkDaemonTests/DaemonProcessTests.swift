@@ -152,7 +152,8 @@ import Testing
         let codes = try await offPool { () -> [String: Int] in
             var random = SplitMix64(state: 10)
             let fixed = ["[1]", "{\"cmd\": 7}", "{\"cmd\":\"say\",\"args\":{\"text\":5}}", "{\"cmd\":\"ptt\",\"args\":{\"action\":\"hold\"}}",
-                         "{\"cmd\":\"status\"", "null", "\"pause\"", "{\"cmd\":\"\"}", "{\"id\":[],\"cmd\":\"nope\"}"]
+                         "{\"cmd\":\"status\"", "null", "\"pause\"", "{\"cmd\":\"\"}", "{\"id\":[],\"cmd\":\"nope\"}",
+                         "{\"id\":1,\"cmd\":\"frobnicate\"}", "{\"id\":2,\"cmd\":\"say\",\"args\":{\"text\":\"\"}}"]
             let client = try ControlClient(path: socket)
             var codes: [String: Int] = [:]
             var sent = 0
@@ -181,6 +182,7 @@ import Testing
             return codes
         }
         #expect(codes.values.reduce(0, +) == count, "\(codes)")
+        #expect((codes["unknown_command"] ?? 0) > 0 && (codes["bad_args"] ?? 0) > 0, "well-formed bad requests reach the service too: \(codes)")
         #expect(DaemonHarness.alive(pid))
         #expect(try await h.call("ping").outcome == .success(.string("pong")))
         #expect(try await h.status()?.state == "idle", "the session was not disturbed")
