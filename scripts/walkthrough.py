@@ -241,11 +241,12 @@ class Walkthrough:
 
     def instance_list(self):
         self.step("The device is in the Gateway's instance list (system-presence)")
-        rows = self.wait_for("this device in the presence list",
-                             lambda: [r for r in self.control("presence")["presence"] if r.get("platform") == "linux"])
+        ours = [c["deviceId"] for c in self.control("clients")["clients"] if c.get("role") == "node"]
+        rows = self.wait_for("this device in the presence list", lambda: [
+            r for r in self.control("presence")["presence"] if "node" in (r.get("roles") or []) and r.get("deviceId") in ours])
         self.show(json.dumps(rows, indent=1))
-        self.check(any("node" in (r.get("roles") or []) or r.get("mode") == "node" for r in rows),
-                   "listed as a Linux node: %s" % ", ".join(str(r.get("host")) for r in rows))
+        self.check(len(rows) == 1 and rows[0].get("platform") == "linux",
+                   "listed once, as a Linux node: host %s, instance %s" % (rows[0].get("host"), rows[0].get("instanceId")))
 
     def talk_start(self):
         self.step("openclaw-talk talk start")
