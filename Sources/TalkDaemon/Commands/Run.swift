@@ -162,7 +162,7 @@ extension OpenClawTalk {
                 for await event in talk.events {
                     await host.observe(event)
                     if json { StandardStream.write(event.jsonLine + "\n", to: STDOUT_FILENO) }
-                    if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started" {
+                    if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started", reason != "resumed" {
                         turns += 1
                         if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
                     }
