@@ -53,6 +53,15 @@ import Testing
     }
 
     @Test(.requires(.builtBinary))
+    func `start reports the error the detached daemon stopped on`() async throws {
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let r = try await command.run(["start", "--idle"])
+        #expect(r.status == 1 && r.stderr.contains("No Gateway is configured yet"), "\(r.stdout) \(r.stderr)")
+        #expect(InstanceLock.holder(path: command.runtimeFolder + "/openclaw-talk/daemon.lock") == nil, "nothing keeps running")
+    }
+
+    @Test(.requires(.builtBinary))
     func `a second start says one is running and a run beside it refuses too`() async throws {
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }
