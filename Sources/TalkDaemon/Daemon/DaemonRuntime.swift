@@ -15,7 +15,7 @@ final class DaemonRuntime: Sendable {
     private let flagKeys: Set<String>
     private let lock: InstanceLock
     private let readiness: Mutex<ReadinessReport?>
-    private let notifier = ServiceNotifier()
+    private let systemd = SystemdNotifications()
     private let logger: Logger
     /// In the foreground with a terminal; false once it went away, when started by `start` or under systemd.
     private let attached: Mutex<Bool>
@@ -73,11 +73,11 @@ final class DaemonRuntime: Sendable {
                displayName: String, stop: StopSignal) async throws -> DaemonSession {
         let late = LateServer()
         var hooks = StatusPublisher.Hooks()
-        let notifier = notifier
+        let systemd = systemd
         hooks.publish = { [self] status in
             late.server?.broadcast(ControlService.statusEvent(status))
             let words = StatusReading.live(status).summary
-            if shownStatus.withLock({ last in defer { last = words }; return last != words }) { notifier.status(words) }
+            if shownStatus.withLock({ last in defer { last = words }; return last != words }) { systemd.send { $0.status(words) } }
         }
         let presence = NodePresence(node: gateway.node, profile: .node(displayName: displayName, version: version))
         let logger = logger
@@ -102,13 +102,13 @@ final class DaemonRuntime: Sendable {
             Task { await status.run() },
             Task { [weak self] in await self?.maintain() },
         ]
-        if let interval = notifier.watchdogInterval() {
+        if let interval = systemd.watchdogInterval {
             tasks.append(Task {
                 while !Task.isCancelled {
                     // Only a daemon whose actors still answer pings systemd's watchdog.
                     _ = await session.snapshot()
                     _ = await status.current
-                    notifier.watchdog()
+                    systemd.send { $0.watchdog() }
                     do { try await Task.sleep(for: interval) } catch { return }
                 }
             })
@@ -123,14 +123,16 @@ final class DaemonRuntime: Sendable {
         guard let served = served.withLock({ $0 }) else { return }
         await served.status.update(await served.session.snapshot())
         readiness.withLock { $0.take() }?.ready()
-        notifier.ready(status: StatusReading.live(await served.status.current).summary)
+        let words = StatusReading.live(await served.status.current).summary
+        systemd.send { $0.ready(status: words) }
     }
 
     /// After the session stopped: the socket and status go, the lock is released.
     func shutdown() async {
-        notifier.stopping()
+        systemd.send { $0.stopping() }
         guard let served = served.withLock({ s in defer { s = nil }; return s }) else {
             lock.release()
+            await systemd.flush()
             return
         }
         served.tasks.forEach { $0.cancel() }
@@ -139,6 +141,7 @@ final class DaemonRuntime: Sendable {
         StatusFile(path: paths.statusPath).remove()
         lock.release()
         logger.notice("stopped")
+        await systemd.flush()
     }
 
     /// Rotates the log while detached (stdout and stderr are the log file then).
@@ -164,7 +167,7 @@ final class DaemonRuntime: Sendable {
             }
             return
         }
-        notifier.reloading()
+        systemd.send { $0.reloading() }
         switch config.reload() {
         case .success(let fresh):
             if let served = served.withLock({ $0 }) {
@@ -173,10 +176,11 @@ final class DaemonRuntime: Sendable {
                                            rate: flagKeys.contains("rate") ? nil : fresh.integer("rate"))
             }
             logger.notice("configuration reloaded", metadata: ["config.keys": "\(fresh.values.keys.sorted().joined(separator: ","))"])
-            notifier.ready(status: "configuration reloaded")
+            systemd.send { $0.ready(status: "configuration reloaded") }
         case .failure(let error):
             logger.error("configuration reload failed, the previous one stays in force: \(error)")
-            notifier.ready(status: "reload failed: \(error)")
+            let why = "reload failed: \(error)"
+            systemd.send { $0.ready(status: why) }
         }
     }
 }
