@@ -57,6 +57,30 @@ import Testing
     }
 
     @Test(.requires(.builtBinary))
+    func `a notify socket nobody reads does not freeze the daemon`() async throws {
+        let base = try await DaemonHarness.make()
+        defer { base.tearDown() }
+        let notify = base.command.home + "/notify"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        #expect(try UnixSocket.withAddress(notify) { bind(fd, $0, $1) } == 0)
+        var command = base.command
+        // A watchdog ping every 50 ms fills the unread socket's queue within a second; sd_notify then blocks.
+        command.extraEnvironment = ["NOTIFY_SOCKET": notify, "WATCHDOG_USEC": "100000"]
+        let h = DaemonHarness(gateway: base.gateway, command: command, paths: base.paths)
+        let running = try command.start(["run", "--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status() != nil })
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await h.run(["talk", "start"], timeout: .seconds(20)).status == 0, "still answering")
+        #expect(try await h.status()?.state == "listening")
+        let pid = running.process.processIdentifier
+        kill(pid, SIGTERM)
+        #expect(await h.eventually(.seconds(20)) { !running.process.isRunning }, "and it stops")
+        if running.process.isRunning { kill(pid, SIGKILL) }
+        _ = try await running.finish(timeout: .seconds(5))
+    }
+
+    @Test(.requires(.builtBinary))
     func `with the Gateway down the daemon starts, keeps retrying and its status says why and when`() async throws {
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }
