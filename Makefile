@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire demo bench clean
+.PHONY: all deps build release test test-pipewire acceptance demo bench clean
 
 all: build
 
@@ -22,7 +22,7 @@ release:
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests
 # Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
 # answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.
@@ -38,6 +38,13 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(ALONE_TESTS)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
+	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
+
+# The App Review walkthrough as an acceptance test (scripts/walkthrough.py): setup, the daemon in a terminal that
+# is then closed, Talk turns through the virtual microphone, heartbeat, reconnect, stop, a killed daemon.
+acceptance: deps
+	$(SWIFT) build
+	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
 
 # The audio round trips and a Talk turn again against PipeWire's Pulse server (pipewire + wireplumber +
 # pipewire-pulse, headless: scripts/with-pipewire.sh), which most desktops run instead of PulseAudio. Not yet

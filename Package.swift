@@ -58,7 +58,7 @@ let package = Package(
             name: "TalkSessionTests",
             dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkTestSupport"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkService", "TalkTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

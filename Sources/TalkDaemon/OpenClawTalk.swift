@@ -18,6 +18,7 @@ struct OpenClawTalk: ParsableCommand {
             Devices.self,
             Record.self,
             Bench.self,
+            Start.self,
             Status.self,
             Stop.self,
             Pause.self,
@@ -26,6 +27,7 @@ struct OpenClawTalk: ParsableCommand {
             Talk.self,
             PushToTalk.self,
             Events.self,
+            Config.self,
             InstallService.self,
         ]
     )

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// One log line, as handed to a `LogHandler`.
@@ -47,11 +48,18 @@ package struct StreamLogHandler: LogHandler {
 
     package static func standardError(label: String) -> StreamLogHandler { StreamLogHandler(label: label) }
 
+    /// Under systemd stderr goes to the journal, which reads a `<N>` sd-daemon(3) priority at the start of a line.
+    package static let journalPrefixes: Bool = {
+        let env = ProcessInfo.processInfo.environment
+        return env["JOURNAL_STREAM"] != nil || env["INVOCATION_ID"] != nil
+    }()
+
     package func log(event: LogEvent) {
         let meta = event.metadata.isEmpty ? "" : " " + event.metadata.sorted { $0.key < $1.key }
             .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let line = "\(Self.timestamp()) \(event.level.rawValue) \(label):\(meta) [\(event.source)] \(event.message)\n"
-        Self.writeLock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
+        let prefix = Self.journalPrefixes ? "<\(event.level.syslogPriority)>" : ""
+        let line = "\(prefix)\(Self.timestamp()) \(event.level.rawValue) \(label):\(meta) [\(event.source)] \(event.message)\n"
+        Self.writeLock.withLock { _ in StandardStream.write(line, to: STDERR_FILENO) }
     }
 
     private static func timestamp() -> String {
@@ -84,4 +92,31 @@ package struct InMemoryLogHandler: LogHandler {
 
     package init(store: Store = Store()) { self.store = store }
     package func log(event: LogEvent) { store.append(event) }
+}
+
+extension Logger.Level {
+    /// syslog's priority for the level (sd-daemon's `<N>` prefix): debug 7 ... critical 2.
+    package var syslogPriority: Int {
+        switch self {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+}
+
+/// Writes to stdout or stderr without ever taking the process down: a terminal that went away answers EIO, a
+/// closed pipe EPIPE (SIGPIPE is ignored), and FileHandle's `write` traps on both. A failed write is dropped.
+package enum StandardStream {
+    package static func write(_ text: String, to fd: Int32) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
+        }
+    }
 }

@@ -24,7 +24,8 @@ extension TalkSession {
 
     private func startCapture(once: Bool) async -> PushToTalkResult {
         if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
-        guard state != .idle else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
+        // Talk off or paused: no capture may open the microphone behind the user's back.
+        guard state != .idle, state != .paused else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
         if state == .thinking || state == .speaking {
             await takeFloor()
             // Another start may have come in while the speaker stopped.

@@ -21,10 +21,10 @@ package actor TalkSession {
     var originNs: UInt64
 
     package private(set) var state: TalkState = .idle
-    private var listener: (any TalkListener)?
-    private var listenTask: Task<Void, Never>?
-    private var announcements: AsyncStream<TalkPhase>.Continuation?
-    private var announcer: Task<Void, Never>?
+    var listener: (any TalkListener)?
+    var listenTask: Task<Void, Never>?
+    var announcements: AsyncStream<TalkPhase>.Continuation?
+    var announcer: Task<Void, Never>?
 
     /// The current turn; older turns' work is stale.
     var turn = 0
@@ -55,19 +55,14 @@ package actor TalkSession {
         (events, eventSink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
 
-    /// Starts listening and returns; the loop runs until `stop()`.
-    package func start() async throws {
+    /// Starts listening and returns; the loop runs until `stop()`. With `listening: false` Talk stays off (no
+    /// microphone, no `talk.mode`) until `activate()` (the daemon's `talk start`).
+    package func start(listening: Bool = true) async throws {
         originNs = dependencies.clock.nowNs()
-        let (phases, continuation) = AsyncStream.makeStream(of: TalkPhase.self)
-        announcements = continuation
-        if let announce = dependencies.announce {
-            announcer = Task { for await phase in phases { await announce(true, phase) } }
-        }
-        let listener = try dependencies.makeListener(gate)
-        self.listener = listener
-        let utterances = try await listener.start()
-        beginHandsFree()
-        listenTask = Task { await self.listen(utterances) }
+        listener = try dependencies.makeListener(gate)
+        guard listening else { return }
+        startAnnouncer()
+        try await openMicrophone(reason: "started")
     }
 
     /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
@@ -110,7 +105,7 @@ package actor TalkSession {
 
     // MARK: - Hearing
 
-    private func listen(_ utterances: AsyncStream<UtteranceEvent>) async {
+    func listen(_ utterances: AsyncStream<UtteranceEvent>) async {
         for await event in utterances {
             await hear(event)
         }

@@ -226,7 +226,7 @@ struct Rig {
     let phases = PhaseLog()
 
     init(agent: ScriptedAgent.Script, holdPlayback: Bool = false, settings: TalkSession.Settings = TalkSession.Settings(),
-         gatewayVoice: (any GatewayVoice)? = nil, clock: TalkClock = .live) async throws {
+         gatewayVoice: (any GatewayVoice)? = nil, clock: TalkClock = .live, listening: Bool = true) async throws {
         speaker = FakeSpeaker(hold: holdPlayback)
         self.agent = ScriptedAgent(agent)
         let box = listenerBox
@@ -240,7 +240,7 @@ struct Rig {
         let log = log
         let events = session.events
         Task { for await event in events { await log.append(event) } }
-        try await session.start()
+        try await session.start(listening: listening)
     }
 
     var listener: ScriptedListener { listenerBox.listener! }

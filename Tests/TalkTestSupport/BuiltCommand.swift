@@ -20,6 +20,8 @@ package struct BuiltCommand: Sendable {
     package let home: String
     /// A program the binary is handed to as its first argument (e.g. scripts/with-pulse.sh), or nil.
     private let launcher: String?
+    /// Variables set (or, with an empty value, removed) on top of the test's environment.
+    package var extraEnvironment: [String: String] = [:]
 
     /// A command with a fresh private folder for its config and state (removed by `removeHome()`).
     package init(through launcher: String? = nil) throws {
@@ -46,6 +48,8 @@ package struct BuiltCommand: Sendable {
 
     package var configFolder: String { home + "/config/openclaw-talk" }
     package var stateFolder: String { home + "/state/openclaw-talk" }
+    /// `$XDG_RUNTIME_DIR` of the command (the daemon's socket, lock and status.json are in `openclaw-talk/` there).
+    package var runtimeFolder: String { home + "/run" }
 
     /// Every regular file in the private folder, relative to it.
     package func storedFiles() -> [String] {
@@ -72,6 +76,11 @@ package struct BuiltCommand: Sendable {
         var environment = TestInputs.environment
         environment["XDG_STATE_HOME"] = home + "/state"
         environment["XDG_CONFIG_HOME"] = home + "/config"
+        // A runtime folder of its own too: a daemon's socket, lock and status stay private to this command.
+        environment["XDG_RUNTIME_DIR"] = runtimeFolder
+        try FileManager.default.createDirectory(atPath: runtimeFolder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        for (key, value) in extraEnvironment { environment[key] = value.isEmpty ? nil : value }
         environment.merge(extra) { $1 }
         process.environment = environment
         // Output goes to files: a chatty child never blocks on a full pipe while the test waits elsewhere.

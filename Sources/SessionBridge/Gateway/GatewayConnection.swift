@@ -79,6 +79,9 @@ package actor GatewayConnection {
     private var eventSubscribers: [Int: AsyncStream<GatewayFrame.Event>.Continuation] = [:]
     private var nextSubscriber = 0
     private var finished = false
+    private var backoffWait: Task<Void, any Error>?
+    /// `reconnectNow()` closed the socket: the reconnect skips the backoff and keeps its reason.
+    private var reconnectRequested = false
     package private(set) var state: ConnectionState = .idle
     /// The last refusal, for commands that must explain why they stopped.
     package private(set) var lastConnectError: ConnectError?
@@ -151,14 +154,39 @@ package actor GatewayConnection {
                 publish(.disconnected(reason: paused ? reason + " Reconnecting is paused until this is fixed." : reason))
                 return
             case .reconnect(let seconds, let attempt):
-                publish(.reconnecting(attempt: attempt, nextRetryAt: Date(timeIntervalSinceNow: seconds), reason: lastReason))
-                do { try await dependencies.sleep(.milliseconds(Int(seconds * 1000))) } catch { break }
+                let wait = reconnectRequested ? 0 : seconds
+                reconnectRequested = false
+                publish(.reconnecting(attempt: attempt, nextRetryAt: Date(timeIntervalSinceNow: wait), reason: lastReason))
+                do { try await waitBeforeRetry(wait) } catch { break }
             case .waitForApproval(let id, let seconds):
                 publish(.waitingForApproval(requestId: id, nextRetryAt: Date(timeIntervalSinceNow: seconds)))
-                do { try await dependencies.sleep(.milliseconds(Int(seconds * 1000))) } catch { break }
+                do { try await waitBeforeRetry(seconds) } catch { break }
             }
         }
         publish(.disconnected(reason: "Stopped."))
+    }
+
+    /// Drops the connection and connects again at once (the daemon's `reconnect`); while waiting out a backoff,
+    /// the wait ends now. Nothing when `run()` is not running.
+    package func reconnectNow() async {
+        guard !finished else { return }
+        if let backoffWait {
+            backoffWait.cancel()
+            return
+        }
+        guard let live else { return }
+        reconnectRequested = true
+        lastReason = "Reconnect requested."
+        await live.transport.close()
+    }
+
+    /// The backoff wait, cancellable by `reconnectNow()` (which then retries at once).
+    private func waitBeforeRetry(_ seconds: Double) async throws {
+        let sleep = dependencies.sleep
+        let wait = Task { try await sleep(.milliseconds(Int(seconds * 1000))) }
+        backoffWait = wait
+        defer { backoffWait = nil }
+        try await withTaskCancellationHandler { try await wait.value } onCancel: { wait.cancel() }
     }
 
     private enum AttemptOutcome {
@@ -231,8 +259,8 @@ package actor GatewayConnection {
             lastReason = "No frame from the Gateway for \(2 * hello.tickIntervalMs) ms."
             return .connectedThenLost(lastReason)
         case .lost(let why):
-            lastReason = why
-            return .connectedThenLost(why)
+            if !reconnectRequested { lastReason = why }
+            return .connectedThenLost(lastReason)
         }
     }
 

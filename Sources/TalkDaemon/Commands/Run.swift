@@ -35,6 +35,7 @@ extension OpenClawTalk {
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
+                .flag("idle", help: "Start with Talk off: connect and serve the control socket; listen after 'talk start'."),
             ] + RunModes.options + RelayOptions.all + RealtimeOptions.all
         )
 
@@ -57,8 +58,13 @@ extension OpenClawTalk {
         var modes: RunModes
         var relay: RelayOptions
         var realtime: RealtimeOptions
+        var idle: Bool
+        var configuration: RunConfiguration
 
         init(_ parsed: ParsedArguments) throws {
+            let (parsed, configuration) = try RunConfiguration.layered(parsed)
+            self.configuration = configuration
+            idle = parsed.flag("idle")
             gateway = parsed.option("gateway")
             (token, password) = try SecretOptions.read(parsed, includeEnvironment: gateway != nil)
             trust = parsed.option("trust")
@@ -96,6 +102,14 @@ extension OpenClawTalk {
         }
 
         func run() async throws {
+            let daemon = try DaemonRuntime(configuration: configuration, logger: Logger(label: "openclaw-talk.daemon"))
+            do { try await run(daemon) } catch {
+                daemon.failed(error)
+                throw error
+            }
+        }
+
+        private func run(_ daemon: DaemonRuntime) async throws {
             let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
             var runLogger = Logger(label: "openclaw-talk.run")
             runLogger[metadataKey: "command"] = "run"
@@ -154,10 +168,17 @@ extension OpenClawTalk {
             // A stream of its own: the first one may have ended with the wait above.
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
             let stop = StopSignal()
+            let host = try await daemon.serve(
+                session: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
+                                       audioSource: input.map { "file:" + $0 } ?? source ?? "default",
+                                       audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
+                                       pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
+                talk: talk, gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
             let printer = Task { [json, maxTurns] in
                 var turns = 0
                 for await event in talk.events {
-                    if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
+                    await host.observe(event)
+                    if json { StandardStream.write(event.jsonLine + "\n", to: STDOUT_FILENO) }
                     if event.kind.endsTurn {
                         turns += 1
                         if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
@@ -165,8 +186,9 @@ extension OpenClawTalk {
                 }
             }
             await devices.startTrack()
-            try await talk.start()
+            try await talk.start(listening: !idle)
             let handsFree = RunModes.serve(talk, gateway: gatewaySession, paths: paths, logger: logger)
+            await daemon.ready()
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
             let connection = Task {
                 for await state in await gatewaySession.operatorConnection.stateUpdates() {
@@ -175,7 +197,7 @@ extension OpenClawTalk {
                     }
                 }
             }
-            if input == nil { FileHandle.standardError.write(Data("Talk mode is on; speak. Ctrl-C ends it.\n".utf8)) }
+            if input == nil, !idle { StandardStream.write("Talk mode is on; speak. Ctrl-C ends it.\n", to: STDERR_FILENO) }
             let reason = await stop.wait(seconds: seconds)
             logger.info("stopping", metadata: ["reason": "\(reason)"])
             await talk.stop()
@@ -186,6 +208,7 @@ extension OpenClawTalk {
             configFollower.cancel()
             gatewayTasks.cancel()
             await gatewayTasks.value
+            await daemon.shutdown()
         }
 
         /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.

@@ -18,6 +18,7 @@ extension OpenClawTalk {
                 .option("pitch", value: "n", help: "Pitch 0-100 (default 50)."),
                 .option("output", value: "file.wav", help: "Write the speech to this WAV file (22 050 Hz) instead of a sound card."),
                 .option("sink", value: "name", help: "The PulseAudio sink to play to (default: the server's default)."),
+                .flag("local", help: "Speak here even when a daemon runs (without it, a running daemon gets the text as a typed turn)."),
             ],
             arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).")]
         )
@@ -29,8 +30,11 @@ extension OpenClawTalk {
         var rateGiven: Bool
         var output: String?
         var sink: String?
+        /// No local-voice option given: a running daemon gets the text instead (`SayToDaemon`).
+        var toDaemon: Bool
 
         init(_ parsed: ParsedArguments) throws {
+            toDaemon = !parsed.flag("local") && ["voice", "rate", "pitch", "output", "sink"].allSatisfy { parsed.option($0) == nil }
             text = parsed.argument("text") ?? ""
             settings = VoiceSettings()
             voiceGiven = parsed.option("voice") != nil
@@ -47,6 +51,7 @@ extension OpenClawTalk {
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.say")
             let input = text == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : text
+            if toDaemon, let sent = SayToDaemon.send(input) { return try sent.emit() }
             let (directive, sentences) = SpokenReply.sentences(of: input)
             var voice = directive?.applied(to: settings) ?? settings
             if voiceGiven { voice.voice = settings.voice }

@@ -128,3 +128,20 @@ extension StatusPublisher.Settings {
         if let v = config.number("connectingStaleSeconds") { connectingStaleSeconds = v }
     }
 }
+
+extension ServiceConfig {
+    /// `config show`'s document: each key's value and the layer that set it. The schema holds no secrets.
+    package var json: ControlJSON {
+        var shown: [String: ControlJSON] = [:]
+        for (key, value) in values {
+            let v: ControlJSON = switch value {
+            case .integer(let i): .number(Double(i))
+            case .number(let d): .number(d)
+            case .text(let s): .string(s)
+            case .flag(let b): .bool(b)
+            }
+            shown[key] = .object(["value": v, "from": .string(origins[key] ?? "?")])
+        }
+        return .object(shown)
+    }
+}

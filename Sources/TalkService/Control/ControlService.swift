@@ -8,20 +8,26 @@ package struct ControlService: Sendable {
     /// `stop`: the daemon shuts down cleanly after answering.
     package let onStop: @Sendable () -> Void
 
-    package init(session: any ControlledSession, status: StatusPublisher, onStop: @escaping @Sendable () -> Void) {
+    /// `config`: the configuration in force (values and where each came from).
+    package let config: @Sendable () -> ControlJSON
+
+    package init(session: any ControlledSession, status: StatusPublisher, onStop: @escaping @Sendable () -> Void,
+                 config: @escaping @Sendable () -> ControlJSON = { .object([:]) }) {
         self.session = session
         self.status = status
         self.onStop = onStop
+        self.config = config
     }
 
     package static let commands = ["status", "pause", "resume", "reconnect", "talk.start", "talk.stop", "say", "ptt",
-                                   "events", "stop", "ping"]
+                                   "events", "config", "stop", "ping"]
 
     package func handle(_ request: ControlRequest) async -> ControlServer.Reply {
         let outcome: Result<ControlJSON, ControlError>
         do {
             switch request.cmd {
             case "ping": outcome = .success(.string("pong"))
+            case "config": outcome = .success(config())
             case "status": outcome = .success(try ControlJSON.from(await status.current))
             case "events":
                 return .subscribe(ControlResponse(id: request.id, outcome: .success(try ControlJSON.from(await status.current))))
@@ -52,7 +58,7 @@ package struct ControlService: Sendable {
         } catch {
             outcome = .failure(ControlError(code: "failed", message: String(describing: error)))
         }
-        if case .success = outcome, request.cmd != "status", request.cmd != "ping" {
+        if case .success = outcome, !["status", "ping", "config"].contains(request.cmd) {
             await status.update(await session.snapshot())
         }
         return .respond(ControlResponse(id: request.id, outcome: outcome))

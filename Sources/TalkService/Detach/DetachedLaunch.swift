@@ -36,6 +36,10 @@ package enum DetachedLaunch {
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_adddup2(&actions, writer, readyDescriptor)
+        // Nothing else of ours reaches the daemon: a pipe or socket it inherited would stay open as long as it runs,
+        // and whoever waits for that descriptor to close (a caller's `$(...)`, Foundation's Process watching `start`)
+        // would wait for the daemon to end.
+        closeFrom(readyDescriptor + 1, in: &actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -60,6 +64,20 @@ package enum DetachedLaunch {
         close(writer)
         guard spawned == 0 else { throw UnixSocket.Failure(call: "posix_spawn \(executable)", code: spawned) }
         return awaitReport(from: reader, child: pid, timeout: timeout)
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module does not show; without
+    /// it, each descriptor open now is closed by name.
+    private static func closeFrom(_ first: Int32, in actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, first)
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for fd in open.compactMap({ Int32($0) }) where fd >= first {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
     }
 
     private static func awaitReport(from fd: Int32, child: pid_t, timeout: Duration) -> Outcome {

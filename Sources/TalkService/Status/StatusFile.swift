@@ -54,8 +54,13 @@ package enum StatusReading: Equatable, Sendable {
         return .live(s)
     }
 
+    /// A zombie counts as gone: a daemon killed after its parent (`start`) exited waits there until something
+    /// reaps it, and is dead all the same.
     package static func processExists(_ pid: Int32) -> Bool {
-        pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first != "Z"
     }
 
     package var status: ServiceStatus {

@@ -21,7 +21,7 @@ package actor StatusPublisher {
         package init() {}
     }
 
-    private let settings: Settings
+    private var settings: Settings
     private let now: @Sendable () -> Date
     private let pid: Int32
     private let file: StatusFile?
@@ -43,6 +43,9 @@ package actor StatusPublisher {
     }
 
     package var current: ServiceStatus { compose(at: now()) }
+
+    /// A reloaded configuration's heartbeat and stale periods, from the next beat on.
+    package func reconfigure(_ next: Settings) { settings = next }
 
     /// Takes a fresh snapshot of the session and publishes the result.
     package func update(_ next: SessionSnapshot) async {

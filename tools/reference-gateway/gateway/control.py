@@ -164,6 +164,10 @@ class ControlServer(
                    for c in self.gateway.connections.values()]
         return {"clients": clients}
 
+    async def cmd_presence(self, args):
+        """The instance list exactly as `system-presence` answers it."""
+        return {"presence": self.gateway.presence.listing()}
+
     async def cmd_drop(self, args):
         return {"dropped": self.gateway.drop_all()}
 

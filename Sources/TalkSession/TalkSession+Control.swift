@@ -1,0 +1,118 @@
+import Foundation
+import SessionBridge
+import SpeechSynthesis
+
+/// What the daemon's control commands do to a running session: Talk on and off (`talk start|stop`), `pause` and
+/// `resume` (the microphone stream is closed while paused, so nothing records), and a typed turn (`say TEXT`).
+/// Unlike `stop()`, none of these ends the event stream: the session lives as long as the daemon.
+extension TalkSession {
+    /// Why a control command was refused; the daemon answers the client with it.
+    package enum ControlRefusal: Error, Equatable, CustomStringConvertible {
+        case talkOff
+        case paused
+
+        package var description: String {
+            switch self {
+            case .talkOff: "Talk is off: run 'openclaw-talk talk start' first"
+            case .paused: "Talk is paused: run 'openclaw-talk resume' first"
+            }
+        }
+    }
+
+    /// `talk start`: opens the microphone and announces Talk mode. Nothing when Talk is already on.
+    package func activate() async throws {
+        guard state == .idle else { return }
+        startAnnouncer()
+        try await openMicrophone(reason: "started")
+    }
+
+    /// `talk stop`: the reply stops, the microphone closes, and the Gateway is told Talk mode is off (after the
+    /// phases before it). A transcript not yet acknowledged stays in the outbox.
+    package func deactivate() async {
+        guard state != .idle else { return }
+        await quiet()
+        await closeMicrophone()
+        endHandsFree()
+        setState(.idle, reason: "talk stop")
+        announcements?.finish()
+        announcements = nil
+        await announcer?.value
+        announcer = nil
+        if let announce = dependencies.announce { await announce(false, nil) }
+    }
+
+    /// Closes the microphone stream (the reply in progress stops with it); `resume()` reopens it.
+    package func pause() async throws {
+        guard state != .idle else { throw ControlRefusal.talkOff }
+        guard state != .paused else { return }
+        await quiet()
+        await closeMicrophone()
+        setState(.paused, reason: "paused")
+    }
+
+    package func resume() async throws {
+        guard state != .idle else { throw ControlRefusal.talkOff }
+        guard state == .paused else { return }
+        try await openMicrophone(reason: "resumed")
+    }
+
+    /// A typed turn: `text` goes to the agent as if it had been said, and the reply is spoken.
+    package func type(_ text: String) throws {
+        guard state != .idle else { throw ControlRefusal.talkOff }
+        guard state != .paused else { throw ControlRefusal.paused }
+        let offset = pendingInterruption
+        pendingInterruption = nil
+        cancelTurn()
+        releaseFloor()
+        startTurn(text, interruptedAtSeconds: offset)
+    }
+
+    /// A reloaded configuration's voice and rate; the next sentence uses them.
+    package func setVoice(_ voice: String?, rate: Int?) {
+        if let voice {
+            settings.voice.voice = voice
+            settings.voiceFixed = true
+        }
+        if let rate {
+            settings.voice.rateWPM = rate
+            settings.rateFixed = true
+        }
+    }
+
+    // MARK: - Pieces shared with start() and stop()
+
+    func startAnnouncer() {
+        guard announcements == nil else { return }
+        let (phases, continuation) = AsyncStream.makeStream(of: TalkPhase.self)
+        announcements = continuation
+        if let announce = dependencies.announce {
+            announcer = Task { for await phase in phases { await announce(true, phase) } }
+        }
+    }
+
+    func openMicrophone(reason: String) async throws {
+        guard let listener else { return }
+        let utterances = try await listener.start()
+        // The first opening starts the hands-free mode (its resting state); a resume returns to that state.
+        if reason == "started" { beginHandsFree() } else { setState(restingState, reason: reason) }
+        listenTask = Task { await self.listen(utterances) }
+    }
+
+    func closeMicrophone() async {
+        listenTask?.cancel()
+        listenTask = nil
+        await listener?.stop()
+        userSpeechStartNs = nil
+        releaseFloor()
+    }
+
+    /// Stops the current turn and whatever it is playing or synthesising, and waits for it to end.
+    func quiet() async {
+        let reply = turnTask
+        cancelTurn()
+        await dependencies.playback.stop()
+        dependencies.synthesizer.cancelAll()
+        releaseFloor()
+        await reply?.value
+    }
+}

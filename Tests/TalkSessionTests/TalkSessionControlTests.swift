@@ -1,0 +1,71 @@
+import Foundation
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// The daemon's control commands on the loop (fakes): pause closes the microphone and stops the reply, resume
+/// reopens it; talk stop / talk start turn Talk off and on without ending the session; a typed turn.
+@Suite struct TalkSessionControlTests {
+    @Test func `pause stops the reply and closes the microphone; resume reopens it`() async throws {
+        let rig = try await Rig(agent: .reply("A long answer."), holdPlayback: true)
+        await rig.listener.utterance("tell me")
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        try await rig.session.pause()
+        #expect(await rig.session.state == .paused)
+        #expect(await rig.log.waitFor { if case .speakingStopped(_, false) = $0 { true } else { false } }, "the reply is cut")
+        let heard = await rig.listener.peaks.count
+        await rig.microphone.push(amplitude: 3000, count: 10)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await rig.listener.peaks.count == heard, "nothing is read while paused: the stream is closed")
+        await #expect(throws: TalkSession.ControlRefusal.paused) { try await rig.session.type("hello") }
+
+        try await rig.session.resume()
+        #expect(await rig.session.state == .listening)
+        await rig.microphone.push(amplitude: 3000, count: 10)
+        #expect(await rig.eventually { await rig.listener.peaks.count >= heard + 10 }, "the microphone is read again")
+        await rig.session.stop()
+    }
+
+    @Test func `talk stop turns Talk off and tells the Gateway; talk start and a typed turn bring it back`() async throws {
+        let rig = try await Rig(agent: .reply("Sure."))
+        await rig.session.deactivate()
+        #expect(await rig.session.state == .idle)
+        #expect(await rig.phases.phases == ["listening", "disabled"])
+        await #expect(throws: TalkSession.ControlRefusal.talkOff) { try await rig.session.type("hello") }
+        await #expect(throws: TalkSession.ControlRefusal.talkOff) { try await rig.session.pause() }
+
+        try await rig.session.activate()
+        #expect(await rig.session.state == .listening)
+        try await rig.session.type("remind me at noon")
+        #expect(await rig.log.waitFor { if case .speakingStopped("Sure.", true) = $0 { true } else { false } })
+        #expect(await rig.agent.sent.map(\.transcript) == ["remind me at noon"])
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, _) = $0 { true } else { false } })
+        await rig.session.stop()
+        #expect(await rig.phases.phases == ["listening", "disabled", "listening", "thinking", "speaking", "listening", "disabled"])
+    }
+
+    @Test func `a session started with Talk off opens no microphone and announces nothing until activated`() async throws {
+        let rig = try await Rig(agent: .reply("Hi."), listening: false)
+        #expect(await rig.session.state == .idle)
+        await rig.microphone.push(amplitude: 3000, count: 5)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await rig.listener.peaks.isEmpty)
+        #expect(await rig.phases.phases.isEmpty)
+        try await rig.session.activate()
+        #expect(await rig.eventually { await rig.phases.phases == ["listening"] })
+        await rig.session.stop()
+    }
+}
+
+extension Rig {
+    /// Polls (at most 10 s) until `check` holds.
+    func eventually(_ check: @Sendable () async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if await check() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await check()
+    }
+}

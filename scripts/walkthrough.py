@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""OpenClaw's App Review walkthrough (../shared/reference/ios-walkthrough.md), done on Linux with the built
+openclaw-talk, the bundled reference Gateway, a private headless PulseAudio and a recorded clip; every step is
+asserted. `make acceptance` runs it as a test; `make demo` runs it with --demo, which says what each step showed
+and keeps the spoken reply in out/demo-reply.wav.
+
+Run it inside scripts/with-pulse.sh (it needs the private server's vsink/vmic):
+    scripts/with-pulse.sh python3 scripts/walkthrough.py .build/debug/openclaw-talk [--demo]
+"""
+
+import argparse
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import wave
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from walkthrough_support import HEARTBEAT, ROOT, STALE_AFTER, StepFailed, WalkthroughBase, iso  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "tools", "reference-gateway"))
+from shared_dir import is_ci  # noqa: E402
+
+CLIP = "/usr/share/pocketsphinx/test/data/goforward.raw"
+
+
+class Walkthrough(WalkthroughBase):
+    """The steps, in the order ../shared/reference/ios-walkthrough.md takes them."""
+
+    # -- the walkthrough -----------------------------------------------------------------------------------
+
+    def run(self):
+        self.start_gateway()
+        self.setup()
+        self.start_daemon()
+        self.instance_list()
+        self.talk_start()
+        self.speak_and_hear("the first turn")
+        self.pause_resume()
+        self.close_terminal()
+        self.speak_and_hear("after the terminal closed")
+        self.heartbeat()
+        self.reconnect()
+        self.talk_stop()
+        self.stop()
+        self.killed_daemon()
+        self.schema_check()
+
+    def start_gateway(self):
+        self.step("Start the bundled reference Gateway (wss://, loopback, approves pairing)")
+        self.gateway = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "tools/reference-gateway/refgw.py"), "--tls", "--auto-approve",
+             "--print-setup-code", "--quiet", "--state-dir", os.path.join(self.work, "gateway")],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.work, "gateway.log"), "w"), text=True)
+        self.gateway_info = json.loads(self.gateway.stdout.readline())
+        self.check(self.gateway_info.get("tlsFingerprint") is not None, "Gateway listening at %s" % self.gateway_info["url"])
+        # A reply long enough to be heard, in a few deltas.
+        self.control("chat-script", reply="I heard you say: {message}.", chunkChars=12, delayMs=30)
+
+    def setup(self):
+        self.step("openclaw-talk setup CODE: the trust prompt, answered on a terminal")
+        # A setup code without the pin (as a Gateway behind a self-signed certificate hands out) makes setup ask.
+        payload = json.loads(base64.urlsafe_b64decode(self.gateway_info["setupCode"] + "=="))
+        payload.pop("tlsFingerprint", None)
+        code = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+        pid, master, output, stop, thread = self.run_in_terminal(["setup", code], answer_after="Trust and connect?",
+                                                                 answer="y\n")
+        _, status = os.waitpid(pid, 0)
+        thread.join(timeout=5)
+        stop.set()
+        os.close(master)
+        text = "".join(output)
+        self.show(text)
+        fingerprint = self.gateway_info["tlsFingerprint"]
+        shown = text.replace(":", "").lower()
+        self.check("Trust and connect?" in text and fingerprint in shown,
+                   "setup showed the certificate's SHA-256 and asked \"Trust and connect?\"")
+        self.check(os.waitstatus_to_exitcode(status) == 0 and "Connected to " in text, "setup said \"Connected\"")
+
+    def start_daemon(self):
+        self.step("openclaw-talk run --idle, in a terminal (a pseudo-terminal that is closed later)")
+        self.pactl("load-module", "module-null-sink", "sink_name=replysink", "rate=16000", "channels=1")
+        self.daemon_pid, self.daemon_master, self.daemon_output, self.daemon_stop, self.daemon_reader = \
+            self.run_in_terminal(["run", "--idle", "--source", "vmic", "--sink", "replysink"])
+        status = self.wait_for("the daemon to connect to the Gateway",
+                               lambda: (lambda s: s if s.get("gateway", {}).get("connected") else None)(self.status()),
+                               timeout=60)
+        text = self.cli("status").stdout
+        self.show(text)
+        self.check(status["pid"] == self.daemon_pid, "status answers from the daemon (pid %d)" % self.daemon_pid)
+        self.check("connected to" in text and status["gateway"]["url"].startswith("wss://127.0.0.1"),
+                   "status shows the Gateway online: %s" % text.strip())
+        self.check(status["talk"]["active"] is False and status["state"] == "idle", "Talk is off until `talk start`")
+        self.follow_events()
+
+    def instance_list(self):
+        self.step("The device is in the Gateway's instance list (system-presence)")
+        ours = [c["deviceId"] for c in self.control("clients")["clients"] if c.get("role") == "node"]
+        rows = self.wait_for("this device in the presence list", lambda: [
+            r for r in self.control("presence")["presence"] if "node" in (r.get("roles") or []) and r.get("deviceId") in ours])
+        self.show(json.dumps(rows, indent=1))
+        self.check(len(rows) == 1 and rows[0].get("platform") == "linux",
+                   "listed once, as a Linux node: host %s, instance %s" % (rows[0].get("host"), rows[0].get("instanceId")))
+
+    def talk_start(self):
+        self.step("openclaw-talk talk start")
+        self.show(self.cli("talk", "start").stdout)
+        status = self.wait_for("status listening", lambda: (lambda s: s if s.get("state") == "listening" else None)(self.status()))
+        self.show(self.cli("status").stdout)
+        self.check(status["talk"]["active"] and status["staleAt"] is not None, "status: listening, with a stale date")
+        self.wait_for("a capture stream in PulseAudio", self.capture_streams)
+        self.check(True, "PulseAudio shows our capture stream")
+
+    def speak_and_hear(self, label):
+        self.step("A clip spoken into the virtual microphone (%s)" % label)
+        before = len(self.control("chat-transcripts")["transcripts"])
+        mark = len(self.events)
+        reply_file = os.path.join(self.out_dir, "demo-reply.wav") if self.demo else os.path.join(self.work, "reply.wav")
+        recorder = subprocess.Popen(["parecord", "--device=replysink.monitor", "--rate=16000", "--channels=1",
+                                     "--format=s16le", "--file-format=wav", reply_file], env=self.env)
+        try:
+            subprocess.run([self.bin, "play", CLIP, "--sink", "vsink"], env=self.env, check=True, timeout=30,
+                           capture_output=True)
+            transcripts = self.wait_for(
+                "the Gateway to receive the transcript",
+                lambda: self.control("chat-transcripts")["transcripts"][before:], timeout=45)
+            heard = transcripts[0]["message"]
+            self.show("the Gateway received: %r" % heard)
+            self.check("forward" in heard.lower(), "the Gateway received the transcript %r" % heard)
+            stopped = self.wait_for("the reply to be spoken",
+                                    lambda: [e for e in self.events_of("speakingStopped", mark) if e.get("completed") in ("1", "true")],
+                                    timeout=45)
+            time.sleep(0.3)
+        finally:
+            recorder.send_signal(signal.SIGINT)
+            recorder.wait(timeout=10)
+        with wave.open(reply_file) as w:
+            frames = w.readframes(w.getnframes())
+        samples = [int.from_bytes(frames[i:i + 2], "little", signed=True) for i in range(0, len(frames) - 1, 2)]
+        loud = sum(1 for s in samples if abs(s) > 1000) / 16000
+        self.show("spoken: %s" % "; ".join(e.get("sentence", "") for e in stopped))
+        self.check(loud > 0.3, "the reply came out of the sink (%.1f s of speech recorded from its monitor%s)"
+                   % (loud, ", kept in " + os.path.relpath(reply_file) if self.demo else ""))
+        status = self.status()
+        self.check(status["lastTranscript"] == heard and "heard you say" in (status["lastReply"] or "").lower(),
+                   "status shows the last transcript and reply")
+        self.wait_for("listening again", lambda: self.status().get("state") == "listening")
+
+    def pause_resume(self):
+        self.step("openclaw-talk pause / resume: the microphone stream closes and reopens")
+        self.cli("pause")
+        self.wait_for("the capture stream to close", lambda: not self.capture_streams())
+        self.check(self.status()["state"] == "paused", "paused: PulseAudio shows no capture stream of ours")
+        self.cli("resume")
+        self.wait_for("the capture stream to reopen", self.capture_streams)
+        self.check(self.status()["state"] == "listening", "resumed: listening, the capture stream is back")
+
+    def close_terminal(self):
+        self.step("The terminal the daemon runs in is closed")
+        self.daemon_stop.set()
+        self.daemon_reader.join(timeout=5)
+        self.show("".join(self.daemon_output)[-600:])
+        os.close(self.daemon_master)
+        log = os.path.join(self.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
+        self.wait_for("the daemon to note it detached", lambda: os.path.exists(log) and "terminal went away" in open(log).read())
+        time.sleep(1)
+        alive = os.waitpid(self.daemon_pid, os.WNOHANG) == (0, 0)
+        self.check(alive, "the daemon is still running (pid %d) and logs to %s" % (self.daemon_pid, os.path.relpath(log, self.work)))
+        self.check(self.status()["state"] == "listening", "Talk is still on: listening")
+
+    def heartbeat(self):
+        self.step("The heartbeat keeps the stale date moving (heartbeatSeconds %d, staleAfterSeconds %d)" % (HEARTBEAT, STALE_AFTER))
+        first = self.status()
+        later = self.wait_for("a later heartbeat", lambda: (lambda s: s if s["staleAt"] != first["staleAt"] else None)(self.status()),
+                              timeout=HEARTBEAT * 3)
+        self.show("staleAt %s -> %s" % (first["staleAt"], later["staleAt"]))
+        self.check(iso(later["staleAt"]) > iso(first["staleAt"]) and not later["stale"], "staleAt moved forward")
+        beacons = self.control("presence-beacons")["beacons"]
+        self.check(len(beacons) >= 2, "the Gateway got %d node.presence.alive beacons" % len(beacons))
+
+    def reconnect(self):
+        self.step("openclaw-talk reconnect")
+        mark = len(self.events)
+        self.show(self.cli("reconnect").stdout)
+        waiting = self.wait_for("a status event saying reconnecting", lambda: [
+            e["status"] for e in self.events_of("status", mark)
+            if e["status"]["gateway"]["state"] in ("reconnecting", "connecting")])
+        self.show("gateway: %s" % json.dumps(waiting[0]["gateway"]))
+        self.check(waiting[0]["gateway"]["staleAt"] is not None, "status showed %s with its own stale date %s"
+                   % (waiting[0]["gateway"]["state"], waiting[0]["gateway"]["staleAt"]))
+        status = self.wait_for("connected again", lambda: (lambda s: s if s.get("gateway", {}).get("connected") else None)(self.status()))
+        self.check(status["gateway"]["staleAt"] is None, "then connected, the connection's stale date cleared")
+
+    def talk_stop(self):
+        self.step("openclaw-talk talk stop")
+        self.cli("talk", "stop")
+        status = self.status()
+        self.show(self.cli("status").stdout)
+        self.check(status["talk"]["active"] is False and status["state"] == "idle", "Talk is off")
+        self.wait_for("the capture stream to close", lambda: not self.capture_streams())
+        self.check(True, "no capture stream of ours in PulseAudio")
+        modes = self.wait_for("talk.mode disabled at the Gateway", lambda: (
+            lambda m: m if m and m[-1].get("enabled") is False else None)(self.control("talk-modes")["modes"]))
+        self.check(any(m.get("enabled") for m in modes), "the Gateway was told Talk mode is on, then off (talk.mode)")
+
+    def stop(self):
+        self.step("openclaw-talk stop")
+        self.show(self.cli("stop").stdout)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.daemon_pid, os.WNOHANG)
+            if pid:
+                break
+            time.sleep(0.1)
+        else:
+            raise StepFailed("the daemon did not stop")
+        self.check(os.waitstatus_to_exitcode(status) == 0, "the daemon exited cleanly")
+        r = self.cli("status", expect=3)
+        self.check("not running" in r.stdout + r.stderr, "status: not running (exit 3)")
+
+    def killed_daemon(self):
+        self.step("openclaw-talk start; the daemon frozen (SIGSTOP), then killed (SIGKILL), is reported stale")
+        r = self.cli("start", "--source", "vmic", "--sink", "replysink", timeout=90)
+        self.show(r.stdout)
+        pid = int(r.stdout.split("pid ")[1].split(")")[0])
+        self.check(r.stdout.startswith("Started") and self.cli("start", expect=1).stderr.find("already running") >= 0,
+                   "start returned once it was ready (pid %d); a second start says one is running" % pid)
+        status = self.wait_for("listening", lambda: (lambda s: s if s.get("state") == "listening" else None)(self.status()))
+        # Suspended, not killed (the walkthrough's rule): the pid lives on, the heartbeat stops.
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(max(0.0, iso(status["staleAt"]) - time.time()) + 0.5)
+        frozen = json.loads(self.cli("status", "--json", expect=None, timeout=40).stdout)
+        self.show("frozen: state %s, staleAt %s, stale %s" % (frozen["state"], frozen["staleAt"], frozen["stale"]))
+        self.check(frozen["stale"] is True and frozen["state"] == "listening",
+                   "a frozen daemon's status is shown stale once its staleAt passed, not live")
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        r = self.cli("status", expect=3)
+        self.show(r.stdout)
+        self.check("not running (stale status from" in r.stdout, "status: %s" % r.stdout.strip())
+        wait = max(0.0, iso(status["staleAt"]) - time.time()) + 0.5
+        time.sleep(wait)
+        after = json.loads(self.cli("status", "--json", expect=3).stdout)
+        self.check(after["stale"] is True and iso(after["staleAt"]) < time.time(), "past its staleAt it is still stale")
+        bar = json.loads(self.cli("status", "--waybar").stdout)
+        self.check(bar["class"] == "stopped", "the bar line says %r" % bar["text"])
+
+    def schema_check(self):
+        self.step("Every frame openclaw-talk sent was valid against the protocol schema")
+        if self.gateway_info.get("schema") is None:
+            if is_ci():
+                raise StepFailed("the Gateway runs without ../shared's schema (CI=true requires it)")
+            print("   skipped: the Gateway runs without ../shared's schema: frames were not checked", flush=True)
+            return
+        count = self.control("violations")["count"]
+        self.check(count == 0, "schema violations in frames from openclaw-talk: %d" % count)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("binary")
+    parser.add_argument("--demo", action="store_true", help="say what each step showed; keep the reply in out/")
+    parser.add_argument("--out", default=os.path.join(ROOT, "out"))
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    walk = Walkthrough(args.binary, args.demo, args.out)
+    try:
+        walk.run()
+    except Exception as error:  # noqa: BLE001 - any failure is a failed step, reported with the daemon's log
+        print("\nwalkthrough FAILED at step %d: %s" % (walk.number, error), file=sys.stderr)
+        log = os.path.join(walk.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
+        if os.path.exists(log):
+            print("--- daemon.log (last lines)\n" + "".join(open(log).readlines()[-40:]), file=sys.stderr)
+        print("--- terminal output (last)\n" + "".join(getattr(walk, "daemon_output", []))[-2000:], file=sys.stderr)
+        return 1
+    finally:
+        walk.cleanup()
+    print("\nwalkthrough: all %d steps passed in %.0f s" % (walk.number, time.monotonic() - walk.started), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

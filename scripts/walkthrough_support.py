@@ -1,0 +1,180 @@
+"""The walkthrough's machinery (scripts/walkthrough.py): a private work folder, the built binary run plainly or on a
+pseudo-terminal, the reference Gateway's control channel, PulseAudio's streams, `events --follow`, reporting."""
+
+import json
+import os
+import pty
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from datetime import datetime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEARTBEAT, STALE_AFTER = 5, 10
+
+
+class StepFailed(Exception):
+    pass
+
+
+def iso(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+class WalkthroughBase:
+    def __init__(self, binary, demo, out_dir):
+        self.bin = os.path.abspath(binary)
+        self.demo = demo
+        self.out_dir = out_dir
+        self.work = tempfile.mkdtemp(prefix="oct-walk-")
+        os.chmod(self.work, 0o700)
+        self.env = dict(os.environ)
+        # Everything the product writes stays in the work folder (config, state, socket, status).
+        for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_RUNTIME_DIR", "run")):
+            os.makedirs(os.path.join(self.work, sub), mode=0o700)
+            self.env[var] = os.path.join(self.work, sub)
+        for var in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM"):
+            self.env.pop(var, None)
+        os.makedirs(os.path.join(self.work, "config", "openclaw-talk"), mode=0o700)
+        with open(os.path.join(self.work, "config", "openclaw-talk", "config.json"), "w") as f:
+            json.dump({"heartbeatSeconds": HEARTBEAT, "staleAfterSeconds": STALE_AFTER,
+                       "connectingStaleSeconds": 30}, f)
+        self.gateway = None
+        self.daemon_pid = None
+        self.recorder = None
+        self.events = []
+        self.events_proc = None
+        self.started = time.monotonic()
+        self.number = 0
+
+    # -- reporting -----------------------------------------------------------------------------------------
+
+    def step(self, title):
+        self.number += 1
+        print("\n== %d. %s" % (self.number, title) if self.demo else "-- %s" % title, flush=True)
+
+    def show(self, text):
+        if self.demo:
+            for line in text.rstrip("\n").splitlines():
+                print("   | " + line, flush=True)
+
+    def check(self, ok, what):
+        if not ok:
+            raise StepFailed(what)
+        print(("   ok: " if self.demo else "   ok ") + what, flush=True)
+
+    # -- processes -----------------------------------------------------------------------------------------
+
+    def cli(self, *args, timeout=30, expect=0):
+        r = subprocess.run([self.bin, *args], env=self.env, capture_output=True, text=True, timeout=timeout)
+        if expect is not None and r.returncode != expect:
+            raise StepFailed("`openclaw-talk %s` exited %d (wanted %d): %s%s"
+                             % (" ".join(args), r.returncode, expect, r.stdout, r.stderr))
+        return r
+
+    def status(self):
+        """`status --json`; {} while no daemon answers yet."""
+        try:
+            return json.loads(self.cli("status", "--json", expect=None).stdout)
+        except ValueError:
+            return {}
+
+    def wait_for(self, what, predicate, timeout=30, every=0.2):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = predicate()
+            if last:
+                return last
+            time.sleep(every)
+        raise StepFailed("timed out after %d s waiting for %s" % (timeout, what))
+
+    def control(self, cmd, **args):
+        with socket.create_connection(("127.0.0.1", self.gateway_info["controlPort"]), timeout=10) as sock:
+            handle = sock.makefile("rw")
+            handle.write(json.dumps(dict(cmd=cmd, **args)) + "\n")
+            handle.flush()
+            reply = json.loads(handle.readline())
+        if not reply.get("ok"):
+            raise StepFailed("refgw %s: %s" % (cmd, reply))
+        return reply
+
+    def pactl(self, *args):
+        return subprocess.run(["pactl", *args], capture_output=True, text=True, timeout=20, check=True).stdout
+
+    def capture_streams(self):
+        """Our recording streams in PulseAudio (`pactl list source-outputs`), by application name."""
+        text = self.pactl("list", "source-outputs")
+        return [block for block in text.split("Source Output #")[1:] if "openclaw-talk" in block.lower()]
+
+    def run_in_terminal(self, args, answer_after=None, answer=None):
+        """Starts the binary on a pseudo-terminal of its own (it is the session leader, the terminal its
+        controlling one). Returns (pid, master fd, output list that a reader thread fills)."""
+        pid, master = pty.fork()
+        if pid == 0:
+            os.execve(self.bin, [self.bin, *args], self.env)
+        output = []
+        stop = threading.Event()
+
+        def reader():
+            answered = False
+            while not stop.is_set():
+                ready, _, _ = select.select([master], [], [], 0.1)
+                if not ready:
+                    continue
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                output.append(data.decode("utf-8", "replace"))
+                if answer_after and not answered and answer_after in "".join(output):
+                    answered = True
+                    os.write(master, answer.encode())
+
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        return pid, master, output, stop, thread
+
+    def follow_events(self):
+        self.events_proc = subprocess.Popen([self.bin, "events", "--follow"], env=self.env, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, text=True)
+
+        def reader(proc):
+            for line in proc.stdout:
+                try:
+                    self.events.append(json.loads(line))
+                except ValueError:
+                    pass
+
+        threading.Thread(target=reader, args=(self.events_proc,), daemon=True).start()
+
+    def events_of(self, kind, since=0):
+        return [e for e in self.events[since:] if e.get("event") == kind]
+
+    def cleanup(self):
+        if self.events_proc:
+            self.events_proc.kill()
+        if self.daemon_pid:
+            try:
+                os.kill(self.daemon_pid, signal.SIGKILL)
+                os.waitpid(self.daemon_pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        lock = os.path.join(self.env["XDG_RUNTIME_DIR"], "openclaw-talk", "daemon.lock")
+        try:
+            pid = int(open(lock).read().strip() or 0)
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        if self.gateway:
+            self.gateway.terminate()
+            self.gateway.wait(timeout=10)
+        shutil.rmtree(self.work, ignore_errors=True)
