@@ -30,8 +30,8 @@ final class PrivatePulse: Sendable {
         server = Process()
         server.executableURL = URL(fileURLWithPath: try Self.utilities.path())
         server.arguments = [
-            // It exits 30 s after its last client, so a crashed test leaves nothing running for long.
-            "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=error",
+            // It exits 5 minutes after its last client, so a crashed test leaves nothing running for ever.
+            "--daemonize=no", "--exit-idle-time=300", "-n", "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=error",
             "--load=module-native-protocol-unix auth-anonymous=1 socket=\(directory)/pulse.sock",
             "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
             "--load=module-remap-source master=vsink.monitor source_name=vmic",
@@ -43,12 +43,13 @@ final class PrivatePulse: Sendable {
         environment["PULSE_SERVER"] = nil
         server.environment = environment
         server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
+        FileManager.default.createFile(atPath: directory + "/pulse.log", contents: nil)
+        server.standardError = FileHandle(forWritingAtPath: directory + "/pulse.log")
     }
 
     /// Starts a server, runs `body`, then stops the server and removes its folder whatever happened.
     static func with<T>(_ body: (PrivatePulse) async throws -> T) async throws -> T {
-        var template = Array((NSTemporaryDirectory() + "/oct-pulse-XXXXXX").utf8CString)
+        var template = Array((NSTemporaryDirectory() + "oct-pulse-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CommandFailure("mkdtemp failed: errno \(errno)") }
         let pulse = try PrivatePulse(directory: String(cString: made))
         defer { pulse.stop() }
@@ -62,7 +63,8 @@ final class PrivatePulse: Sendable {
             if (try? run("/usr/bin/pactl", ["info"]).status) == 0 { return }
             usleep(25_000)
         }
-        throw CommandFailure("the private PulseAudio did not answer within 10 s at \(address)")
+        let log = (try? String(contentsOfFile: directory + "/pulse.log", encoding: .utf8)) ?? ""
+        throw CommandFailure("the private PulseAudio did not answer within 10 s at \(address): \(log)")
     }
 
     private func stop() {
@@ -123,16 +125,22 @@ final class PrivatePulse: Sendable {
         }
     }
 
+    /// Output goes to a file, not a pipe: a pipe's write end inherited by a child spawned meanwhile (another
+    /// test's) would keep the read from ever ending.
     private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let path = directory + "/out-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard let file = FileHandle(forWritingAtPath: path) else { throw CommandFailure("cannot create \(path)") }
+        defer { try? file.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = ["--server=\(address)"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardOutput = file
+        process.standardError = file
         try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let output = FileManager.default.contents(atPath: path) ?? Data()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 }

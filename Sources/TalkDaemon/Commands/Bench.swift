@@ -1,5 +1,5 @@
 extension OpenClawTalk {
-    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`.
+    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`, `bench talk`.
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench",
@@ -10,6 +10,7 @@ extension OpenClawTalk {
                 Aec.self,
                 GatewayBench.self,
                 Synth.self,
+                Talk.self,
             ],
             defaultSubcommand: Speech.self
         )

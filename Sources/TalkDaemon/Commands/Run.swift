@@ -75,7 +75,7 @@ extension OpenClawTalk {
             if source != nil, input != nil { throw ValidationError("'--source' and '--input' cannot be used together") }
             if sink != nil, output != nil { throw ValidationError("'--sink' and '--output' cannot be used together") }
             if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
-            aec = try EchoCancelMode.parse(parsed.option("aec"))
+            aec = try EchoCancelMode.parse(parsed.option("aec"), input: input, output: output)
             if let voice = parsed.option("voice") {
                 settings.voice.voice = voice
                 settings.voiceFixed = true

@@ -12,10 +12,14 @@ enum EchoCancelMode: String, CaseIterable, Sendable {
     case pulse
     case off
 
-    static func parse(_ value: String?) throws -> EchoCancelMode {
+    /// `--aec`'s value; `pulse` needs PulseAudio devices at both ends (the module sits between them).
+    static func parse(_ value: String?, input: String?, output: String?) throws -> EchoCancelMode {
         guard let value else { return .auto }
         guard let mode = EchoCancelMode(rawValue: value.lowercased()) else {
             throw ValidationError("Invalid value '\(value.prefix(40))' for '--aec': expected auto, webrtc, pulse or off")
+        }
+        if mode == .pulse, input != nil || output != nil {
+            throw ValidationError("'--aec pulse' needs PulseAudio for both the microphone and the speaker (not '--input' or '--output'); use '--aec webrtc'")
         }
         return mode
     }
@@ -47,16 +51,12 @@ struct RunAudio {
     }
 
     /// Opens the devices. `--aec pulse` loads `module-echo-cancel` here (undone by `close()`).
-    /// - Throws: `ValidationError` for `--aec pulse` with a file for either device; `PulseError` when the server
-    ///   refuses the module.
+    /// - Throws: `PulseError` when the server refuses the module (a file for either device was refused by `parse`).
     static func open(_ request: Request, logger: Logger) async throws -> RunAudio {
         let mode = request.mode.resolved
         var module: PulseEchoCancelModule.Loaded?
         var (source, sink) = (request.source, request.sink)
         if mode == .pulse {
-            guard request.input == nil, request.output == nil else {
-                throw ValidationError("'--aec pulse' needs PulseAudio for both the microphone and the speaker (not '--input' or '--output'); use '--aec webrtc'")
-            }
             let loaded = try await PulseEchoCancelModule(logger: logger).load(masterSink: sink, masterSource: source)
             (source, sink, module) = (loaded.source, loaded.sink, loaded)
         }
