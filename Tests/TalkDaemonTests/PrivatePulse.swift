@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TalkTestSupport
 
 /// A headless PulseAudio of one test's own, set up as `scripts/with-pulse.sh` does (null sink `vsink` at 16 kHz
@@ -10,7 +11,9 @@ final class PrivatePulse: Sendable {
     let address: String
     /// A script that runs its arguments with PULSE_SERVER set to this server (for `BuiltCommand(through:)`).
     let launcher: String
-    private let server: Process
+    private let serverArguments: [String]
+    private let serverEnvironment: [String: String]
+    private let serverPID = Mutex<pid_t?>(nil)
 
     static let utilities = TestInput(name: "pulseaudio and pulseaudio-utils", remedy: "apt-get install pulseaudio pulseaudio-utils") {
         ["/usr/bin/pulseaudio", "/usr/bin/pactl", "/usr/bin/paplay", "/usr/bin/parec"].allSatisfy {
@@ -27,9 +30,7 @@ final class PrivatePulse: Sendable {
         for sub in ["runtime", "home"] {
             try FileManager.default.createDirectory(atPath: "\(directory)/\(sub)", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
-        server = Process()
-        server.executableURL = URL(fileURLWithPath: try Self.utilities.path())
-        server.arguments = [
+        serverArguments = [
             // It exits 5 minutes after its last client, so a crashed test leaves nothing running for ever.
             "--daemonize=no", "--exit-idle-time=300", "-n", "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=error",
             "--load=module-native-protocol-unix auth-anonymous=1 socket=\(directory)/pulse.sock",
@@ -41,10 +42,7 @@ final class PrivatePulse: Sendable {
         environment["XDG_RUNTIME_DIR"] = directory + "/runtime"
         environment["HOME"] = directory + "/home"
         environment["PULSE_SERVER"] = nil
-        server.environment = environment
-        server.standardOutput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: directory + "/pulse.log", contents: nil)
-        server.standardError = FileHandle(forWritingAtPath: directory + "/pulse.log")
+        serverEnvironment = environment
     }
 
     /// Starts a server, runs `body`, then stops the server and removes its folder whatever happened.
@@ -58,7 +56,8 @@ final class PrivatePulse: Sendable {
     }
 
     private func startBlocking() throws {
-        try server.run()
+        let pid = try Spawned.start(try Self.utilities.path(), serverArguments, environment: serverEnvironment, output: directory + "/pulse.log")
+        serverPID.withLock { $0 = pid }
         for _ in 0..<400 {
             if (try? run("/usr/bin/pactl", ["info"]).status) == 0 { return }
             usleep(25_000)
@@ -67,10 +66,11 @@ final class PrivatePulse: Sendable {
         throw CommandFailure("the private PulseAudio did not answer within 10 s at \(address): \(log)")
     }
 
+    /// SIGKILL: a server deadlocked in module-echo-cancel does not answer SIGTERM.
     private func stop() {
-        if server.isRunning {
-            server.terminate()
-            server.waitUntilExit()
+        if let pid = serverPID.withLock({ p in defer { p = nil }; return p }) {
+            kill(pid, SIGKILL)
+            Spawned.wait(pid)
         }
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -100,6 +100,8 @@ final class PrivatePulse: Sendable {
         try Recording(address: address, path: directory + "/recorded-\(UUID().uuidString).raw")
     }
 
+    /// parec runs as a Foundation `Process`, as the built binary does: spawned by hand it shifted the replies of
+    /// the reference Gateway's control socket by one (an inherited descriptor, most likely).
     final class Recording: @unchecked Sendable {
         private let process = Process()
         private let path: String
@@ -116,31 +118,68 @@ final class PrivatePulse: Sendable {
             try process.run()
         }
 
-        /// Stops recording; the samples recorded.
+        /// Stops recording (SIGKILL: raw PCM needs no closing, and the test process blocks SIGTERM for its
+        /// children); the samples recorded.
         func finish() async throws -> [Int16] {
-            process.terminate()
-            try await offPool { self.process.waitUntilExit() }
+            kill(process.processIdentifier, SIGKILL)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             let data = FileManager.default.contents(atPath: path) ?? Data()
             return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         }
     }
 
-    /// Output goes to a file, not a pipe: a pipe's write end inherited by a child spawned meanwhile (another
-    /// test's) would keep the read from ever ending.
+    /// Output goes to a file, not a pipe.
     private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let path = directory + "/out-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        guard let file = FileHandle(forWritingAtPath: path) else { throw CommandFailure("cannot create \(path)") }
-        defer { try? file.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["--server=\(address)"] + arguments
-        process.standardOutput = file
-        process.standardError = file
-        try process.run()
-        process.waitUntilExit()
-        let output = FileManager.default.contents(atPath: path) ?? Data()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let pid = try Spawned.start(program, ["--server=\(address)"] + arguments, environment: TestInputs.environment, output: path)
+        let status = Spawned.wait(pid)
+        return (status, String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self))
+    }
+}
+
+/// posix_spawn and waitpid. Foundation's `Process` is not used for the server and its tools: on Linux its
+/// monitor blocks in `wait4` on a long-lived child (the server) and then never reaps a short one (pactl), as
+/// AudioIOTests' `ChildProcess` notes.
+private enum Spawned {
+    /// Starts `path`; stdout and stderr go to the file at `output` (created), stdin is /dev/null.
+    static func start(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // The test process blocks and ignores signals (SIGTERM among them) that a child would inherit.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        var all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw CommandFailure("cannot start \(path): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// Waits for `pid` to end; its exit status (or 128 + signal).
+    @discardableResult
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }
