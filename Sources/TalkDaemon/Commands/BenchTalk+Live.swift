@@ -92,7 +92,6 @@ extension OpenClawTalk.Bench.Talk {
             for trial in 0..<trials {
                 let home = "\(folder)/\(mode)-\(trial)"
                 try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-                let before = try gateway.control("chat-transcripts")["transcripts"]?.arrayValue?.count ?? 0
                 let child = try TalkChild(
                     ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", mode, "--json",
                      "--silence-ms", "\(silenceMs)", "--seconds", "90"],
@@ -113,11 +112,10 @@ extension OpenClawTalk.Bench.Talk {
                 }
                 await child.stop()
                 let events = child.events
-                let after = try gateway.control("chat-transcripts")["transcripts"]?.arrayValue?.count ?? 0
                 echo.trials += 1
                 if speaking == nil { echo.noReply += 1 }
                 if events.contains(where: { $0["event"] == "bargeIn" }) { echo.selfInterruptions += 1 }
-                if after - before > 1 { echo.echoTurns += 1 }
+                if events.filter({ $0["event"] == "transcriptSent" }).count > 1 { echo.echoTurns += 1 }
                 if mode == "webrtc" {
                     figures.idleCPUPercent.append(idle)
                     if let speaking { figures.speakingCPUPercent.append(speaking) }
