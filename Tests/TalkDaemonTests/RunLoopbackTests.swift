@@ -24,12 +24,12 @@ import Testing
 
     /// A session against `pulse` and `gw`, started and listening; `arguments` are added to run's.
     static func startSession(
-        _ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, command: BuiltCommand, aec: String
+        _ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, command: BuiltCommand, aec: String, grammar: Bool = true
     ) async throws -> BuiltCommand.Running {
         let running = try command.start([
             "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "vsink",
-            "--aec", aec, "--json", "--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram", "--seconds", "150",
-        ])
+            "--aec", aec, "--json", "--seconds", "150",
+        ] + (grammar ? ["--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram"] : []))
         try #require(await waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")
         // The endpointer's noise floor settles on the (silent) microphone first.
         try await Task.sleep(for: .seconds(1))
@@ -161,6 +161,33 @@ import Testing
             #expect(abs(sent - offset) <= 0.1, "prefix says \(sent) s, the barge-in \(offset) s")
             let words = String(messages[1][match.range.upperBound...])
             #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
+        }
+    }
+
+    /// The same session with the default dictation model, which makes words of the echo. Known to fail: the
+    /// canceller has not converged when a reply starts, its first syllables leak (about 300 ms in), dictation
+    /// hears new words in them and barge-in cuts the reply, so it never plays long enough to converge (5 of 5
+    /// `bench talk` trials). With the goforward grammar above the leak decodes as "go", which the text guard
+    /// stops. This test fails once the issue is fixed: then drop `withKnownIssue`.
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `with echo cancellation and dictation the reply's echo does not cut it off`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)"}"#) }["ok"] == true)
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false)
+            try await pulse.play(try Self.clip())
+            _ = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
+            try await Task.sleep(for: .seconds(3))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            let events = RunCommandTests.events(r.stdout)
+            withKnownIssue("the canceller converges too late for the reply's first syllables (issue 9)") {
+                #expect(!events.contains { $0["event"] == "bargeIn" }, "the reply's echo interrupted it")
+                #expect(events.filter { $0["event"] == "transcriptSent" }.count == 1, "the reply's echo went out as a turn")
+            }
         }
     }
 
