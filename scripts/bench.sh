@@ -58,6 +58,28 @@ for name in ("bench-speech", "bench-speech-grammar"):
           f" peak RSS {r['peak_rss_mb']:.0f} MB")
 PY
 
+echo "== bench talk --manifest $manifest -> out/bench-talk.json"
+"$bin" bench talk --manifest "$manifest" --json >out/bench-talk.json
+python3 - <<'PY'
+import json
+r = json.load(open("out/bench-talk.json"))
+def p(name):
+    v = r[name]
+    return f"p50 {v['p50']} ms p95 {v['p95']} ms"
+t = r["targets"]
+print(f"  {r['clips']} clips, silence window {r['silenceMs']} ms: speech end -> transcript sent {p('speechEndToTranscriptSentMs')};"
+      f" -> first reply audio {p('speechEndToFirstReplyAudioMs')} (agent {p('agentMs')}; target p95 {t['firstReplyAudioP95Ms']:.0f} ms)")
+print(f"  barge-in -> playback silent {p('bargeInToSilentMs')} (target p95 {t['bargeInP95Ms']:.0f} ms), {r['bargeIns']} barge-ins")
+l = r.get("live")
+if l:
+    c = l["cpuPercent"]
+    print(f"  ERLE of the reply's voice {l['erleDb']} dB (target {t['erleDb']:.0f}); CPU idle {c['idle']['p50']} %, speaking {c['speaking']['p50']} %")
+    for mode, e in sorted(l["selfEcho"].items(), reverse=True):
+        print(f"  self-echo --aec {mode}: cut itself off in {e['selfInterruptions']} of {e['trials']}, echo sent as a turn in {e['echoTurns']}")
+else:
+    print("  live half not measured:", r.get("liveUnavailable"))
+PY
+
 echo "== bench gateway -> out/bench-gateway.json"
 "$bin" bench gateway --json >out/bench-gateway.json
 python3 - <<'PY'

@@ -5,7 +5,7 @@ import Testing
 /// `bench gateway --json` run once with short settings, and the README's lists of figures: every figure the
 /// README promises is in the output (`bench audio --json` is run beside the other audio commands, in
 /// `AudioCommandLineTests`, which must not share the speaker with it). The figures themselves are not judged
-/// here (`make bench` is for them).
+/// here (`make bench` is for them). `bench talk` needs a sound server and recognition, so `RunLoopbackTests` runs it.
 @Suite(.serialized) struct BenchCommandLineTests {
     /// Each figure as the README's *Benchmarks* section names it, and where it sits in the JSON (`[]` marks
     /// a list whose every element holds the rest of the path).
@@ -26,6 +26,17 @@ import Testing
          ["pcm_24000", "pcm_44100", "opus", "wav", "mp3"].map { "talkSpeakDecode.\($0).decodeMsPerAudioSecond.median" }),
         ("`chat.send` time to its ack and to the first delta (p50 and p95, the agent answering at once)",
          ["chatSendMs.toAck.p50", "chatSendMs.toAck.p95", "chatSendMs.toFirstDelta.p50", "chatSendMs.toFirstDelta.p95"]),
+    ]
+
+    static let talkFigures: [(readme: String, paths: [String])] = [
+        ("the Talk loop through `run` on the dev corpus with the reference Gateway answering at once", ["clips", "transcriptsSent", "bargeIns"]),
+        ("end of the user's speech to transcript sent (p50 and p95)", ["speechEndToTranscriptSentMs.p50", "speechEndToTranscriptSentMs.p95"]),
+        ("to first reply audio (p50 and p95)", ["speechEndToFirstReplyAudioMs.p50", "speechEndToFirstReplyAudioMs.p95", "agentMs.p95"]),
+        ("barge-in decision to playback silent (p50 and p95)", ["bargeInToSilentMs.p50", "bargeInToSilentMs.p95"]),
+        ("ERLE of the reply's voice on the loopback", ["live.erleDb"]),
+        ("CPU of a live session idle and while speaking", ["live.cpuPercent.idle.p50", "live.cpuPercent.speaking.p50"]),
+        ("how often the reply's echo cut it off or came back as a turn with echo cancellation on and off",
+         ["webrtc", "off"].flatMap { ["live.selfEcho.\($0).selfInterruptions", "live.selfEcho.\($0).echoTurns", "live.selfEcho.\($0).trials"] }),
     ]
 
     /// The README lines that describe `out/<file>`, joined (a description may wrap onto following lines).
@@ -67,7 +78,7 @@ import Testing
 
     @Test func `the README's figure lists are the ones checked here`() throws {
         // Every comma-separated item of the README's description has its entry above.
-        for (file, figures) in [("bench-audio.json", Self.audioFigures), ("bench-gateway.json", Self.gatewayFigures)] {
+        for (file, figures) in [("bench-audio.json", Self.audioFigures), ("bench-gateway.json", Self.gatewayFigures), ("bench-talk.json", Self.talkFigures)] {
             let description = try Self.readmeDescription(of: file)
             let covered = figures.map(\.readme).reduce(description) { $0.replacingOccurrences(of: $1, with: "") }
             let leftover = covered.replacingOccurrences(of: "- `out/\(file)`:", with: "")

@@ -1,5 +1,5 @@
 extension OpenClawTalk {
-    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`.
+    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`, `bench talk`.
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench",
@@ -11,6 +11,7 @@ extension OpenClawTalk {
                 GatewayBench.self,
                 Synth.self,
                 UplinkBench.self,
+                Talk.self,
             ],
             defaultSubcommand: Speech.self
         )

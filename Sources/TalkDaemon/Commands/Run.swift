@@ -31,6 +31,7 @@ extension OpenClawTalk {
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
                 .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
+                .option("aec", value: "mode", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
@@ -48,6 +49,7 @@ extension OpenClawTalk {
         var fast: Bool
         var sink: String?
         var output: String?
+        var aec: EchoCancelMode
         var settings = TalkSession.Settings()
         var endpointing = EndpointerSettings.default
         var silenceGiven: Bool
@@ -80,6 +82,7 @@ extension OpenClawTalk {
             if source != nil, input != nil { throw ValidationError("'--source' and '--input' cannot be used together") }
             if sink != nil, output != nil { throw ValidationError("'--sink' and '--output' cannot be used together") }
             if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
+            aec = try EchoCancelMode.parse(parsed.option("aec"), input: input, output: output)
             if let voice = parsed.option("voice") {
                 settings.voice.voice = voice
                 settings.voiceFixed = true
@@ -134,16 +137,25 @@ extension OpenClawTalk {
             let gatewayConfig = await configWait.value
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
-            let devices = try makeDevices(logger: logger)
+            let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
             if realtime.realtime {
                 defer { gatewayTasks.cancel() }
-                try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
-                                       bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
-                                       startTrack: { await devices.startTrack() }, logger: logger)
-                await devices.playback.close()
+                let devices = try await RunAudio.open(audioRequest, logger: logger)
+                do {
+                    try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
+                                           bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
+                                           startTrack: { await devices.startTrack() }, logger: logger)
+                } catch {
+                    await devices.close()
+                    throw error
+                }
+                await devices.close()
                 return
             }
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
+            let synthesizer = try EspeakSynthesizer(logger: logger)
+            // Last before the session starts: `--aec pulse` loads a module that `close()` must unload.
+            let devices = try await RunAudio.open(audioRequest, logger: logger)
             let (settledEndpointing, fast) = (endpointing, fast)
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
             let (capture, transcripts) = try await relay.transcription(
@@ -154,7 +166,7 @@ extension OpenClawTalk {
                     try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
                 },
-                synthesizer: try EspeakSynthesizer(logger: logger), conversation: ChatConversation(chat),
+                synthesizer: synthesizer, conversation: ChatConversation(chat),
                 gatewayVoice: GatewayTalkVoice(client: TalkSpeechClient(gateway: gatewaySession.operatorConnection, logger: logger)),
                 announce: { enabled, phase in
                     // While the socket is down a notice is lost anyway; the session repeats the phase on connect.
@@ -185,8 +197,12 @@ extension OpenClawTalk {
                     }
                 }
             }
+            if json { StandardStream.write(devices.eventLine() + "\n", to: STDOUT_FILENO) }
             await devices.startTrack()
-            try await talk.start(listening: !idle)
+            do { try await talk.start(listening: !idle) } catch {
+                await devices.close()
+                throw error
+            }
             let handsFree = RunModes.serve(talk, gateway: gatewaySession, paths: paths, logger: logger)
             await daemon.ready()
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
@@ -202,7 +218,7 @@ extension OpenClawTalk {
             logger.info("stopping", metadata: ["reason": "\(reason)"])
             await talk.stop()
             await printer.value
-            await devices.playback.close()
+            await devices.close()
             connection.cancel()
             handsFree.cancel()
             configFollower.cancel()
@@ -223,26 +239,6 @@ extension OpenClawTalk {
                 logger.info("pairing", metadata: ["progress": "\(progress)"])
             }
             _ = try await GatewaySetup(paths: paths, version: version, logger: logger).run(request, hooks: hooks)
-        }
-
-        private struct Devices {
-            var capture: any AudioCaptureDevice
-            var playback: any AudioPlaybackDevice
-            var track: ContinuousTrackSink?
-            func startTrack() async { await track?.start() }
-        }
-
-        private func makeDevices(logger: Logger) throws -> Devices {
-            let capture: any AudioCaptureDevice =
-                if let input {
-                    FileCaptureDevice(path: input, options: .init(pacing: fast ? .asFastAsPossible : .realTime, endlessSilence: !fast), logger: logger)
-                } else {
-                    PulseCapture(source: source, logger: logger)
-                }
-            guard let output else { return Devices(capture: capture, playback: try PulsePlayback(sink: sink, logger: logger)) }
-            if fast { return Devices(capture: capture, playback: try WAVFileSink(path: output, sampleRate: 16_000, logger: logger)) }
-            let track = try ContinuousTrackSink(path: output, sampleRate: 16_000, logger: logger)
-            return Devices(capture: capture, playback: track, track: track)
         }
 
         /// The first `talk.config` the Gateway gives: the stream starts with the empty one known before any connect,

@@ -1,0 +1,247 @@
+import AudioIO
+import Foundation
+import SessionBridge
+import SpeechRecognition
+import TalkLogging
+
+extension OpenClawTalk.Bench {
+    /// `bench talk`: the Talk loop's own latencies, end to end through `openclaw-talk run` with the reference
+    /// Gateway answering at once. File devices time the turns exactly (sample n of the output track plays while
+    /// sample n of the input is heard); live sessions on the sound server's loopback measure CPU and how often
+    /// the reply's echo cuts the reply off, with echo cancellation and without (BenchTalk+Live).
+    struct Talk: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "talk",
+            abstract: "Measure the Talk loop: speech end to transcript sent and to first reply audio, barge-in, ERLE, CPU.",
+            discussion: "Plays the manifest's clips as one microphone track, each next clip cutting into the reply to "
+                + "the one before. The live half plays into the sink and listens on its monitor (or --source): run it "
+                + "against a headless server, scripts/with-pulse.sh openclaw-talk bench talk. Starts the reference "
+                + "Gateway (tools/reference-gateway, python3).",
+            options: [
+                .flag("json", help: "Print the figures as one JSON object."),
+                .option("manifest", value: "file.tsv", help: "Clips and transcripts (default ../shared/corpus/speech/manifest.tsv)."),
+                .option("clips", value: "n", help: "Use the first n clips (default: all)."),
+                .option("trials", value: "n", help: "Live self-echo sessions per echo cancellation mode (default 3; 0 skips the live half)."),
+                .option("sink", value: "name", help: "The sink for the live half (default: the server's default)."),
+                .option("source", value: "name", help: "The source that hears it (default: the sink's monitor)."),
+                .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+            ]
+        )
+
+        static let silenceMs = 700
+        /// About 6 s of speech in words the corpus's clips hardly use, so a clip cuts in (the text guard) and the
+        /// reply's echo cannot pass for the user.
+        static let reply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze."
+
+        var json: Bool
+        var manifest: String
+        var clipLimit: Int?
+        var trials: Int
+        var sink: String?
+        var source: String?
+        var repository: String
+
+        init(_ parsed: ParsedArguments) throws {
+            json = parsed.flag("json")
+            manifest = parsed.option("manifest") ?? "../shared/corpus/speech/manifest.tsv"
+            clipLimit = try parsed.intOption("clips", range: 1...10_000)
+            trials = try parsed.intOption("trials", range: 0...100) ?? 3
+            sink = parsed.option("sink")
+            source = parsed.option("source")
+            repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+        }
+
+        func run() async throws {
+            var logger = Logger(label: "openclaw-talk.bench.talk")
+            logger.logLevel = .warning
+            var clips = try BenchManifest.load(path: manifest).entries
+            if let clipLimit { clips = Array(clips.prefix(clipLimit)) }
+            let root = try Self.temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", Self.token, "--auto-approve"])
+            defer { gateway.stop() }
+            // At once, in the local voice: what is timed is this program, not an agent or a Gateway's voice.
+            _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)", "delayMs": 0}"#)
+            _ = try gateway.control(
+                #"{"cmd": "talk-config", "config": {"talk": {"interruptOnSpeech": true, "silenceTimeoutMs": \#(Self.silenceMs)}, "session": {"mainKey": "main"}}}"#)
+
+            var report = try await Self.fileTurns(clips.map(\.path), gateway: gateway, folder: root + "/files")
+            report.clips = clips.count
+            if trials > 0 {
+                do {
+                    let (sinkName, sourceName) = try await Self.loopbackDevices(sink: sink, source: source, logger: logger)
+                    report.live = try await Self.live(
+                        trials: trials, sink: sinkName, source: sourceName, gateway: gateway, folder: root + "/live", logger: logger)
+                } catch {
+                    report.liveUnavailable = String(describing: error)
+                }
+            } else {
+                report.liveUnavailable = "skipped (--trials 0)"
+            }
+            print(json ? report.json.jsonText : report.text)
+        }
+
+        static let token = "bench-talk-token"
+
+        static func temporaryFolder() throws -> String {
+            var template = Array((NSTemporaryDirectory() + "openclaw-talk-bench.XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw ValidationError("mkdtemp failed: errno \(errno)") }
+            return String(cString: made)
+        }
+
+        /// The sink asked for (or the default) and the source asked for (or that sink's monitor).
+        static func loopbackDevices(sink: String?, source: String?, logger: Logger) async throws -> (sink: String, source: String) {
+            let all = try await PulseDeviceList(logger: logger).devices()
+            guard let sinkName = sink ?? all.first(where: { $0.kind == .sink && $0.isDefault })?.name else {
+                throw PulseError.deviceNotFound(kind: .sink, name: "(default)", available: all.map(\.name))
+            }
+            if let source { return (sinkName, source) }
+            let sources = all.filter { $0.kind == .source }
+            guard let monitor = sources.first(where: { $0.monitorOfSink == sinkName })?.name else {
+                throw PulseError.deviceNotFound(kind: .source, name: "\(sinkName).monitor", available: sources.map(\.name))
+            }
+            return (sinkName, monitor)
+        }
+
+        // MARK: - Turns through files
+
+        /// One session whose microphone is every clip in turn: each next clip starts while the reply to the one
+        /// before plays (1.8 s after that reply is due), so every turn is timed and every reply but the last cut.
+        static func fileTurns(_ paths: [String], gateway: ReferenceGatewayProcess, folder: String) async throws -> TalkBenchReport {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let rate = AudioFrame.sampleRate
+            var input = [Int16](repeating: 0, count: 3 * rate)
+            for path in paths {
+                input += try AudioFileReader.readMono(path: path).samples
+                input += [Int16](repeating: 0, count: (silenceMs + 1800) * rate / 1000)
+            }
+            input += [Int16](repeating: 0, count: 10 * rate)
+            let inputPath = folder + "/microphone.wav"
+            try WAVAudio(sampleRate: rate, channels: 1, samples: input.map { Float($0) / 32_768 }).encoded()
+                .write(to: URL(fileURLWithPath: inputPath))
+            let outputPath = folder + "/speaker.wav"
+            let seconds = Double(input.count) / Double(rate)
+            let child = try TalkChild(
+                ["--gateway", gateway.startup.url, "--token", token, "--input", inputPath, "--output", outputPath, "--json",
+                 "--silence-ms", "\(silenceMs)", "--seconds", String(format: "%.1f", seconds)],
+                home: folder)
+            let deadline = ContinuousClock.now + .seconds(Int(seconds) + 120)
+            while child.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+            await child.stop()
+            guard child.process.terminationStatus == 0 else {
+                throw ValidationError("the file session failed (\(child.process.terminationStatus)): \(child.stderr.suffix(600))")
+            }
+            let track = try WAVAudio.read(path: outputPath)
+            return TalkBenchReport.turns(events: child.events, track: track.samples, sampleRate: track.sampleRate)
+        }
+    }
+}
+
+/// What `bench talk` measured.
+struct TalkBenchReport {
+    var clips = 0
+    var transcriptsSent = 0
+    var bargeIns = 0
+    var speechEndToSentMs: [Double] = []
+    var speechEndToFirstAudioMs: [Double] = []
+    /// From the transcript sent to the first reply delta: the agent's (here the reference Gateway's) share.
+    var agentMs: [Double] = []
+    var bargeInToSilentMs: [Double] = []
+    var bargeInDetectionMs: [Double] = []
+    var live: LiveTalkFigures?
+    var liveUnavailable: String?
+
+    static let firstAudioTargetMs = Double(OpenClawTalk.Bench.Talk.silenceMs + 300)
+    static let bargeInTargetMs = 150.0
+    static let erleTargetDb = 20.0
+
+    /// The figures of one file session, from its events and its output track (both count from its start).
+    static func turns(events: [JSONValue], track: [Float], sampleRate: Int) -> TalkBenchReport {
+        var report = TalkBenchReport()
+        func ms(_ event: JSONValue) -> Double { Double(event["monotonicMs"]?.intValue ?? 0) }
+        let frame = sampleRate / 100
+        let voiced: [Bool] = stride(from: 0, to: max(0, track.count - frame), by: frame).map { start in
+            (track[start..<start + frame].reduce(Float(0)) { $0 + $1 * $1 } / Float(frame)).squareRoot() > 0.01
+        }
+        func frameIndex(_ ms: Double) -> Int { max(0, Int(ms / 10)) }
+        var speechEnd: Double?
+        for (index, event) in events.enumerated() {
+            switch event["event"]?.stringValue {
+            case "speechEnded":
+                speechEnd = Double(event["lastSpeechEndMs"]?.intValue ?? 0)
+            case "transcriptSent":
+                report.transcriptsSent += 1
+                guard let end = speechEnd else { break }
+                speechEnd = nil
+                let sent = ms(event)
+                report.speechEndToSentMs.append(sent - end)
+                if let delta = events[index...].first(where: { $0["event"] == "replyDelta" }) { report.agentMs.append(ms(delta) - sent) }
+                if let onset = voiced.indices.first(where: { $0 >= frameIndex(sent) && voiced[$0] }) {
+                    report.speechEndToFirstAudioMs.append(Double(onset * 10) - end)
+                }
+            case "bargeIn":
+                report.bargeIns += 1
+                report.bargeInDetectionMs.append(event["detectionLatencyMs"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } } ?? 0)
+                // Silent from the first frame at or after the decision that 300 ms of silence follow.
+                let from = frameIndex(ms(event))
+                if let silent = (from..<voiced.count).first(where: { start in !voiced[start..<min(voiced.count, start + 30)].contains(true) }) {
+                    report.bargeInToSilentMs.append(Double((silent - from) * 10))
+                }
+            default:
+                break
+            }
+        }
+        return report
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+
+    static func summary(_ values: [Double]) -> JSONValue {
+        func value(_ p: Double) -> JSONValue { percentile(values, p).map { .double(($0 * 10).rounded() / 10) } ?? .null }
+        return ["p50": value(0.5), "p95": value(0.95), "count": .int(Int64(values.count))]
+    }
+
+    var firstAudioExcludingAgentMs: [Double] {
+        zip(speechEndToFirstAudioMs, agentMs).map { $0 - $1 }
+    }
+
+    var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "clips": .int(Int64(clips)), "silenceMs": .int(Int64(OpenClawTalk.Bench.Talk.silenceMs)),
+            "transcriptsSent": .int(Int64(transcriptsSent)), "bargeIns": .int(Int64(bargeIns)),
+            "speechEndToTranscriptSentMs": Self.summary(speechEndToSentMs),
+            "speechEndToFirstReplyAudioMs": Self.summary(speechEndToFirstAudioMs),
+            "agentMs": Self.summary(agentMs),
+            "firstReplyAudioExcludingAgentMs": Self.summary(firstAudioExcludingAgentMs),
+            "bargeInToSilentMs": Self.summary(bargeInToSilentMs),
+            "bargeInDetectionMs": Self.summary(bargeInDetectionMs),
+            "targets": ["firstReplyAudioP95Ms": .double(Self.firstAudioTargetMs), "bargeInP95Ms": .double(Self.bargeInTargetMs),
+                        "erleDb": .double(Self.erleTargetDb)],
+        ]
+        if let live { object["live"] = live.json }
+        if let liveUnavailable { object["liveUnavailable"] = .string(liveUnavailable) }
+        return .object(object)
+    }
+
+    var text: String {
+        func line(_ name: String, _ values: [Double]) -> String {
+            let p50 = Self.percentile(values, 0.5).map { String(format: "%.0f", $0) } ?? "-"
+            let p95 = Self.percentile(values, 0.95).map { String(format: "%.0f", $0) } ?? "-"
+            return "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) p50 \(p50) ms  p95 \(p95) ms  (\(values.count))"
+        }
+        var lines = [
+            "Talk loop (\(clips) clips, silence window \(OpenClawTalk.Bench.Talk.silenceMs) ms, \(transcriptsSent) transcripts sent, \(bargeIns) barge-ins)",
+            line("speech end -> transcript sent", speechEndToSentMs),
+            line("speech end -> first reply audio", speechEndToFirstAudioMs),
+            line("  of which the agent (sent -> first delta)", agentMs),
+            line("barge-in decision -> playback silent", bargeInToSilentMs),
+            line("speech start -> barge-in decision", bargeInDetectionMs),
+        ]
+        if let live { lines += live.text } else { lines.append("  live: not measured: \(liveUnavailable ?? "no server")") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+import TalkTestSupport
+
+/// A headless PulseAudio of one test's own, set up as `scripts/with-pulse.sh` does (null sink `vsink` at 16 kHz
+/// mono, `vmic` remapping its monitor, so what is played into vsink comes back on vmic as a loudspeaker's sound
+/// reaches a microphone), so no other suite's sound can reach the session under test. `launcher` runs the built
+/// binary against it; `play` and `record` use pulseaudio-utils. Blocking waits run off the cooperative pool.
+final class PrivatePulse: Sendable {
+    let directory: String
+    let address: String
+    /// A script that runs its arguments with PULSE_SERVER set to this server (for `BuiltCommand(through:)`).
+    let launcher: String
+    private let serverArguments: [String]
+    private let serverEnvironment: [String: String]
+    private let serverPID = Mutex<pid_t?>(nil)
+
+    static let utilities = TestInput(name: "pulseaudio and pulseaudio-utils", remedy: "apt-get install pulseaudio pulseaudio-utils") {
+        ["/usr/bin/pulseaudio", "/usr/bin/pactl", "/usr/bin/paplay", "/usr/bin/parec"].allSatisfy {
+            FileManager.default.isExecutableFile(atPath: $0)
+        } ? "/usr/bin/pulseaudio" : nil
+    }
+
+    private init(directory: String) throws {
+        self.directory = directory
+        address = "unix:\(directory)/pulse.sock"
+        launcher = directory + "/with-this-pulse.sh"
+        try "#!/bin/sh\nPULSE_SERVER='\(address)' exec \"$@\"\n".write(toFile: launcher, atomically: true, encoding: .utf8)
+        chmod(launcher, 0o700)
+        for sub in ["runtime", "home"] {
+            try FileManager.default.createDirectory(atPath: "\(directory)/\(sub)", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        serverArguments = [
+            // It exits 5 minutes after its last client, so a crashed test leaves nothing running for ever.
+            "--daemonize=no", "--exit-idle-time=300", "-n", "--disallow-exit", "--use-pid-file=no", "--log-target=stderr", "--log-level=error",
+            "--load=module-native-protocol-unix auth-anonymous=1 socket=\(directory)/pulse.sock",
+            "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
+            "--load=module-remap-source master=vsink.monitor source_name=vmic",
+            "--load=module-always-sink",
+        ]
+        var environment = TestInputs.environment
+        environment["XDG_RUNTIME_DIR"] = directory + "/runtime"
+        environment["HOME"] = directory + "/home"
+        environment["PULSE_SERVER"] = nil
+        serverEnvironment = environment
+    }
+
+    /// Starts a server, runs `body`, then stops the server and removes its folder whatever happened.
+    static func with<T>(_ body: (PrivatePulse) async throws -> T) async throws -> T {
+        var template = Array((NSTemporaryDirectory() + "oct-pulse-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CommandFailure("mkdtemp failed: errno \(errno)") }
+        let pulse = try PrivatePulse(directory: String(cString: made))
+        defer { pulse.stop() }
+        try await offPool { try pulse.startBlocking() }
+        return try await body(pulse)
+    }
+
+    private func startBlocking() throws {
+        let pid = try Spawned.start(try Self.utilities.path(), serverArguments, environment: serverEnvironment, output: directory + "/pulse.log")
+        serverPID.withLock { $0 = pid }
+        for _ in 0..<400 {
+            if (try? run("/usr/bin/pactl", ["info"]).status) == 0 { return }
+            usleep(25_000)
+        }
+        let log = (try? String(contentsOfFile: directory + "/pulse.log", encoding: .utf8)) ?? ""
+        throw CommandFailure("the private PulseAudio did not answer within 10 s at \(address): \(log)")
+    }
+
+    /// SIGKILL: a server deadlocked in module-echo-cancel does not answer SIGTERM.
+    private func stop() {
+        if let pid = serverPID.withLock({ p in defer { p = nil }; return p }) {
+            kill(pid, SIGKILL)
+            Spawned.wait(pid)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Plays 16 kHz mono PCM16 into vsink (as a person speaking near the microphone would be heard) and
+    /// returns when it has been played.
+    func play(_ samples: [Int16]) async throws {
+        let path = directory + "/play-\(UUID().uuidString).raw"
+        try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (status, output) = try await offPool {
+            try self.run("/usr/bin/paplay", ["--raw", "--rate=16000", "--channels=1", "--format=s16le", "--device=vsink", path])
+        }
+        guard status == 0 else { throw CommandFailure("paplay exited with \(status): \(output)") }
+    }
+
+    /// Runs `pactl` against this server; its stdout.
+    @discardableResult
+    func pactl(_ arguments: [String]) async throws -> String {
+        let (status, output) = try await offPool { try self.run("/usr/bin/pactl", arguments) }
+        guard status == 0 else { throw CommandFailure("pactl \(arguments.joined(separator: " ")) exited with \(status): \(output)") }
+        return output
+    }
+
+    /// Records what vsink plays (its monitor) from now until `finish()`.
+    func record() throws -> Recording {
+        try Recording(address: address, path: directory + "/recorded-\(UUID().uuidString).raw")
+    }
+
+    /// parec runs as a Foundation `Process`, as the built binary does: spawned by hand it shifted the replies of
+    /// the reference Gateway's control socket by one (an inherited descriptor, most likely).
+    final class Recording: @unchecked Sendable {
+        private let process = Process()
+        private let path: String
+
+        fileprivate init(address: String, path: String) throws {
+            self.path = path
+            FileManager.default.createFile(atPath: path, contents: nil)
+            guard let file = FileHandle(forWritingAtPath: path) else { throw CommandFailure("cannot create \(path)") }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+            process.arguments = ["--server=\(address)", "--device=vsink.monitor", "--raw", "--rate=16000", "--channels=1",
+                                 "--format=s16le", "--latency-msec=20"]
+            process.standardOutput = file
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Stops recording (SIGKILL: raw PCM needs no closing, and the test process blocks SIGTERM for its
+        /// children); the samples recorded.
+        func finish() async throws -> [Int16] {
+            kill(process.processIdentifier, SIGKILL)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let data = FileManager.default.contents(atPath: path) ?? Data()
+            return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        }
+    }
+
+    /// Output goes to a file, not a pipe.
+    private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let path = directory + "/out-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pid = try Spawned.start(program, ["--server=\(address)"] + arguments, environment: TestInputs.environment, output: path)
+        let status = Spawned.wait(pid)
+        return (status, String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self))
+    }
+}
+
+/// posix_spawn and waitpid. Foundation's `Process` is not used for the server and its tools: on Linux its
+/// monitor blocks in `wait4` on a long-lived child (the server) and then never reaps a short one (pactl), as
+/// AudioIOTests' `ChildProcess` notes.
+private enum Spawned {
+    /// Starts `path`; stdout and stderr go to the file at `output` (created), stdin is /dev/null.
+    static func start(_ path: String, _ arguments: [String], environment: [String: String], output: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // The test process blocks and ignores signals (SIGTERM among them) that a child would inherit.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        var all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw CommandFailure("cannot start \(path): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// Waits for `pid` to end; its exit status (or 128 + signal).
+    @discardableResult
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+}

@@ -1,0 +1,221 @@
+import AudioIO
+import Foundation
+import SpeechRecognition
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// `openclaw-talk run --source vmic --sink vsink` on a headless PulseAudio of the test's own: the user's clip is
+/// played into the null sink and heard on its monitor, the virtual microphone, and so is the daemon's reply, as
+/// a loudspeaker's sound reaches a laptop's microphone. With echo cancellation on, the reply's own echo must
+/// neither cut it off nor come back as a turn, while a user speaking over it must. Recognition and synthesis
+/// are CPU-heavy: this suite runs in `make test`'s second pass.
+@Suite(.serialized) struct RunLoopbackTests {
+    typealias Events = [JSONValue]
+
+    /// Words the clip ("go forward ten meters") does not hold, so the text guard cannot tell the reply's echo
+    /// from the user: only echo cancellation (and the energy guard) keep the reply from cutting itself off.
+    static let reply = "Sure, I can help with that. The weather today is mild and clear, with a light breeze. "
+        + "Take a coat when you leave the house tonight."
+    static let longReply = "Here is a long answer about the weather. " + String(repeating: "The sky stays blue all day. ", count: 10)
+
+    static func clip() throws -> [Int16] { try AudioFileReader.readMono(path: try RunCommandTests.clip.path()).samples }
+
+    /// A session against `pulse` and `gw`, started and listening; `arguments` are added to run's.
+    static func startSession(
+        _ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, command: BuiltCommand, aec: String, grammar: Bool = true
+    ) async throws -> BuiltCommand.Running {
+        let running = try command.start([
+            "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "vsink",
+            "--aec", aec, "--json", "--seconds", "150",
+        ] + (grammar ? ["--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram"] : []))
+        try #require(await waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")
+        // The endpointer's noise floor settles on the (silent) microphone first.
+        try await Task.sleep(for: .seconds(1))
+        return running
+    }
+
+    /// Waits (bounded) until stdout holds `text` `count` times.
+    static func waitFor(_ running: BuiltCommand.Running, _ text: String, count: Int = 1, upTo timeout: Duration = .seconds(60)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, running.process.isRunning {
+            if running.stdoutSoFar.components(separatedBy: text).count - 1 >= count { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return running.stdoutSoFar.components(separatedBy: text).count - 1 >= count
+    }
+
+    /// What the Gateway received. The control socket has been seen to answer with an earlier command's reply
+    /// (the `chat-script` one) in this suite, so a reply without `transcripts` is asked again.
+    static func transcripts(_ gw: ReferenceGatewayProcess) async throws -> [JSONValue] {
+        for _ in 0..<3 {
+            if let list = try await offPool({ try gw.control("chat-transcripts") })["transcripts"]?.arrayValue { return list }
+        }
+        throw CommandFailure("the reference Gateway never answered chat-transcripts")
+    }
+
+    static func wer(_ hypothesis: String, _ reference: String) -> Double {
+        WordErrors.between(reference: TranscriptNormalizer.words(reference), hypothesis: TranscriptNormalizer.words(hypothesis)).rate
+    }
+
+    /// Stretches of `samples` louder than speech's quietest, split where it is silent for `gap` or longer.
+    static func voicedStretches(_ samples: [Int16], gap: Double = 0.6) -> [(start: Double, end: Double)] {
+        let frame = 320
+        var stretches: [(start: Double, end: Double)] = []
+        for start in stride(from: 0, to: samples.count - frame, by: frame) {
+            let rms = (samples[start..<start + frame].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)).squareRoot()
+            guard rms > 300 else { continue }
+            let t = Double(start) / 16_000
+            if let last = stretches.last, t - last.end < gap {
+                stretches[stretches.count - 1].end = t + 0.02
+            } else {
+                stretches.append((t, t + 0.02))
+            }
+        }
+        return stretches
+    }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `with echo cancellation the reply's echo in the microphone neither cuts it off nor comes back as a turn`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)"}"#) }["ok"] == true)
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let recording = try pulse.record()
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc")
+            try await pulse.play(try Self.clip())
+            let spoke = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
+            // The echo's last words would close an utterance after the silence window: give it time to.
+            try await Task.sleep(for: .seconds(3))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            #expect(spoke, "the reply never finished: \(r.stderr)")
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            let events = RunCommandTests.events(r.stdout)
+            let names = events.compactMap { $0["event"]?.stringValue }
+            #expect(events.first?["event"] == "echoCancellation" && events.first?["mode"] == "webrtc", "\(String(describing: events.first))")
+
+            // The clip reached the Gateway once, recognised (nearly) as said.
+            let transcripts = try await Self.transcripts(gw)
+            #expect(transcripts.count == 1, "not one turn: \(transcripts); events \(names); stderr \(r.stderr.suffix(1500))")
+            let heard = transcripts.first?["message"]?.stringValue ?? ""
+            #expect(Self.wer(heard, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(heard)'")
+            #expect(transcripts.first?["sends"]?.intValue == 1)
+
+            // It never cut itself off: every sentence played to its end, one turn only.
+            #expect(!names.contains("bargeIn"), "the reply's echo interrupted it: \(events.filter { $0["event"] == "bargeIn" })")
+            let stopped = events.filter { $0["event"] == "speakingStopped" }
+            #expect(!stopped.isEmpty && stopped.allSatisfy { $0["completed"] == true }, "\(stopped)")
+            let states = events.filter { $0["event"] == "state" }.compactMap { $0["to"]?.stringValue }
+            #expect(states == ["listening", "thinking", "speaking", "listening", "idle"], "\(states)")
+
+            let recorded = try await recording.finish()
+            // The sink heard the clip and then the reply, voiced and about as long as its words take to say.
+            let stretches = Self.voicedStretches(recorded)
+            let clipEnd = try #require(stretches.first?.end, "nothing recorded from vsink")
+            let replyVoiced = stretches.dropFirst().filter { $0.start > clipEnd }
+            let replySeconds = (replyVoiced.last?.end ?? 0) - (replyVoiced.first?.start ?? 0)
+            // 27 words at 175 words per minute: about 9 s.
+            #expect((5...16).contains(replySeconds), "the reply took \(replySeconds) s in the sink: \(stretches)")
+        }
+    }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.longReply)"}"#) }["ok"] == true)
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc")
+            let clip = try Self.clip()
+            try await pulse.play(clip)
+            let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(90))
+            try await Task.sleep(for: .milliseconds(1500))
+            // The user speaks over the reply: both are mixed in the sink and heard on the microphone.
+            try await pulse.play(clip)
+            let sentTwice = await Self.waitFor(running, #""event":"transcriptSent""#, count: 2, upTo: .seconds(60))
+            try await Task.sleep(for: .seconds(1))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            #expect(speaking && sentTwice, "stderr: \(r.stderr)")
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+
+            let events = RunCommandTests.events(r.stdout)
+            let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(events.compactMap { $0["event"]?.stringValue })")
+            let offset = try #require(bargeIn["offsetSeconds"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
+            #expect(offset > 1, "the reply had played \(offset) s when it was cut")
+            let cut = events.filter { $0["event"] == "speakingStopped" && $0["completed"] == false }
+            #expect(!cut.isEmpty, "no sentence was cut off")
+
+            let transcripts = try await Self.transcripts(gw)
+            let messages = transcripts.compactMap { $0["message"]?.stringValue }
+            try #require(messages.count == 2, "\(messages)")
+            let prefix = #/^Assistant speech interrupted at (\d+)\.(\d)s\.\n\n/#
+            let match = try #require(messages[1].firstMatch(of: prefix), "no interruption prefix: \(messages[1])")
+            let sent = Double("\(match.1).\(match.2)") ?? -1
+            #expect(abs(sent - offset) <= 0.1, "prefix says \(sent) s, the barge-in \(offset) s")
+            let words = String(messages[1][match.range.upperBound...])
+            #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
+        }
+    }
+
+    /// The same session with the default dictation model, which makes words of the echo. Known to fail: the
+    /// canceller has not converged when a reply starts, its first syllables leak (about 300 ms in), dictation
+    /// hears new words in them and barge-in cuts the reply, so it never plays long enough to converge (5 of 5
+    /// `bench talk` trials). With the goforward grammar above the leak decodes as "go", which the text guard
+    /// stops. This test fails once the issue is fixed: then drop `withKnownIssue`.
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `with echo cancellation and dictation the reply's echo does not cut it off`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)"}"#) }["ok"] == true)
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false)
+            try await pulse.play(try Self.clip())
+            _ = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
+            try await Task.sleep(for: .seconds(3))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            let events = RunCommandTests.events(r.stdout)
+            withKnownIssue("the canceller converges too late for the reply's first syllables (issue 9)") {
+                #expect(!events.contains { $0["event"] == "bargeIn" }, "the reply's echo interrupted it")
+                #expect(events.filter { $0["event"] == "transcriptSent" }.count == 1, "the reply's echo went out as a turn")
+            }
+        }
+    }
+
+    /// `--aec pulse` itself is not run here: on a null sink whose monitor feeds the microphone, PulseAudio 16
+    /// deadlocks as soon as a stream records from module-echo-cancel's source (and then will not exit), and a
+    /// monitor cannot be the module's master source. `PulseEchoCancelModuleTests` loads and unloads it.
+    @Test(.requires(.builtBinary))
+    func `--aec pulse with a file for a device, or an unknown mode, is refused before anything starts`() async throws {
+        let pulse = try await BuiltCommand.run(["run", "--aec", "pulse", "--input", "/dev/null", "--sink", "vsink", "--gateway", "ws://127.0.0.1:9", "--token", "t"])
+        #expect(pulse.status != 0)
+        #expect(pulse.stderr.contains("'--aec pulse' needs PulseAudio for both"), "\(pulse.stderr)")
+        let unknown = try await BuiltCommand.run(["run", "--aec", "speex"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("expected auto, webrtc, pulse or off"), "\(unknown.stderr)")
+    }
+
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `bench talk --json gives every figure the README lists`() async throws {
+        try await PrivatePulse.with { pulse in
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let manifest = command.home + "/manifest.tsv"
+            // The clip twice: the second cuts into the reply to the first, so barge-in is timed too.
+            let row = "\(try RunCommandTests.clip.path())\t\(RunCommandTests.spoken)\n"
+            try ("file\ttranscript\n" + row + row).write(toFile: manifest, atomically: true, encoding: .utf8)
+            let r = try await command.run(["bench", "talk", "--json", "--manifest", manifest, "--trials", "1", "--sink", "vsink", "--source", "vmic",
+                                           "--repository", TestInputs.packageRoot])
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            try BenchCommandLineTests.check(BenchCommandLineTests.talkFigures, readmeFile: "bench-talk.json", output: r.stdout)
+        }
+    }
+}
