@@ -50,6 +50,9 @@ package struct SessionSnapshot: Sendable, Equatable {
     package var audioSink: String?
     /// "opus", "pcm16", "g711_ulaw" or nil.
     package var uplink: String?
+    package var uplinkBytesPerSecond: Int?
+    /// "webrtc", "pulse" or "off".
+    package var echoCancellation: String?
     /// A tool the agent is running (shown over voice).
     package var runningTool: String?
     /// Something that needs the user (an approval, a refused pairing): shown over everything.

@@ -201,7 +201,8 @@ actor EventLog {
 
     /// Waits (at most 10 s: a bound that only catches a loop that never gets there) for an event.
     func waitFor(times: Int = 1, _ predicate: @Sendable (TalkEvent.Kind) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
+        // A bound that only catches a loop that never gets there, not a loaded machine.
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if events.filter({ predicate($0.kind) }).count >= times { return true }
             try? await Task.sleep(for: .milliseconds(10))
@@ -341,7 +342,8 @@ final class ManualClock: @unchecked Sendable {
     /// Waits (at most 10 s) until a sleep ends exactly `after` from now: the timer a test is about to run out.
     func waitForSleep(endingIn after: Duration) async -> Bool {
         let ns = UInt64(after.components.seconds) * 1_000_000_000 + UInt64(after.components.attoseconds / 1_000_000_000)
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Generous: only a session that never sleeps should fail here, not a loaded machine.
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if pending.contains(ns) { return true }
             try? await Task.sleep(for: .milliseconds(5))

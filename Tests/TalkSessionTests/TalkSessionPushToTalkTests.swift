@@ -103,7 +103,7 @@ import Testing
         settings.pushToTalkOnceLimit = .seconds(12)
         let rig = try await Rig(agent: .reply("Done."), settings: settings, clock: clock.clock)
         let once = Task { await rig.session.pushToTalk(.once) }
-        #expect(await clock.waitForSleep(endingIn: .seconds(12)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(12)))
         clock.advance(.seconds(12))
         #expect(await once.value.status == .empty)
         #expect(await rig.session.state == .waiting)

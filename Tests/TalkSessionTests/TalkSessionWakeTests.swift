@@ -112,7 +112,7 @@ import Testing
         settings.wakeFollowUp = .seconds(8)
         let rig = try await Rig(agent: .reply("Sure."), settings: settings, clock: clock.clock)
         await rig.listener.utterance("computer")
-        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(8)))
         clock.advance(.seconds(8))
         #expect(await rig.log.waitFor { if case .stateChanged(.listening, .waiting, "nothing said after the wake phrase") = $0 { true } else { false } })
         await rig.listener.utterance("what time is it")
@@ -128,12 +128,12 @@ import Testing
         settings.wakePhrases = ["computer"]
         let rig = try await Rig(agent: .reply("Sure."), settings: settings, clock: clock.clock)
         await rig.listener.utterance("computer")
-        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(8)))
         await rig.listener.hear(.speechStarted(positionMs: 5000))
         #expect(await rig.log.waitFor { if case .speechStarted(5000) = $0 { true } else { false } })
         clock.advance(.seconds(8))
         // The window's time is up while the user speaks: an empty final, then the window shuts.
-        #expect(await clock.waitForSleep(endingIn: .seconds(1)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(1)))
         await rig.listener.hear(.final(ScriptedListener.result("")))
         #expect(await rig.log.waitFor { if case .transcriptIgnored("", "empty transcript") = $0 { true } else { false } })
         clock.advance(.seconds(1))
@@ -143,11 +143,11 @@ import Testing
 
         // Inside the window, speech is taken even when its final comes after the window's time.
         await rig.listener.utterance("computer")
-        #expect(await clock.waitForSleep(endingIn: .seconds(8)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(8)))
         await rig.listener.hear(.speechStarted(positionMs: 9000))
         #expect(await rig.log.waitFor { if case .speechStarted(9000) = $0 { true } else { false } })
         clock.advance(.seconds(8))
-        #expect(await clock.waitForSleep(endingIn: .seconds(1)))
+        try #require(await clock.waitForSleep(endingIn: .seconds(1)))
         await rig.listener.hear(.final(ScriptedListener.result("turn off the radio")))
         #expect(await rig.log.waitFor { if case .transcriptSent("turn off the radio", _) = $0 { true } else { false } })
         #expect(await rig.agent.sent.map(\.transcript) == ["turn off the radio"])

@@ -50,7 +50,7 @@ actor DaemonSession: ControlledSession {
     private var watchers: [Task<Void, Never>] = []
 
     init(talk: TalkSession, gateway: GatewaySession, gatewayURL: String?, audioSource: String, audioSink: String,
-         pushToTalk: @escaping PushToTalkHandler, logger: Logger) {
+         echoCancellation: String? = nil, pushToTalk: @escaping PushToTalkHandler, logger: Logger) {
         self.talk = talk
         self.gateway = gateway
         self.pushToTalkHandler = pushToTalk
@@ -59,7 +59,8 @@ actor DaemonSession: ControlledSession {
         snap.gatewayURL = gatewayURL
         snap.audioSource = audioSource
         snap.audioSink = audioSink
-        snap.uplink = nil  // audio goes to the Gateway as text (a transcript); no audio uplink yet
+        snap.echoCancellation = echoCancellation
+        snap.uplink = nil  // set by the first relayUplink event: without a relay only the transcript goes out
     }
 
     /// Follows both sockets' states until `close()`.
@@ -93,6 +94,10 @@ actor DaemonSession: ControlledSession {
             talkError = nil
         case .replyFinal(let text):
             snap.lastReply = text
+        case .relayUplink(_, let uplink, let bytesPerSecond):
+            // "opus 16 kHz" → "opus": the status names the encoding; the rate is in the event.
+            snap.uplink = uplink.split(separator: " ").first.map(String.init)
+            snap.uplinkBytesPerSecond = bytesPerSecond
         case .replyFailed(let reason):
             talkError = "reply failed: \(reason)"
         case .error(let message):

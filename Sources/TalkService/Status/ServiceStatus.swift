@@ -42,12 +42,27 @@ package struct ServiceStatus: Codable, Sendable, Equatable {
         package var source: String?
         package var sink: String?
         package var uplink: String?
+        /// The uplink's bytes per second on the wire, when a relay streams.
+        package var uplinkBytesPerSecond: Int?
+        /// Which echo cancellation is active ("webrtc", "pulse", "off"), when known.
+        package var echoCancellation: String?
+
+        package init(source: String? = nil, sink: String? = nil, uplink: String? = nil, uplinkBytesPerSecond: Int? = nil,
+                     echoCancellation: String? = nil) {
+            self.source = source
+            self.sink = sink
+            self.uplink = uplink
+            self.uplinkBytesPerSecond = uplinkBytesPerSecond
+            self.echoCancellation = echoCancellation
+        }
 
         package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(source, forKey: .source)
             try c.encode(sink, forKey: .sink)
             try c.encode(uplink, forKey: .uplink)
+            try c.encode(uplinkBytesPerSecond, forKey: .uplinkBytesPerSecond)
+            try c.encode(echoCancellation, forKey: .echoCancellation)
         }
     }
 

@@ -127,7 +127,8 @@ package actor StatusPublisher {
                 url: snapshot.gatewayURL.map(Self.redacted), connected: snapshot.connection == .connected,
                 protocol: snapshot.protocolVersion, version: snapshot.serverVersion,
                 state: snapshot.connection.rawValue, nextRetryAt: snapshot.nextRetryAt, staleAt: connectionStaleAt),
-            audio: .init(source: snapshot.audioSource, sink: snapshot.audioSink, uplink: snapshot.uplink),
+            audio: .init(source: snapshot.audioSource, sink: snapshot.audioSink, uplink: snapshot.uplink,
+                         uplinkBytesPerSecond: snapshot.uplinkBytesPerSecond, echoCancellation: snapshot.echoCancellation),
             pid: pid, heartbeatAt: heartbeatAt, staleAt: staleAt, stale: staleAt.map { $0 < t } ?? false,
             lastTranscript: snapshot.lastTranscript, lastReply: snapshot.lastReply, error: snapshot.error)
     }
