@@ -68,13 +68,8 @@ package actor TalkSession {
     /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
     /// it), and the event stream ends. A transcript not yet acknowledged stays in the conversation's outbox.
     package func stop() async {
-        let reply = turnTask
-        cancelTurn()
-        await dependencies.playback.stop()
-        dependencies.synthesizer.cancelAll()
-        releaseFloor()
         // The cut sentence reports itself stopped before the session says it is idle.
-        await reply?.value
+        await quiet()
         listenTask?.cancel()
         await listener?.stop()
         await dependencies.transcriptSource?.stop()

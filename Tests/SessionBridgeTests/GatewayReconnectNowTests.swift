@@ -45,7 +45,7 @@ import Testing
                 asked = true
                 await c.reconnectNow()
             }
-            if ContinuousClock.now - start > .seconds(15) { break }
+            if ContinuousClock.now - start > .seconds(30) { break }
         }
         let waiting = seen.compactMap { s -> (Date, String)? in
             if case .reconnecting(_, let next, let reason) = s { (next, reason) } else { nil }
@@ -54,7 +54,8 @@ import Testing
         #expect(waiting.first.map { abs($0.0.timeIntervalSinceNow) < 5 } == true, "retried now, not after the backoff")
         #expect(gw.sockets.withLock { $0.count } == 2)
         #expect(await gw.sockets.withLock { $0.first }?.isClosed == true)
-        #expect(ContinuousClock.now - start < .seconds(10))
+        // Under the 20 s backoff, with room for a loaded machine: a reconnect that waited it out fails here.
+        #expect(ContinuousClock.now - start < .seconds(19))
     }
 
     @Test func `a backoff under way ends at once`() async throws {
@@ -72,9 +73,9 @@ import Testing
         var connected = false
         for await s in updates {
             if case .connected = s { connected = true; break }
-            if ContinuousClock.now - start > .seconds(10) { break }
+            if ContinuousClock.now - start > .seconds(28) { break }
         }
         #expect(connected)
-        #expect(ContinuousClock.now - start < .seconds(10), "the 30 s backoff was cut short")
+        #expect(ContinuousClock.now - start < .seconds(25), "the 30 s backoff was cut short")
     }
 }

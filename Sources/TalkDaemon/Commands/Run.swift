@@ -139,17 +139,23 @@ extension OpenClawTalk {
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
             if realtime.realtime {
-                defer { gatewayTasks.cancel() }
+                // Not served on the control socket (yet): the realtime relay is its own loop.
                 let devices = try await RunAudio.open(audioRequest, logger: logger)
+                var failure: (any Error)?
                 do {
                     try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
                                            bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
                                            startTrack: { await devices.startTrack() }, logger: logger)
                 } catch {
-                    await devices.close()
-                    throw error
+                    failure = error
                 }
                 await devices.close()
+                // The sockets' threads end before the process does: exiting beside a thread still inside OpenSSL
+                // crashes in its exit-time cleanup.
+                gatewayTasks.cancel()
+                await gatewayTasks.value
+                await daemon.shutdown()
+                if let failure { throw failure }
                 return
             }
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
@@ -184,7 +190,7 @@ extension OpenClawTalk {
                 session: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
                                        audioSource: input.map { "file:" + $0 } ?? source ?? "default",
                                        audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
-                                       pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
+                                       echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
                 talk: talk, gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
             let printer = Task { [json, maxTurns] in
                 var turns = 0
