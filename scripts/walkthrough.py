@@ -39,6 +39,7 @@ class Walkthrough(WalkthroughBase):
         self.instance_list()
         self.talk_start()
         self.speak_and_hear("the first turn")
+        self.push_to_talk()
         self.pause_resume()
         self.close_terminal()
         self.speak_and_hear("after the terminal closed")
@@ -148,6 +149,16 @@ class Walkthrough(WalkthroughBase):
         self.check(status["lastTranscript"] == heard and "heard you say" in (status["lastReply"] or "").lower(),
                    "status shows the last transcript and reply")
         self.wait_for("listening again", lambda: self.status().get("state") == "listening")
+
+    def push_to_talk(self):
+        self.step("openclaw-talk ptt once, then a clip: the capture takes the utterance and sends it")
+        mark = len(self.events)
+        self.show(self.cli("ptt", "once", timeout=8).stdout)
+        self.speak_and_hear("push-to-talk once")
+        done = self.wait_for("the capture's outcome", lambda: [
+            e for e in self.events_of("pushToTalk", mark) if e.get("command") == "once" and e.get("status") == "queued"])
+        self.check("forward" in (done[0].get("transcript") or "").lower(),
+                   "push-to-talk once sent %r over the control socket" % done[0].get("transcript"))
 
     def pause_resume(self):
         self.step("openclaw-talk pause / resume: the microphone stream closes and reopens")

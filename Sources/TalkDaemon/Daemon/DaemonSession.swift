@@ -26,6 +26,16 @@ actor DaemonSession: ControlledSession {
             guard let command = PushToTalkCommand(rawValue: "talk.ptt." + action.rawValue) else {
                 throw Refusal(description: "unknown push-to-talk action \(action.rawValue)")
             }
+            if command == .once {
+                // `once` ends with the first utterance (at most 12 s): its outcome is a `pushToTalk` event, and the
+                // client is answered now, not after its own read timeout.
+                let state = await talk.state
+                guard state != .idle, state != .paused else {
+                    throw Refusal(description: "Talk is off or paused: run 'openclaw-talk talk start' or 'resume' first")
+                }
+                Task { _ = await talk.pushToTalk(command) }
+                return
+            }
             let result = await talk.pushToTalk(command)
             switch result.status {
             case .idle?:
