@@ -49,7 +49,10 @@ package enum DaemonQuery {
             failure = .badReply(String(describing: error))
             reading = nil
         }
-        let code: Int32 = failure.map { $0.exitCode } ?? 0
+        var code: Int32 = failure.map { $0.exitCode } ?? 0
+        // A daemon that died with its socket still open in a thread on its way out fails the call with a reset, not
+        // a refusal: the status file's dead pid decides, and "not running" is always exit 3.
+        if case .notRunning? = reading { code = 3 }
         switch (format, reading) {
         case (.waybar, let r?): return ClientOutcome(stdout: r.waybarLine + "\n")
         case (.waybar, nil):
