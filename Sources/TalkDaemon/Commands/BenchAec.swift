@@ -52,7 +52,7 @@ extension OpenClawTalk.Bench {
                 coreSharePercent: median / Double(AudioFrame.durationMs * 1000) * 100)
             if live {
                 do {
-                    let (sinkName, sourceName) = try await devices(logger: logger)
+                    let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: sink, source: source, logger: logger)
                     report.loopback = try await EchoBenchmark.loopback(
                         far: far + far, sink: sinkName, source: sourceName,
                         convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), logger: logger)
@@ -63,20 +63,6 @@ extension OpenClawTalk.Bench {
                 report.loopbackUnavailable = "skipped (--no-live)"
             }
             json ? try printJSON(report) : printText(report)
-        }
-
-        /// The sink asked for (or the default) and the source asked for (or that sink's monitor).
-        private func devices(logger: Logger) async throws -> (sink: String, source: String) {
-            let all = try await PulseDeviceList(logger: logger).devices()
-            guard let sinkName = sink ?? all.first(where: { $0.kind == .sink && $0.isDefault })?.name else {
-                throw PulseError.deviceNotFound(kind: .sink, name: "(default)", available: all.map(\.name))
-            }
-            if let source { return (sinkName, source) }
-            let sources = all.filter { $0.kind == .source }
-            guard let monitor = sources.first(where: { $0.monitorOfSink == sinkName })?.name else {
-                throw PulseError.deviceNotFound(kind: .source, name: "\(sinkName).monitor", available: sources.map(\.name))
-            }
-            return (sinkName, monitor)
         }
 
         private func printJSON(_ report: EchoBenchmark.Report) throws {
