@@ -166,7 +166,12 @@ package actor TalkSession {
         guard state == .speaking, settings.bargeInActive, let startNs = userSpeechStartNs,
               BargeInTextGuard.isNewSpeech(partial, spoken: replyText), bargeInAllowed(partial) else { return }
         let generation = turn
-        guard await gate.hearsSpeech, generation == turn, state == .speaking else { return }
+        guard await gate.hearsSpeech else {
+            logger.debug("barge-in held: the words are not loud enough over the noise floor and the reply's echo",
+                         metadata: ["talk.partial": "\(partial.prefix(80))"])
+            return
+        }
+        guard generation == turn, state == .speaking else { return }
         let now = dependencies.clock.nowNs()
         let offset = spokenSeconds + (playing.map { min($0.seconds, Double(now &- $0.startNs) / 1e9) } ?? 0)
         cancelTurn()

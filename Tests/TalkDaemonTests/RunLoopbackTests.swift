@@ -123,15 +123,15 @@ import Testing
         }
     }
 
-    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
-    func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`() async throws {
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
+    func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`(grammar: Bool) async throws {
         try await PrivatePulse.with { pulse in
             let gw = try await RunCommandTests.gateway()
             defer { gw.stop() }
             _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.longReply)"}"#) }["ok"] == true)
             let command = try BuiltCommand(through: pulse.launcher)
             defer { command.removeHome() }
-            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc")
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)
             let clip = try Self.clip()
             try await pulse.play(clip)
             let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(90))
@@ -160,15 +160,19 @@ import Testing
             let sent = Double("\(match.1).\(match.2)") ?? -1
             #expect(abs(sent - offset) <= 0.1, "prefix says \(sent) s, the barge-in \(offset) s")
             let words = String(messages[1][match.range.upperBound...])
-            #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
+            // Dictation hears the user's words poorly in double talk: the canceller weakens them while it removes
+            // the echo (its second half often to under 50 RMS on this loopback). The grammar still finds them.
+            withKnownIssue("double talk: dictation mishears the user over the reply (issue 9)", isIntermittent: true) {
+                #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
+            } when: { !grammar }
         }
     }
 
-    /// The same session with the default dictation model, which makes words of the echo. Known to fail: the
-    /// canceller has not converged when a reply starts, its first syllables leak (about 300 ms in), dictation
-    /// hears new words in them and barge-in cuts the reply, so it never plays long enough to converge (5 of 5
-    /// `bench talk` trials). With the goforward grammar above the leak decodes as "go", which the text guard
-    /// stops. This test fails once the issue is fixed: then drop `withKnownIssue`.
+    /// The same session with the default dictation model, which makes words of the echo: the canceller has not
+    /// converged when a reply starts (on this monitor its reference starts out misplaced by up to 200 ms), its
+    /// first syllables leak, and dictation hears new words in them. Before the energy guard measured the user
+    /// against the canceller's residual (`ResidualEcho`), barge-in cut the reply there (5 of 5 `bench talk`
+    /// trials, and every run of this test).
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
     func `with echo cancellation and dictation the reply's echo does not cut it off`() async throws {
         try await PrivatePulse.with { pulse in
@@ -179,15 +183,16 @@ import Testing
             defer { command.removeHome() }
             let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false)
             try await pulse.play(try Self.clip())
-            _ = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
+            let spoke = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
             try await Task.sleep(for: .seconds(3))
             running.process.terminate()
             let r = try await running.finish(timeout: .seconds(30))
+            #expect(spoke, "the reply never finished: \(r.stderr)")
             let events = RunCommandTests.events(r.stdout)
-            withKnownIssue("the canceller converges too late for the reply's first syllables (issue 9)") {
-                #expect(!events.contains { $0["event"] == "bargeIn" }, "the reply's echo interrupted it")
-                #expect(events.filter { $0["event"] == "transcriptSent" }.count == 1, "the reply's echo went out as a turn")
-            }
+            #expect(!events.contains { $0["event"] == "bargeIn" }, "the reply's echo interrupted it: \(events.filter { $0["event"] == "bargeIn" })")
+            #expect(events.filter { $0["event"] == "transcriptSent" }.count == 1, "the reply's echo went out as a turn")
+            let stopped = events.filter { $0["event"] == "speakingStopped" }
+            #expect(stopped.count == 3 && stopped.allSatisfy { $0["completed"] == true }, "\(stopped)")
         }
     }
 

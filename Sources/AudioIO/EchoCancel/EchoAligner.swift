@@ -3,7 +3,7 @@
 ///
 /// Capture timestamps alone cannot place the reference: they come from the sound server's latency
 /// estimates, jitter by ±30 ms and, on a null sink's monitor, slide by tens to hundreds of milliseconds for
-/// seconds after playback starts. The echo itself is exact. Every half second this correlates the loudness
+/// seconds after playback starts. The echo itself is exact. Every 200 ms this correlates the loudness
 /// envelopes (2 ms steps) of the last two seconds of reference and capture over lags of -200 to +500 ms;
 /// a clear peak outside `acceptedMs` yields a correction that brings the lag back to `targetMs`.
 struct EchoAligner {
@@ -18,7 +18,7 @@ struct EchoAligner {
     static let windowBlocks = 750  // 1.5 s
     static let minLagBlocks = -100
     static let maxLagBlocks = 250
-    static let everyFrames = 25
+    static let everyFrames = 10
 
     private var reference: [Float] = []
     private var capture: [Float] = []

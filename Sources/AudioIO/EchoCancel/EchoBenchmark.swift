@@ -102,6 +102,9 @@ package enum EchoBenchmark {
     ) async throws -> Loopback {
         let raw = RecordingCapture(PulseCapture(source: source, server: server, logger: logger))
         let reference = EchoReference()
+        // The canceller's own figure: the residual suppressor would silence the echo and make it infinite.
+        var options = options
+        options.suppressResidualEcho = false
         let capture = EchoCancellingCapture(raw, reference: reference, options: options, logger: logger)
         let cleaned = FrameLog()
         let stream = try await capture.start()

@@ -58,11 +58,16 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     /// 130 ms). That covers the playback tap's schedule (the sound server's start-up and buffering, 30 to
     /// 80 ms) plus `EchoCancellingCapture`'s 20 ms lead.
     package var streamDelayMs: Int
+    /// Whether `EchoCancellingCapture` silences what does not stand out over the canceller's expected residual
+    /// while something plays (`ResidualEchoSuppressor`). Off only to measure the canceller alone.
+    package var suppressResidualEcho: Bool
 
     package init(
         sampleRate: Int = AudioFrame.sampleRate, highPassFilter: Bool = true, noiseSuppression: NoiseSuppression? = nil,
-        gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 60
+        gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 60,
+        suppressResidualEcho: Bool = true
     ) {
+        self.suppressResidualEcho = suppressResidualEcho
         self.sampleRate = sampleRate
         self.highPassFilter = highPassFilter
         self.noiseSuppression = noiseSuppression

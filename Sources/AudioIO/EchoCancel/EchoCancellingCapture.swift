@@ -17,6 +17,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private var lastStatistics: EchoCancellerStatistics?
     private var cursor = ReferenceCursor()
     private var aligner = EchoAligner()
+    private var suppressor = ResidualEchoSuppressor()
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
@@ -46,6 +47,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         canceller = fresh
         cursor = ReferenceCursor()
         aligner = EchoAligner()
+        suppressor = ResidualEchoSuppressor()
         reportedFrameError = false
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { [weak self] in
@@ -89,14 +91,19 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         guard generation == self.generation, let canceller else { return nil }
         switch event {
         case .frame(var frame):
-            let far = reference.samples(from: cursor.start(of: frame), count: frame.samples.count)
+            let start = cursor.start(of: frame)
+            let far = reference.samples(from: start, count: frame.samples.count)
             if let correction = aligner.add(reference: far, capture: frame.samples) {
                 cursor.move(by: correction)
                 logger.debug("Echo reference moved", metadata: ["audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)"])
             }
             do {
                 try canceller.analyzeReverse(far)
-                frame.samples = try canceller.process(frame.samples)
+                let raw = frame.samples
+                frame.samples = try canceller.process(raw)
+                if options.suppressResidualEcho {
+                    frame.samples = suppressor.pass(far: far, playedAround: playedAround(start), raw: raw, cleaned: frame.samples)
+                }
             } catch {
                 // Only a device delivering odd frames gets here: pass its audio on rather than lose it.
                 if !reportedFrameError {
@@ -109,10 +116,19 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             // Another device or a restarted server: the echo path and the capture clock start afresh.
             cursor = ReferenceCursor()
             aligner = EchoAligner()
+            suppressor = ResidualEchoSuppressor()
             return event
         case .finished:
             return event
         }
+    }
+
+    /// The loudest 20 ms of the reference from 300 ms before the frame's to 300 ms after: wide enough for an
+    /// echo whose reference is misplaced by a few hundred milliseconds, and for its ringing after the sound.
+    private func playedAround(_ start: UInt64) -> Double {
+        let span = ResidualEchoSuppressor.aroundNs
+        let samples = reference.samples(from: start > span ? start - span : 0, count: ResidualEchoSuppressor.aroundSamples)
+        return ResidualEchoSuppressor.loudestFrameRMS(samples)
     }
 
     private func stop(generation: Int) async {

@@ -1,0 +1,138 @@
+/// The last stage of echo cancellation: while something plays, a cleaned frame that does not stand out 6 dB
+/// over the echo the canceller is expected to have left is turned down 40 dB, so the reply's residual never opens an
+/// utterance, never becomes words, never reaches a relay. The user, louder than that residual, passes.
+///
+/// Why it is needed: the canceller converges late when a reply starts after silence, later still when its
+/// reference is misplaced (on a sink's monitor the echo has been seen 200 ms before the server's timing places
+/// it, until `EchoAligner` corrects it). Meanwhile the reply's first syllables come through nearly whole, and a
+/// dictation model hears new words in them, which the text guard cannot tell from the user's.
+///
+/// The expected residual is `coupling × played × attenuation`, each measured over 100 ms windows:
+/// - `played`: the loudest 20 ms of the reference within 300 ms either side of the frame (misplacement and
+///   ringing included);
+/// - `coupling`: how loud the raw capture is against `played` (the 70th percentile: about 0 with headphones or
+///   a file for a microphone, about 1 on a loopback);
+/// - `attenuation`: what the canceller leaves of loud raw windows, its 30th percentile over the last second,
+///   which follows its convergence within a few hundred milliseconds (a converged canceller leaves 40 to 60 dB
+///   less than the raw echo on the loopback, an unconverged one nearly all of it).
+/// Both come from the last windows that did not stand out, so the user's speech cannot raise the bar it is
+/// measured against; a frame stands out when it is 6 dB over that residual and audible at all. Until
+/// `settleWindows` have been seen the whole raw capture counts as echo: nothing passes for the first 300 ms of
+/// a reply after silence. A sentence's onset still leaks for a window or two while its
+/// reference settles (measured: about -12 dB of the raw echo for 20 to 40 ms), so a frame only opens the
+/// microphone when it is the third in a row to stand out; the two before it are lost (40 ms of the user's first
+/// syllable), little next to what the canceller itself takes from the user in double talk.
+struct ResidualEchoSuppressor {
+    static let windowFrames = 5
+    static let historyWindows = 50
+    static let settleWindows = 15
+    /// Frames in a row that must stand out before the microphone opens.
+    static let openingRun = 3
+    /// A frame that stood out keeps the next 200 ms open, so the gaps inside a word are not cut.
+    static let hangoverFrames = 10
+    /// 6 dB, in energy: the user's quieter syllables in double talk are only a few dB over a converged
+    /// canceller's residual, and recognition needs them.
+    static let margin = 4.0
+    static let couplingPercentile = 0.7
+    static let attenuationPercentile = 0.3
+    /// A reference quieter than this (about -50 dBFS) is not playing; a raw window quieter than `loudRMS` holds
+    /// too little echo to measure the canceller by.
+    static let playingRMS = 100.0
+    static let loudRMS = 300.0
+    /// Quieter than this (about -64 dBFS) never stands out, however well the canceller does: a converged one
+    /// leaves almost nothing, and the bar must not sink to zero with it.
+    static let audibleRMS = 20.0
+    /// Silence this long (1 s), and the next sound starts from an unsettled canceller again.
+    static let restartFrames = 50
+    /// How far either side of a frame the reference is searched for sound.
+    static let aroundNs: UInt64 = 300_000_000
+    static let aroundSamples = 2 * 4_800 + AudioFrame.samplesPerFrame
+
+    private var raw: [Double] = []
+    private var cleaned: [Double] = []
+    /// The reference fed with the last 300 ms of frames: playing before the frame, where an echo normally is.
+    private var before: [Double] = []
+    private var couplings: [Double] = []
+    private var attenuations: [Double] = []
+    private var hangover = 0
+    private var run = 0
+    private var silentFrames = 0
+
+    /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
+    /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
+    mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
+        Self.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
+        Self.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
+        Self.push(Self.energy(far), into: &before, keep: 15)
+        guard playedAround >= Self.playingRMS else {
+            silentFrames += 1
+            hangover = 0
+            run = 0
+            if silentFrames >= Self.restartFrames {
+                couplings.removeAll()
+                attenuations.removeAll()
+            }
+            return out
+        }
+        silentFrames = 0
+        let played = playedAround * playedAround
+        let (rawEnergy, cleanedEnergy) = (Self.mean(raw), Self.mean(cleaned))
+        let loud = rawEnergy >= Self.loudRMS * Self.loudRMS
+        // Counted: an echo may be in this window (its reference played just before, or the capture is loud).
+        let counted = (before.max() ?? 0) >= Self.playingRMS * Self.playingRMS || loud
+        let residual: Double
+        if couplings.count >= Self.settleWindows {
+            let attenuation = attenuations.count >= Self.settleWindows ? Self.percentile(attenuations, Self.attenuationPercentile) : 1
+            residual = Self.percentile(couplings, Self.couplingPercentile) * played * attenuation
+        } else {
+            residual = rawEnergy
+        }
+        let standsOut = cleanedEnergy >= max(residual * Self.margin, Self.audibleRMS * Self.audibleRMS)
+        run = standsOut ? run + 1 : 0
+        if run >= Self.openingRun { hangover = Self.hangoverFrames }
+        if standsOut || hangover > 0 {
+            if !standsOut { hangover -= 1 }
+            return hangover > 0 ? out : Self.muted(out)
+        }
+        if counted {
+            Self.push(rawEnergy / played, into: &couplings, keep: Self.historyWindows)
+            if loud { Self.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Self.historyWindows) }
+        }
+        return Self.muted(out)
+    }
+
+    /// 40 dB down rather than digital silence, so the recogniser and the endpointer's noise floor still see a
+    /// signal, not runs of zeros; at -40 dB even an unconverged echo is under what the endpointer takes for sound.
+    static let mutedGain: Int32 = 100
+
+    private static func muted(_ samples: [Int16]) -> [Int16] {
+        samples.map { Int16(Int32($0) / mutedGain) }
+    }
+
+    /// The loudest 20 ms frame's RMS in `samples`.
+    static func loudestFrameRMS(_ samples: [Int16]) -> Double {
+        stride(from: 0, to: samples.count, by: AudioFrame.samplesPerFrame).map { start in
+            energy(samples[start..<min(samples.count, start + AudioFrame.samplesPerFrame)])
+        }.max().map { $0.squareRoot() } ?? 0
+    }
+
+    private static func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted[Int(Double(sorted.count - 1) * p)]
+    }
+
+    private static func push(_ value: Double, into list: inout [Double], keep: Int) {
+        list.append(value)
+        if list.count > keep { list.removeFirst(list.count - keep) }
+    }
+
+    private static func mean(_ list: [Double]) -> Double {
+        list.isEmpty ? 0 : list.reduce(0, +) / Double(list.count)
+    }
+
+    /// Mean square of the samples.
+    private static func energy<C: Collection<Int16>>(_ samples: C) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        return samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TalkLogging
+import TalkTestSupport
+
+@testable import AudioIO
+
+/// The residual echo suppressor behind the real WebRTC canceller, on a synthetic echo path: a reply that starts
+/// after silence must leave no voiced frame in the cleaned capture, even with its reference misplaced as a
+/// sink's monitor misplaces it, while a user talking over it, or talking with no echo at all, comes through.
+@Suite struct ResidualEchoTests {
+    let logger = Logger(label: "test.residual", handler: InMemoryLogHandler())
+    static let rate = AudioFrame.sampleRate
+    static let frame = AudioFrame.samplesPerFrame
+    /// What the endpointer and the energy guard would take for sound (`SpeechEnergy.minimumRMS`).
+    static let voicedRMS = 150.0
+
+    /// The cleaned capture of `near` while `far` plays, its reference placed `referenceLateMs` after the echo.
+    func cleaned(near: [Int16], far: [Int16], referenceLateMs: Int = 0, suppress: Bool = true) async throws -> [Int16] {
+        let t0: UInt64 = 5_000_000_000
+        let playback = EchoReferencePlayback(SilentPlayback(), now: { t0 + UInt64(referenceLateMs) * 1_000_000 }, logger: logger)
+        #expect(try await playback.play(PCMBuffer(sampleRate: Self.rate, samples: far)) == .completed)
+        var options = EchoCancellerOptions()
+        options.suppressResidualEcho = suppress
+        let capture = EchoCancellingCapture(
+            FrameListCapture(samples: near, firstSampleNs: t0), reference: playback.reference, options: options, logger: logger)
+        return try await EchoCancellerTests.collect(try await capture.start())
+    }
+
+    static func rms(_ samples: ArraySlice<Int16>) -> Double {
+        (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot()
+    }
+
+    /// Start indices of the 20 ms frames louder than `voicedRMS` in `samples[range]`.
+    static func voicedFrames(_ samples: [Int16], in range: Range<Int>) -> [Int] {
+        stride(from: range.lowerBound, to: min(range.upperBound, samples.count) - frame + 1, by: frame).filter {
+            rms(samples[$0..<$0 + frame]) >= voicedRMS
+        }
+    }
+
+    static func speech() throws -> [Int16] {
+        try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
+            + AudioFileReader.readMono(path: TestAudio.pocketsphinxData + "/numbers.raw").samples
+    }
+
+    static func talker() throws -> [Int16] { try AudioFileReader.readMono(path: TestAudio.pocketsphinxData + "/something.raw").samples }
+
+    /// The user's speech from `at` on, as the near end's float addend.
+    static func user(_ talker: [Int16], at offset: Int, count: Int, gain: Float = 0.5) -> [Float] {
+        var other = [Float](repeating: 0, count: count)
+        for i in 0..<min(talker.count, max(0, count - offset)) { other[offset + i] = gain * Float(talker[i]) }
+        return other
+    }
+
+    @Test(arguments: [0, 200])
+    func `a reply's echo leaves no voiced frame, from its first syllable on`(referenceLateMs: Int) async throws {
+        // One second of silence, then the reply: the canceller meets its echo unconverged.
+        let far = [Int16](repeating: 0, count: Self.rate) + (try Self.speech())
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80))
+        let unsuppressed = try await cleaned(near: near, far: far, referenceLateMs: referenceLateMs, suppress: false)
+        let leaking = Self.voicedFrames(unsuppressed, in: Self.rate..<far.count)
+        // Misplaced, the canceller alone lets the echo through at first (what the suppressor is for).
+        if referenceLateMs > 0 { #expect(!leaking.isEmpty, "the canceller alone left no voiced frame: nothing to test") }
+        let out = try await cleaned(near: near, far: far, referenceLateMs: referenceLateMs)
+        let voiced = Self.voicedFrames(out, in: 0..<out.count)
+        #expect(voiced.isEmpty, "voiced echo frames at \(voiced.prefix(10).map { Double($0) / Double(Self.rate) }) s (canceller alone: \(leaking.count))")
+    }
+
+    @Test func `a user talking over the reply comes through`() async throws {
+        let far = [Int16](repeating: 0, count: Self.rate) + (try Self.speech())
+        let talker = try Self.talker()
+        // From 4 s on (3 s into the reply), at about the echo's level.
+        let offset = 4 * Self.rate
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80), plus: Self.user(talker, at: offset, count: far.count))
+        let alone = EchoMeasurement.pcm(Self.user(talker, at: offset, count: far.count))
+        let out = try await cleaned(near: near, far: far)
+        let canceller = try await cleaned(near: near, far: far, suppress: false)
+        let span = offset..<min(far.count, offset + talker.count)
+        let spoken = Self.voicedFrames(alone, in: span)
+        let heard = Set(Self.voicedFrames(out, in: span))
+        let byCanceller = Set(Self.voicedFrames(canceller, in: span))
+        let kept = Double(spoken.filter(heard.contains).count) / Double(max(1, spoken.count))
+        let keptByCanceller = Double(spoken.filter(byCanceller.contains).count) / Double(max(1, spoken.count))
+        // The canceller itself loses some of the user's quieter frames in double talk; the suppressor adds little.
+        #expect(keptByCanceller > 0.3 && kept >= 0.9 * keptByCanceller, "only \(Int(kept * 100)) % of the user's voiced frames came through (canceller alone \(Int(keptByCanceller * 100)) %)")
+    }
+
+    @Test func `with no echo at all (headphones, a file) the user comes through while the reply plays`() async throws {
+        let far = try Self.speech()
+        let talker = try Self.talker()
+        let offset = Self.rate
+        let near = EchoMeasurement.pcm(Self.user(talker, at: offset, count: far.count))
+        let out = try await cleaned(near: near, far: far)
+        let span = offset..<min(far.count, offset + talker.count)
+        let spoken = Self.voicedFrames(near, in: span)
+        let heard = Set(Self.voicedFrames(out, in: span))
+        let kept = Double(spoken.filter(heard.contains).count) / Double(max(1, spoken.count))
+        #expect(kept >= 0.9, "only \(Int(kept * 100)) % of the user's voiced frames came through")
+    }
+}
