@@ -74,6 +74,25 @@ import Testing
         #expect(try await offPool { try h.gateway.control("violations") }["count"] == 0)
     }
 
+    @Test(.requires(.builtBinary))
+    func `start --mode realtime --idle serves detached with Talk off until talk start`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        let pid = try await h.start(["--mode", "realtime", "--idle"] + (try h.fileDevices))
+        let idle = try #require(try await Self.statusJSON(h), "log: \(h.log)")
+        #expect(idle["pid"]?.intValue == Int64(pid) && idle["state"] == "idle" && idle["talk"]?["active"] == false, "\(idle)")
+        #expect(try await Self.relayLog(h).filter { $0["kind"] == "created" }.isEmpty, "Talk off: no relay session yet")
+        let r = try await h.run(["talk", "start"])
+        #expect(r.status == 0 && r.stdout == "Talk started.\n", "\(r.stderr)")
+        let on = try await Self.statusJSON(h)
+        #expect(on?["state"] == "listening" && on?["talk"]?["mode"] == "realtime", "\(String(describing: on))")
+        #expect(try await Self.relayLog(h).filter { $0["kind"] == "created" }.count == 1)
+        #expect(try await h.run(["stop"]).status == 0)
+        #expect(await h.eventually { !DaemonHarness.alive(pid) }, "the daemon exits")
+        #expect(try await h.eventually { try await Self.relayLog(h).contains { $0["kind"] == "closed" } }, "the relay session was closed")
+        #expect(h.log.contains("stopped"), "\(h.log)")
+    }
+
     @Test(.requires(.builtBinary, DaemonHarness.pulse))
     func `pause, resume, talk stop and start, reconnect, say and ptt refused, and stop, with the real microphone`() async throws {
         let h = try await DaemonHarness.make()
