@@ -120,7 +120,7 @@ package actor RealtimeTalkSession {
             if !behind { emit(.microphone("input fell behind: audio dropped while the relay catches up")) }
             behind = true
         case .noSession:
-            guard !reconnecting else { return }
+            guard !reconnecting, state == .listening || state == .speaking else { return }   // not after talk stop
             reconnecting = true
             tasks.append(Task {
                 do { try await self.openSession() } catch { self.emit(.error("the realtime relay is unavailable: \(error)")) }
