@@ -22,7 +22,7 @@ release:
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests|UplinkStatusTests|RealtimeDaemonTests
 # Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
 # answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.

@@ -30,26 +30,29 @@ package actor RealtimeTalkSession {
 
     package nonisolated let events: AsyncStream<TalkEvent>
     private let sink: AsyncStream<TalkEvent>.Continuation
-    private let capture: any AudioCaptureDevice
-    private let playback: any AudioPlaybackDevice
-    private let relay: TalkRelayClient
+    let capture: any AudioCaptureDevice
+    let playback: any AudioPlaybackDevice
+    let relay: TalkRelayClient
     private let settings: Settings
     private let clock: TalkClock
     private let logger: Logger
     private var originNs: UInt64 = 0
-    private var state: TalkState = .idle
+    var state: TalkState = .idle
     private var encoder: UplinkEncoder?
     private var encoderSession: String?
     private var queue: [Queued] = []
     private var queuedMs = 0
     private var playerWaiter: CheckedContinuation<Void, Never>?
-    private var outputStartNs: UInt64?
-    private var outputTurn: String?
+    var outputStartNs: UInt64?
+    var outputTurn: String?
     private var lastBargeInNs: UInt64 = 0
-    private var droppedTurns: Set<String> = []
+    var droppedTurns: Set<String> = []
     private var behind = false
     private var reconnecting = false
     private var tasks: [Task<Void, Never>] = []
+    /// The capture stream's reader (see +Control): pause and talk stop end it; the generation fences its late frames.
+    var microphone: Task<Void, Never>?
+    var microphoneGeneration = 0
     private var assistantText = ""
 
     package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: TalkRelayClient,
@@ -64,25 +67,20 @@ package actor RealtimeTalkSession {
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
 
-    /// Opens the relay session (an input contract this client cannot send is an error naming it), then listens.
-    package func start() async throws {
+    /// Follows the relay and, unless `listening` is false (Talk off until `activate()`), opens the relay session
+    /// (an input contract this client cannot send is an error naming it) and listens.
+    package func start(listening: Bool = true) async throws {
         originNs = clock.nowNs()
         let relayEvents = await relay.events()
-        try await openSession()
-        let frames = try await capture.start()
-        setState(.listening, reason: "started")
         tasks.append(Task { for await event in relayEvents { await self.relayEvent(event) } })
         tasks.append(Task { await self.play() })
-        tasks.append(Task {
-            for await event in frames {
-                if case .frame(let frame) = event { await self.heard(frame) }
-            }
-        })
+        if listening { try await activate() }
     }
 
     package func stop() async {
         for task in tasks { task.cancel() }
         tasks = []
+        closeMicrophoneStream()
         queue = []
         wakePlayer()
         await playback.stop()
@@ -95,7 +93,7 @@ package actor RealtimeTalkSession {
 
     // MARK: - Input
 
-    private func openSession() async throws {
+    func openSession() async throws {
         let session = try await relay.ensureSession()
         guard encoderSession != session.id else { return }
         let contract = try UplinkContract(encodingName: session.inputEncoding, sampleRate: session.inputSampleRateHz)
@@ -105,7 +103,7 @@ package actor RealtimeTalkSession {
                           bytesPerSecond: contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120))
     }
 
-    private func heard(_ frame: AudioFrame) async {
+    func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
         if outputStartNs != nil {
             if settings.bargeIn {
@@ -122,7 +120,7 @@ package actor RealtimeTalkSession {
             if !behind { emit(.microphone("input fell behind: audio dropped while the relay catches up")) }
             behind = true
         case .noSession:
-            guard !reconnecting else { return }
+            guard !reconnecting, state == .listening || state == .speaking else { return }   // not after talk stop
             reconnecting = true
             tasks.append(Task {
                 do { try await self.openSession() } catch { self.emit(.error("the realtime relay is unavailable: \(error)")) }
@@ -157,6 +155,7 @@ package actor RealtimeTalkSession {
         switch event.kind {
         case .audio(let bytes, _):
             if let turn = event.turnId, droppedTurns.contains(turn) { return }
+            guard state == .listening || state == .speaking else { return }   // paused or Talk off: nothing plays
             let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
             let ms = samples.count * 1000 / settings.outputSampleRate
             if queuedMs + ms > settings.maxQueuedMs {
@@ -239,12 +238,12 @@ package actor RealtimeTalkSession {
         }
     }
 
-    private func flush() {
+    func flush() {
         queue.removeAll { if case .audio = $0 { true } else { false } }
         queuedMs = 0
     }
 
-    private func stopSpeaking(completed: Bool, reason: String) {
+    func stopSpeaking(completed: Bool, reason: String) {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
         emit(.speakingStopped(sentence: assistantText, completed: completed))
@@ -257,14 +256,14 @@ package actor RealtimeTalkSession {
         waiter?.resume()
     }
 
-    private func setState(_ new: TalkState, reason: String) {
+    func setState(_ new: TalkState, reason: String) {
         guard new != state else { return }
         let old = state
         state = new
         emit(.stateChanged(from: old, to: new, reason: reason))
     }
 
-    private func emit(_ kind: TalkEvent.Kind) {
+    func emit(_ kind: TalkEvent.Kind) {
         let now = clock.nowNs()
         sink.yield(TalkEvent(wallTime: clock.wallNow(), monotonicMs: Int64((now &- originNs) / 1_000_000), kind: kind))
         if case .error(let message) = kind { logger.warning("\(message)") }

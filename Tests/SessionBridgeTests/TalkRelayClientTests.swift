@@ -149,6 +149,53 @@ import Testing
         try h.gateway.expectNoViolations()
     }
 
+    /// A PCM16 WAV as the reference Gateway writes it (44-byte header): its samples.
+    static func wavSamples(_ path: String) throws -> [Int16] {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        return stride(from: 44, to: data.count - 1, by: 2).map { Int16(bitPattern: UInt16(data[$0]) | UInt16(data[$0 + 1]) << 8) }
+    }
+
+    @Test func `many small appends reach the Gateway in capture order, none lost or doubled`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "texts": ["in order"]}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let events = await client.events()
+        _ = try await client.ensureSession()
+        // 400 appends of 20 ms (the Gateway's speech window), each a level of its own (all loud enough to be
+        // speech), sent as fast as the four-in-flight limit lets them: the level says which append it is.
+        let count = 400
+        let level = { (i: Int) -> Int16 in Int16(1_000 + i * 75) }
+        for i in 0..<count {
+            let samples = [Int16](repeating: level(i), count: 320)
+            let bytes = samples.flatMap { sample -> [UInt8] in
+                let u = UInt16(bitPattern: sample)
+                return [UInt8(truncatingIfNeeded: u), UInt8(u >> 8)]
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while case .fellBehind = await client.append(bytes) {
+                guard ContinuousClock.now < deadline else { Issue.record("the relay answered no append for 10 s"); return }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        #expect(await Self.collect(events, until: Self.isFinal("in order")) != nil)
+        #expect(await client.statistics.maxInFlight > 1, "the appends overlapped (more than one unanswered at once)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relay-order-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let turns = try await h.gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(folder)]).jsonText)["turns"]?.arrayValue ?? []
+        let turn = try #require(turns.first, "the Gateway kept no turn")
+        #expect(turns.count == 1 && turn["appends"]?.intValue == Int64(count), "\(turns)")
+        let samples = try Self.wavSamples(try #require(turn["wav"]?.stringValue))
+        // The levels in the order the Gateway decoded them, one per run of equal samples.
+        var received: [Int16] = []
+        for sample in samples where received.last != sample { received.append(sample) }
+        let expected = (0..<count).map(level)
+        let firstOutOfOrder = zip(received, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(received == expected, "\(received.count) appends received; the first out of order at \(String(describing: firstOutOfOrder))")
+        try h.gateway.expectNoViolations()
+    }
+
     @Test func `audio over 512 KiB of base64 goes out in several appends`() async throws {
         let (h, op) = try await Self.start()
         defer { op.stop() }

@@ -20,10 +20,12 @@ struct DaemonHarness: Sendable {
     let command: BuiltCommand
     let paths: RuntimePaths
 
-    /// A daemon home, set up against a fresh Gateway; `config` is written as config.json first.
-    static func make(config: [String: Any]? = nil, environment: [String: String] = [:]) async throws -> DaemonHarness {
+    /// A daemon home, set up against a fresh Gateway (started with `gatewayArguments` too); `config` is written as
+    /// config.json first.
+    static func make(config: [String: Any]? = nil, environment: [String: String] = [:],
+                     gatewayArguments: [String] = []) async throws -> DaemonHarness {
         let gateway = try await offPool {
-            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--token", token, "--auto-approve"])
+            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--token", token, "--auto-approve"] + gatewayArguments)
         }
         var command = try BuiltCommand()
         command.extraEnvironment = environment

@@ -2,6 +2,7 @@ import Foundation
 import TalkTestSupport
 import Glibc
 import Synchronization
+import TalkLogging
 import Testing
 @testable import TalkService
 
@@ -189,6 +190,25 @@ import Testing
         }
         #expect(ControlClientError.noDaemon(path: "x").exitCode == 3)
         #expect(ControlClientError.timedOut.exitCode == 1)
+    }
+
+    /// `stop` ends the daemon while its own answer is on the way: the server stopping meanwhile still delivers it
+    /// (the CLI printed "the daemon closed the connection" when the realtime daemon shut down first).
+    @Test func anAnswerUnderWayWhenTheServerStopsStillReachesItsClient() async throws {
+        let folder = try TemporaryFolder()
+        try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)
+        let late = Mutex<ControlServer?>(nil)
+        let server = try ControlServer.start(path: folder.paths.socketPath, logger: Logger(label: "test", handler: InMemoryLogHandler())) { request in
+            if let server = late.withLock({ $0 }) { Task { await server.stop() } }
+            try? await Task.sleep(for: .milliseconds(150))   // the shutdown runs ahead of the answer
+            return .respond(ControlResponse(id: request.id, outcome: .success(.string("bye"))))
+        }
+        late.withLock { $0 = server }
+        let path = folder.paths.socketPath
+        let answer = try await offPool { try ControlClient(path: path).call("stop") }
+        #expect(answer.outcome == .success(.string("bye")))
+        await server.stop()
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test func stopRemovesTheSocket() async throws {

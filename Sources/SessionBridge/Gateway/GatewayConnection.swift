@@ -352,7 +352,15 @@ package actor GatewayConnection {
     /// Sends `method` and waits for its response payload. Fails at once when not connected, promptly
     /// with `.connectionLost` when the socket dies meanwhile, and with `.timedOut` after `timeout`.
     package func request(method: String, params: JSONValue? = nil, timeout: Duration? = nil) async throws(GatewayRequestError) -> JSONValue? {
-        guard let live else { throw .notConnected }
+        try await request(method: method, params: params, timeout: timeout, written: {})
+    }
+
+    package func request(method: String, params: JSONValue?, timeout: Duration?,
+                         written: @escaping @Sendable () -> Void) async throws(GatewayRequestError) -> JSONValue? {
+        guard let live else {
+            written()
+            throw .notConnected
+        }
         let gen = live.generation
         nextRequestNumber += 1
         let id = "r\(gen)-\(nextRequestNumber)"
@@ -361,8 +369,10 @@ package actor GatewayConnection {
             try await live.transport.send(text: GatewayFrame.request(id: id, method: method, params: params))
         } catch {
             pending[id] = nil
+            written()
             throw .connectionLost(method: method)
         }
+        written()
         let sleep = dependencies.sleep
         let limit = timeout ?? timing.requestTimeout
         let result = await withTaskGroup(of: Result<JSONValue?, GatewayRequestError>?.self) { group in

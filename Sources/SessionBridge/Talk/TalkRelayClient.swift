@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TalkLogging
 
 /// Why a relay session could not be had.
@@ -35,8 +36,9 @@ package struct TalkRelaySession: Sendable, Equatable {
 
 /// One Gateway relay session at a time, reused while it lives (fact sheet §5.1-5.3, §9): created on first
 /// need, recreated after a reconnect (it is bound to its socket), an expiry or a close, closed at the end.
-/// Audio goes out with at most `maxInFlight` appends unanswered; beyond that input is dropped and "input
-/// fell behind" is reported, so a slow Gateway never makes a queue grow. No append is over 512 KiB of
+/// Audio goes out in capture order (one sender writes the appends one after another from an ordered queue)
+/// with at most `maxInFlight` appends queued or unanswered; beyond that input is dropped and "input fell
+/// behind" is reported, so a slow Gateway never makes a queue grow. No append is over 512 KiB of
 /// base64. Events of the current session come out of `events()`; malformed ones are logged and dropped,
 /// those of an older session dropped, and audio of a cancelled turn dropped.
 package actor TalkRelayClient {
@@ -81,7 +83,11 @@ package actor TalkRelayClient {
     let now: @Sendable () -> Date
     private var session: TalkRelaySession?
     private var creating = false
+    /// Appends queued or sent and unanswered (at most `maxInFlight`).
     private var inFlight = 0
+    /// Appends not written yet, oldest first; `sender` writes them in that order.
+    private var outbox: [Append] = []
+    private var sender: Task<Void, Never>?
     private var continuation: AsyncStream<TalkRelayEvent>.Continuation?
     private var stream: AsyncStream<TalkRelayEvent>?
     private var reader: Task<Void, Never>?
@@ -152,6 +158,7 @@ package actor TalkRelayClient {
         session = created
         statistics.sessionsCreated += 1
         inFlight = 0
+        outbox = []   // audio for the session replaced: the new one starts from what is heard next
         reportedBehind = false
         logger.info("relay session created", metadata: [
             "relay.mode": "\(mode.rawValue)", "relay.era": "\(names.era.rawValue)", "relay.session": "\(created.id.prefix(12))",
@@ -189,16 +196,40 @@ package actor TalkRelayClient {
             statistics.appendsSent += 1
             statistics.payloadBytes += piece.count
             statistics.appendFrameBytes += GatewayFrame.request(id: "r1-\(statistics.appendsSent)", method: session.names.append, params: params).utf8.count
-            let method = session.names.append
-            Task { await self.sendAppend(method: method, params: params, sessionId: session.id) }
+            outbox.append(Append(method: session.names.append, params: params, sessionId: session.id))
         }
+        if sender == nil { sender = Task { await self.drain() } }
         return .sent(requests: pieces.count)
     }
 
-    private func sendAppend(method: String, params: JSONValue, sessionId: String) async {
-        defer { inFlight = max(0, inFlight - 1) }
+    private struct Append: Sendable {
+        var method: String
+        var params: JSONValue
+        var sessionId: String
+    }
+
+    /// Writes the queued appends oldest first, each once the one before it is on the socket, so the Gateway
+    /// gets them in capture order; their answers are awaited side by side (up to `maxInFlight`).
+    private func drain() async {
+        while !outbox.isEmpty {
+            let next = outbox.removeFirst()
+            let written = Once()
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                written.set { continuation.resume() }
+                Task { await self.sendAppend(next, written: written) }
+            }
+        }
+        sender = nil
+    }
+
+    private func sendAppend(_ append: Append, written: Once) async {
+        defer {
+            written.fire()   // (a no-op once the request said so)
+            inFlight = max(0, inFlight - 1)
+        }
+        let (method, sessionId) = (append.method, append.sessionId)
         do {
-            _ = try await gateway.request(method: method, params: params, timeout: settings.appendTimeout)
+            _ = try await gateway.request(method: method, params: append.params, timeout: settings.appendTimeout) { written.fire() }
         } catch {
             statistics.appendFailures += 1
             guard session?.id == sessionId else { return }
@@ -252,6 +283,7 @@ package actor TalkRelayClient {
     package func close() async {
         guard let closing = session else { return }
         session = nil
+        await sender?.value   // the audio before the close goes first
         guard await gateway.hello?.connId == closing.connId else { return }
         do {
             _ = try await gateway.request(method: closing.names.close, params: [closing.names.sessionKey: .string(closing.id)],
@@ -359,4 +391,11 @@ package actor TalkRelayClient {
         return TalkRelaySession(id: id, inputEncoding: String(encoding.prefix(32)), inputSampleRateHz: Int(rate),
                                 expiresAt: expires, connId: connId, createdAt: now, names: names)
     }
+}
+
+/// A callback run at most once, from whichever caller comes first.
+private final class Once: Sendable {
+    private let action = Mutex<(@Sendable () -> Void)?>(nil)
+    func set(_ callback: @escaping @Sendable () -> Void) { action.withLock { $0 = callback } }
+    func fire() { action.withLock { a in defer { a = nil }; return a }?() }
 }

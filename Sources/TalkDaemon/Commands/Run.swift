@@ -139,13 +139,12 @@ extension OpenClawTalk {
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
             if realtime.realtime {
-                // Not served on the control socket (yet): the realtime relay is its own loop.
+                // Served like the native loop (control socket, status), but the relay is its own loop: RunRealtime.
                 let devices = try await RunAudio.open(audioRequest, logger: logger)
                 var failure: (any Error)?
                 do {
-                    try await realtime.run(capture: devices.capture, playback: devices.playback, gateway: gatewaySession.operatorConnection,
-                                           bargeIn: !settings.bargeInForcedOff, json: json, maxTurns: maxTurns, stop: StopSignal(), seconds: seconds,
-                                           startTrack: { await devices.startTrack() }, logger: logger)
+                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, described: describedAudio(paths), bargeIn: !settings.bargeInForcedOff,
+                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, logger: logger)
                 } catch {
                     failure = error
                 }
@@ -191,7 +190,7 @@ extension OpenClawTalk {
                                        audioSource: input.map { "file:" + $0 } ?? source ?? "default",
                                        audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
                                        echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
-                talk: talk, gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
+                gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
             let printer = Task { [json, maxTurns] in
                 var turns = 0
                 for await event in talk.events {
@@ -231,6 +230,12 @@ extension OpenClawTalk {
             gatewayTasks.cancel()
             await gatewayTasks.value
             await daemon.shutdown()
+        }
+
+        /// The Gateway and the devices as the status names them (the realtime session's; the native one's above).
+        private func describedAudio(_ paths: StoragePaths) -> RealtimeOptions.Described {
+            .init(gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: input.map { "file:" + $0 } ?? source ?? "default",
+                  audioSink: output.map { "file:" + $0 } ?? sink ?? "default")
         }
 
         /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.

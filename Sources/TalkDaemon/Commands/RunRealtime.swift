@@ -23,40 +23,58 @@ struct RealtimeOptions: Sendable {
         if realtime, parsed.option("stt") != nil { throw ValidationError("'--stt' goes with '--mode talk'; the realtime relay hears for itself") }
     }
 
-    /// Runs the realtime session until `stop` fires (or `maxTurns` answers); prints events as JSON lines if asked.
-    func run(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, gateway: GatewayConnection, bargeIn: Bool,
-             json: Bool, maxTurns: Int?, stop: StopSignal, seconds: Double?, startTrack: @Sendable () async -> Void, logger: Logger) async throws
+    /// What the status names of a served realtime session.
+    struct Described: Sendable {
+        var gatewayURL: String?
+        var audioSource: String
+        var audioSink: String
+    }
+
+    /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
+    /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
+    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, described: Described, bargeIn: Bool,
+             json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, logger: Logger) async throws
     {
+        let connection = gateway.operatorConnection
         let deadline = ContinuousClock.now + .seconds(15)
-        while await gateway.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         var clientSettings = TalkRelayClient.Settings()
-        clientSettings.sessionKey = await gateway.hello?.mainSessionKey
-        let client = TalkRelayClient(gateway: gateway, mode: .realtime, settings: clientSettings, logger: logger)
+        clientSettings.sessionKey = await connection.hello?.mainSessionKey
+        let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
         guard await client.names() != nil else {
             throw ValidationError("The Gateway offers no realtime relay (talk.session.create or talk.realtime.session)")
         }
         var settings = RealtimeTalkSession.Settings()
         settings.bargeIn = bargeIn
-        let session = RealtimeTalkSession(capture: capture, playback: playback, relay: client, settings: settings, logger: logger)
+        let session = RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
+        let stop = StopSignal()
+        let host = try await daemon.serve(
+            session: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
+                                           audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
+            gateway: gateway, version: version, displayName: ClientProfile.hostName, stop: stop)
         let printer = Task {
             var turns = 0
             for await event in session.events {
+                await host.observe(event)
                 if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
-                if case .stateChanged(_, .listening, let reason) = event.kind, reason != "started" {
+                // An answer ends a turn; the control commands' own returns to listening do not.
+                if case .stateChanged(_, .listening, let reason) = event.kind, !["started", "resumed", "paused", "talk stop"].contains(reason) {
                     turns += 1
                     if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
                 }
             }
         }
-        await startTrack()
+        if json { FileHandle.standardOutput.write(Data((devices.eventLine() + "\n").utf8)) }
+        await devices.startTrack()
         do {
-            try await session.start()
+            try await session.start(listening: !idle)
         } catch {
             await session.stop()
             await printer.value
             throw ValidationError("The realtime relay could not start: \(error)")
         }
-        FileHandle.standardError.write(Data("Realtime Talk is on; speak. Ctrl-C ends it.\n".utf8))
+        await daemon.ready()
+        if !idle { FileHandle.standardError.write(Data("Realtime Talk is on; speak. Ctrl-C ends it.\n".utf8)) }
         let reason = await stop.wait(seconds: seconds)
         logger.info("stopping", metadata: ["reason": "\(reason)"])
         await session.stop()

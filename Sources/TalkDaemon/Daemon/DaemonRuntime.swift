@@ -23,8 +23,7 @@ final class DaemonRuntime: Sendable {
     private let shownStatus = Mutex<String>("")
 
     private struct Served: Sendable {
-        var session: DaemonSession
-        var talk: TalkSession
+        var session: any ServedSession
         var status: StatusPublisher
         var server: ControlServer
         var tasks: [Task<Void, Never>]
@@ -68,9 +67,10 @@ final class DaemonRuntime: Sendable {
         lock.release()
     }
 
-    /// Serves the session over the control socket and starts the heartbeat. `stop` ends the daemon.
-    func serve(session: DaemonSession, talk: TalkSession, gateway: GatewaySession, version: String,
-               displayName: String, stop: StopSignal) async throws -> DaemonSession {
+    /// Serves the session (the native loop's or the realtime relay's) over the control socket and starts the
+    /// heartbeat. `stop` ends the daemon.
+    func serve<Session: ServedSession>(session: Session, gateway: GatewaySession, version: String,
+                                       displayName: String, stop: StopSignal) async throws -> Session {
         let late = LateServer()
         var hooks = StatusPublisher.Hooks()
         let systemd = systemd
@@ -113,7 +113,7 @@ final class DaemonRuntime: Sendable {
                 }
             })
         }
-        served.withLock { $0 = Served(session: session, talk: talk, status: status, server: server, tasks: tasks) }
+        served.withLock { $0 = Served(session: session, status: status, server: server, tasks: tasks) }
         logger.notice("serving", metadata: ["control.socket": "\(paths.socketPath)", "pid": "\(getpid())"])
         return session
     }
@@ -172,8 +172,7 @@ final class DaemonRuntime: Sendable {
         case .success(let fresh):
             if let served = served.withLock({ $0 }) {
                 await served.status.reconfigure(.init(fresh))
-                await served.talk.setVoice(flagKeys.contains("voice") ? nil : fresh.text("voice"),
-                                           rate: flagKeys.contains("rate") ? nil : fresh.integer("rate"))
+                await served.session.reload(fresh, flagKeys: flagKeys)
             }
             logger.notice("configuration reloaded", metadata: ["config.keys": "\(fresh.values.keys.sorted().joined(separator: ","))"])
             systemd.send { $0.ready(status: "configuration reloaded") }

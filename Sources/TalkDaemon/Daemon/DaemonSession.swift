@@ -11,7 +11,7 @@ import TalkSession
 ///
 /// It keeps the snapshot the status shows from what it observes: the loop's events (handed in by `run`, which
 /// owns the event stream) and both Gateway sockets' states.
-actor DaemonSession: ControlledSession {
+actor DaemonSession: ServedSession {
     /// How push-to-talk reaches the loop (`TalkSession.pushToTalk`, in every mode): a closure, so the adapter's
     /// tests can stand in for it.
     typealias PushToTalkHandler = @Sendable (PushToTalkAction) async throws -> Void
@@ -53,10 +53,7 @@ actor DaemonSession: ControlledSession {
     private let gateway: GatewaySession
     private let pushToTalkHandler: PushToTalkHandler
     private let logger: Logger
-    private var snap = SessionSnapshot()
-    private var roles: [String: ConnectionState] = [:]
-    private var connectionError: String?
-    private var talkError: String?
+    private var tracker: SessionStatusTracker
     private var watchers: [Task<Void, Never>] = []
 
     init(talk: TalkSession, gateway: GatewaySession, gatewayURL: String?, audioSource: String, audioSink: String,
@@ -66,23 +63,13 @@ actor DaemonSession: ControlledSession {
         self.pushToTalkHandler = pushToTalk
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        snap.gatewayURL = gatewayURL
-        snap.audioSource = audioSource
-        snap.audioSink = audioSink
-        snap.echoCancellation = echoCancellation
-        snap.uplink = nil  // set by the first relayUplink event: without a relay only the transcript goes out
+        tracker = SessionStatusTracker(gatewayURL: gatewayURL, audioSource: audioSource, audioSink: audioSink,
+                                       echoCancellation: echoCancellation)
     }
 
     /// Follows both sockets' states until `close()`.
     func watchGateway() {
-        for (role, connection) in [("node", gateway.node), ("operator", gateway.operatorConnection)] {
-            watchers.append(Task {
-                for await state in await connection.stateUpdates() {
-                    let hello = await connection.hello
-                    await self.connection(role, state, hello: hello)
-                }
-            })
-        }
+        watchers += SessionStatusTracker.watch(gateway) { role, state, hello in await self.connection(role, state, hello: hello) }
     }
 
     func close() {
@@ -90,63 +77,22 @@ actor DaemonSession: ControlledSession {
         sink.finish()
     }
 
+    /// A reloaded configuration's voice and rate, unless the command line set them.
+    func reload(_ config: ServiceConfig, flagKeys: Set<String>) async {
+        await talk.setVoice(flagKeys.contains("voice") ? nil : config.text("voice"),
+                            rate: flagKeys.contains("rate") ? nil : config.integer("rate"))
+    }
+
     // MARK: - What the loop did
 
     /// One event of the loop (run's event reader hands each one over).
     func observe(_ event: TalkEvent) {
-        switch event.kind {
-        case .stateChanged(_, let to, _):
-            snap.talkActive = to != .idle
-            snap.voice = SessionSnapshot.VoicePhase(rawValue: to.rawValue)
-            if to == .idle { snap.voice = nil }
-        case .transcriptSent(let text, _):
-            snap.lastTranscript = text
-            talkError = nil
-        case .replyFinal(let text):
-            snap.lastReply = text
-        case .relayUplink(_, let uplink, let bytesPerSecond):
-            // "opus 16 kHz" → "opus": the status names the encoding; the rate is in the event.
-            snap.uplink = uplink.split(separator: " ").first.map(String.init)
-            snap.uplinkBytesPerSecond = bytesPerSecond
-        case .replyFailed(let reason):
-            talkError = "reply failed: \(reason)"
-        case .error(let message):
-            talkError = message
-        default:
-            break
-        }
-        sink.yield(SessionEvent(kind: event.name, detail: Self.fields(of: event)))
+        tracker.observe(event)
+        sink.yield(SessionEvent(kind: event.name, detail: SessionStatusTracker.fields(of: event)))
     }
 
     private func connection(_ role: String, _ state: ConnectionState, hello: HelloOk?) {
-        roles[role] = state
-        if role == "operator", let hello {
-            snap.protocolVersion = hello.protocolVersion
-            snap.serverVersion = hello.serverVersion
-        }
-        // Both sockets make one connection for the user: connected when both are, else the one that is not.
-        let states = ["operator", "node"].compactMap { roles[$0] }
-        let waiting = states.first { if case .connected = $0 { false } else { true } }
-        snap.nextRetryAt = nil
-        connectionError = nil
-        switch waiting {
-        case nil where !states.isEmpty: snap.connection = .connected
-        case .connecting?: snap.connection = .connecting
-        case .reconnecting(_, let next, let reason)?:
-            snap.connection = .reconnecting
-            snap.nextRetryAt = next
-            connectionError = reason.isEmpty ? nil : reason
-        case .waitingForApproval(let id, let next)?:
-            snap.connection = .reconnecting
-            snap.nextRetryAt = next
-            connectionError = "waiting for pairing approval" + (id.map { " (request \($0))" } ?? "")
-        case .disconnected(let reason)?:
-            snap.connection = .disconnected
-            connectionError = reason
-        default:
-            snap.connection = .disconnected
-        }
-        sink.yield(SessionEvent(kind: "connection", detail: ["role": role, "state": OpenClawTalk.Run.describe(state)]))
+        sink.yield(tracker.connection(role, state, hello: hello))
     }
 
     // MARK: - ControlledSession
@@ -165,24 +111,6 @@ actor DaemonSession: ControlledSession {
     }
 
     func snapshot() async -> SessionSnapshot {
-        var s = snap
-        s.talkMode = s.talkActive ? "continuous" : nil
-        s.sessionKey = await gateway.operatorConnection.hello?.advertisedMainSessionKey
-        s.error = connectionError ?? talkError
-        return s
-    }
-
-    /// The event's JSON fields as text (what `events --follow` relays), without the session-relative clock.
-    private static func fields(of event: TalkEvent) -> [String: String] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any] else { return [:] }
-        var fields: [String: String] = [:]
-        for (key, value) in object where key != "event" {
-            switch value {
-            case let s as String: fields[key] = s
-            case is NSNull: continue
-            default: fields[key] = "\(value)"
-            }
-        }
-        return fields
+        tracker.snapshot(mode: "continuous", sessionKey: await gateway.operatorConnection.hello?.advertisedMainSessionKey)
     }
 }

@@ -144,7 +144,10 @@ package final class ControlServer: Sendable {
                     return pollfd(fd: client.fd, events: events, revents: 0)
                 })
             }
-            if stopping { break }
+            if stopping {
+                finishReplies(within: 1_000)
+                break
+            }
             var fds = [pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: listener, events: Int16(POLLIN), revents: 0)] + watched
             guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else {
@@ -156,6 +159,26 @@ package final class ControlServer: Sendable {
             for p in fds.dropFirst(2) where p.revents != 0 { service(fd: p.fd, revents: p.revents) }
         }
         shutdown()
+    }
+
+    /// On the way out: the answers to requests already taken (`stop`'s own among them) still reach their
+    /// clients, for at most `ms` milliseconds; nothing new is read.
+    private func finishReplies(within ms: Int) {
+        let deadline = ContinuousClock.now + .milliseconds(ms)
+        while ContinuousClock.now < deadline {
+            let waiting = state.withLock { s in
+                s.clients.values.filter { $0.inFlight > 0 || !$0.output.isEmpty }
+                    .map { pollfd(fd: $0.fd, events: $0.output.isEmpty ? 0 : Int16(POLLOUT), revents: 0) }
+            }
+            if waiting.isEmpty { return }
+            var fds = [pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0)] + waiting
+            let left = max(1, Int((deadline - ContinuousClock.now) / .milliseconds(1)))
+            guard poll(&fds, nfds_t(fds.count), Int32(min(left, 100))) >= 0 || errno == EINTR else { return }
+            if fds[0].revents != 0 { drainWake() }
+            for p in fds.dropFirst() where p.revents != 0 {
+                if p.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { drop(fd: p.fd) } else { flush(fd: p.fd) }
+            }
+        }
     }
 
     private func drainWake() {

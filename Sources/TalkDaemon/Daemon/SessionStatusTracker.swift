@@ -1,0 +1,115 @@
+import Foundation
+import SessionBridge
+import TalkService
+import TalkSession
+
+/// The snapshot the status shows, kept from what a served session observes: its loop's events and both Gateway
+/// sockets' states. Shared by the native (`DaemonSession`) and the realtime (`RealtimeDaemonSession`) adapters,
+/// each of which owns one inside its actor.
+struct SessionStatusTracker: Sendable {
+    var snap = SessionSnapshot()
+    private var roles: [String: ConnectionState] = [:]
+    private var connectionError: String?
+    var talkError: String?
+
+    init(gatewayURL: String?, audioSource: String, audioSink: String, echoCancellation: String?) {
+        snap.gatewayURL = gatewayURL
+        snap.audioSource = audioSource
+        snap.audioSink = audioSink
+        snap.echoCancellation = echoCancellation
+        snap.uplink = nil  // set by the first relayUplink event: without a relay only the transcript goes out
+    }
+
+    /// One event of the loop.
+    mutating func observe(_ event: TalkEvent) {
+        switch event.kind {
+        case .stateChanged(_, let to, _):
+            snap.talkActive = to != .idle
+            snap.voice = SessionSnapshot.VoicePhase(rawValue: to.rawValue)
+            if to == .idle { snap.voice = nil }
+        case .transcriptSent(let text, _):
+            snap.lastTranscript = text
+            talkError = nil
+        case .replyFinal(let text):
+            snap.lastReply = text
+        case .relayUplink(_, let uplink, let bytesPerSecond):
+            // "opus 16 kHz" → "opus": the status names the encoding; the rate is in the event.
+            snap.uplink = uplink.split(separator: " ").first.map(String.init)
+            snap.uplinkBytesPerSecond = bytesPerSecond
+        case .replyFailed(let reason):
+            talkError = "reply failed: \(reason)"
+        case .error(let message):
+            talkError = message
+        default:
+            break
+        }
+    }
+
+    /// One socket's new state; returns the event the status relays.
+    mutating func connection(_ role: String, _ state: ConnectionState, hello: HelloOk?) -> SessionEvent {
+        roles[role] = state
+        if role == "operator", let hello {
+            snap.protocolVersion = hello.protocolVersion
+            snap.serverVersion = hello.serverVersion
+        }
+        // Both sockets make one connection for the user: connected when both are, else the one that is not.
+        let states = ["operator", "node"].compactMap { roles[$0] }
+        let waiting = states.first { if case .connected = $0 { false } else { true } }
+        snap.nextRetryAt = nil
+        connectionError = nil
+        switch waiting {
+        case nil where !states.isEmpty: snap.connection = .connected
+        case .connecting?: snap.connection = .connecting
+        case .reconnecting(_, let next, let reason)?:
+            snap.connection = .reconnecting
+            snap.nextRetryAt = next
+            connectionError = reason.isEmpty ? nil : reason
+        case .waitingForApproval(let id, let next)?:
+            snap.connection = .reconnecting
+            snap.nextRetryAt = next
+            connectionError = "waiting for pairing approval" + (id.map { " (request \($0))" } ?? "")
+        case .disconnected(let reason)?:
+            snap.connection = .disconnected
+            connectionError = reason
+        default:
+            snap.connection = .disconnected
+        }
+        return SessionEvent(kind: "connection", detail: ["role": role, "state": OpenClawTalk.Run.describe(state)])
+    }
+
+    /// The snapshot with its talk mode (while Talk is on) and the error to show: the connection's over the loop's.
+    func snapshot(mode: String, sessionKey: String?) -> SessionSnapshot {
+        var s = snap
+        s.talkMode = s.talkActive ? mode : nil
+        s.sessionKey = sessionKey
+        s.error = connectionError ?? talkError
+        return s
+    }
+
+    /// Follows both sockets' states, handing each to `update`, until the returned tasks are cancelled.
+    static func watch(_ gateway: GatewaySession,
+                      _ update: @escaping @Sendable (String, ConnectionState, HelloOk?) async -> Void) -> [Task<Void, Never>] {
+        [("node", gateway.node), ("operator", gateway.operatorConnection)].map { role, connection in
+            Task {
+                for await state in await connection.stateUpdates() {
+                    let hello = await connection.hello
+                    await update(role, state, hello)
+                }
+            }
+        }
+    }
+
+    /// The event's JSON fields as text (what `events --follow` relays), without the session-relative clock.
+    static func fields(of event: TalkEvent) -> [String: String] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(event.jsonLine.utf8)) as? [String: Any] else { return [:] }
+        var fields: [String: String] = [:]
+        for (key, value) in object where key != "event" {
+            switch value {
+            case let s as String: fields[key] = s
+            case is NSNull: continue
+            default: fields[key] = "\(value)"
+            }
+        }
+        return fields
+    }
+}
