@@ -8,8 +8,8 @@ import TalkLogging
 /// and reports "input fell behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
 /// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
 /// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
-/// output (Apple's rule: RMS ≥ 0.08, 250 ms after the output started, 900 ms apart) stops it and cancels
-/// that turn, whose late audio is dropped. The session is closed at the end.
+/// output (the native loop's guards, `RealtimeBargeInGuard`; 250 ms after the output started, 900 ms apart)
+/// stops it and cancels that turn, whose late audio is dropped. The session is closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
         package var bargeIn = true
@@ -54,6 +54,7 @@ package actor RealtimeTalkSession {
     var microphone: Task<Void, Never>?
     var microphoneGeneration = 0
     private var assistantText = ""
+    private var bargeInGuard = RealtimeBargeInGuard()
 
     package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: TalkRelayClient,
                  settings: Settings = Settings(), clock: TalkClock = .live, logger: Logger)
@@ -105,6 +106,7 @@ package actor RealtimeTalkSession {
 
     func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
+        bargeInGuard.hear(samples)
         if outputStartNs != nil {
             if settings.bargeIn {
                 await considerBargeIn(samples)
@@ -134,8 +136,7 @@ package actor RealtimeTalkSession {
     private func considerBargeIn(_ samples: [Int16]) async {
         guard let started = outputStartNs, !samples.isEmpty else { return }
         let now = clock.nowNs()
-        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
-        guard rms >= settings.bargeInRMS, now &- started >= Self.ns(settings.bargeInAfterOutput),
+        guard bargeInGuard.isUserSpeech(nowNs: now, levelRMS: settings.bargeInRMS), now &- started >= Self.ns(settings.bargeInAfterOutput),
               now &- lastBargeInNs >= Self.ns(settings.bargeInCooldown) else { return }
         lastBargeInNs = now
         let turn = outputTurn
@@ -177,9 +178,12 @@ package actor RealtimeTalkSession {
             await playback.stop()
             emit(.relayNote("output cleared"))
         case .partial(let text):
+            bargeInGuard.userPartial(text, atNs: clock.nowNs())
             emit(.partialTranscript(text))
         case .transcript(let role, let text, let final):
-            guard final, !text.isEmpty else { return }
+            guard !text.isEmpty else { return }
+            if role == "assistant" { bargeInGuard.assistantSaid(text) } else if !final { bargeInGuard.userPartial(text, atNs: clock.nowNs()) }
+            guard final else { return }
             if role == "assistant" {
                 assistantText = text
                 emit(.replyFinal(text))
