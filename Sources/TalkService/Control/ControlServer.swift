@@ -145,7 +145,7 @@ package final class ControlServer: Sendable {
                 })
             }
             if stopping {
-                finishReplies(within: 1_000)
+                finishReplies(within: 3_000)
                 break
             }
             var fds = [pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0),
@@ -162,7 +162,8 @@ package final class ControlServer: Sendable {
     }
 
     /// On the way out: the answers to requests already taken (`stop`'s own among them) still reach their
-    /// clients, for at most `ms` milliseconds; nothing new is read.
+    /// clients, for at most `ms` milliseconds (3 s: a loaded machine has been seen to take over 1 s to finish a
+    /// 150 ms handler); nothing new is read.
     private func finishReplies(within ms: Int) {
         let deadline = ContinuousClock.now + .milliseconds(ms)
         while ContinuousClock.now < deadline {
