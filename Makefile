@@ -20,11 +20,11 @@ release:
 # Tests run against a private headless PulseAudio that is stopped afterwards, also when tests fail.
 # The CPU-heavy recognition suites (and `say`, checked by the recogniser) run in a second pass: on 2 cores they
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them. The
-# control-socket suite joins them: its answer-during-shutdown test needs the pool within a second or two, which
-# pass 1's ~440 tests have been seen to deny it.
+# control-socket and client suites join them (pass 1's ~440 tests have been seen to starve their answers), and
+# so do the suites that run a reference Gateway per test or push audio through the canceller at full speed.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests|UplinkStatusTests|RealtimeDaemonTests|ControlSocketTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests|UplinkStatusTests|RealtimeDaemonTests|ControlSocketTests|ClientCommandTests|RealtimeTalkSession|RealtimeBargeInTests|TalkRelayClientTests|ResidualEchoTests
 # Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
 # answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.
