@@ -74,6 +74,29 @@ import Testing
         #expect(try await offPool { try h.gateway.control("violations") }["count"] == 0)
     }
 
+    /// The native daemon waits for a Gateway that is down; the realtime one gave up after 15 s.
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `a Gateway down when the realtime daemon starts is waited for, then served`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        _ = try await offPool { try h.gateway.control(#"{"cmd": "restart", "downMs": 20000}"#) }
+        let clip = try RunCommandTests.clip.path()
+        let running = try h.command.start(["run", "--mode", "realtime", "--input", clip, "--output", h.command.home + "/out.wav"])
+        try await Task.sleep(for: .seconds(17))
+        #expect(running.process.isRunning, "it gave up on the Gateway: \(running.stderrSoFar)")
+        #expect(running.stderrSoFar.contains("Waiting for the Gateway"), "\(running.stderrSoFar)")
+        let served = try await Self.status(h, timeout: .seconds(60)) {
+            $0["state"] == "listening" && $0["gateway"]?["connected"] == true && $0["talk"]?["mode"] == "realtime"
+        }
+        #expect(served != nil, "never served once the Gateway was back: \(running.stderrSoFar)")
+        let sessions = try await offPool { try h.gateway.control("relay-sessions") }["sessions"]?.arrayValue ?? []
+        #expect(!sessions.isEmpty, "no relay session once the Gateway was back")
+        let stop = try await h.run(["stop"])
+        #expect(stop.status == 0, "\(stop.stderr)")
+        let outcome = try await running.finish(timeout: .seconds(60))
+        #expect(outcome.status == 0, "stderr: \(outcome.stderr)")
+    }
+
     @Test(.requires(.builtBinary))
     func `start --mode realtime --idle serves detached with Talk off until talk start`() async throws {
         let h = try await DaemonHarness.make()

@@ -304,6 +304,8 @@ final class StopSignal: @unchecked Sendable {
         }
     }
 
+    var hasFired: Bool { lock.withLock { reason != nil } }
+
     func fire(_ why: String) {
         let waiting: CheckedContinuation<String, Never>? = lock.withLock {
             guard reason == nil else { return nil }

@@ -36,8 +36,23 @@ struct RealtimeOptions: Sendable {
              json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, logger: Logger) async throws
     {
         let connection = gateway.operatorConnection
-        let deadline = ContinuousClock.now + .seconds(15)
-        while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let stop = StopSignal()
+        if let seconds { Task { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))); stop.fire("\(seconds) s") } }
+        // The relay session needs the Gateway's hello (its main session key, its methods): a Gateway that is
+        // down when the daemon starts is waited for, as the native loop waits, until it answers or `stop` fires.
+        let waitStarted = ContinuousClock.now
+        var told = false
+        while await connection.hello == nil {
+            if stop.hasFired {
+                logger.info("stopping before the Gateway answered")
+                return
+            }
+            if !told, ContinuousClock.now - waitStarted >= .seconds(15) {
+                told = true
+                FileHandle.standardError.write(Data("Waiting for the Gateway (\(described.gatewayURL ?? "stored setup")) to answer…\n".utf8))
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
         var clientSettings = TalkRelayClient.Settings()
         clientSettings.sessionKey = await connection.hello?.mainSessionKey
         let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
@@ -47,7 +62,6 @@ struct RealtimeOptions: Sendable {
         var settings = RealtimeTalkSession.Settings()
         settings.bargeIn = bargeIn
         let session = RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
-        let stop = StopSignal()
         let host = try await daemon.serve(
             session: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
                                            audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
