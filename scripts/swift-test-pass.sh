@@ -20,4 +20,23 @@ failed=$(count '^✘ Test .* failed after ')
 skipped=$(count '^➜ Test .* (skipped|was cancelled)')
 echo "Swift tests: $passed passed, $failed failed, $skipped skipped (swift test $*)"
 [ "$status" -eq 124 ] && echo "Swift tests: stopped by the time limit of $limit s (TEST_TIME_LIMIT)"
+
+# On 2 shared cores a timing-sensitive suite sometimes misses its deadline when hundreds of tests run beside it.
+# When one to three suites failed (not a time-out), they run once more on their own: a real fault fails again,
+# and the pass fails; a suite that passes alone is reported by name as flaky, never silently.
+if [ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [ "${SWIFT_TEST_RETRY:-1}" = 1 ]; then
+    suites=$(grep -E '^✘ Suite [A-Za-z0-9_]+ failed' "$log" | awk '{print $3}' | sort -u)
+    count=$(printf '%s\n' "$suites" | grep -c .)
+    if [ "$count" -ge 1 ] && [ "$count" -le 3 ]; then
+        filter=$(printf '%s\n' "$suites" | paste -sd'|')
+        echo "Swift tests: running the failed suites again on their own: $filter"
+        SWIFT_TEST_RETRY=0 "$0" --filter "$filter"
+        retried=$?
+        if [ "$retried" -eq 0 ]; then
+            echo "Swift tests: FLAKY: $filter failed beside the others and passed on their own"
+            exit 0
+        fi
+        exit "$retried"
+    fi
+fi
 exit "$status"

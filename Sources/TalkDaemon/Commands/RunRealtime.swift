@@ -47,7 +47,7 @@ struct RealtimeOptions: Sendable {
                 logger.info("stopping before the Gateway answered")
                 return
             }
-            if !told, ContinuousClock.now - waitStarted >= .seconds(15) {
+            if !told, ContinuousClock.now - waitStarted >= .seconds(5) {
                 told = true
                 FileHandle.standardError.write(Data("Waiting for the Gateway (\(described.gatewayURL ?? "stored setup")) to answer…\n".utf8))
             }
