@@ -102,7 +102,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 let raw = frame.samples
                 frame.samples = try canceller.process(raw)
                 if options.suppressResidualEcho {
-                    frame.samples = suppressor.pass(far: far, playedAround: playedAround(start), raw: raw, cleaned: frame.samples)
+                    let soon = reference.soundStarts(in: start...(start + ResidualEchoSuppressor.aroundNs))
+                    frame.samples = suppressor.pass(far: far, playedAround: playedAround(start), soundStarting: soon, raw: raw, cleaned: frame.samples)
                 }
             } catch {
                 // Only a device delivering odd frames gets here: pass its audio on rather than lose it.

@@ -35,6 +35,11 @@ package final class EchoReference: Sendable {
         segments.withLock { Self.cut(&$0, at: ns) }
     }
 
+    /// Whether a sound (a `schedule`d one, not a re-placement of one already playing) starts in `range`.
+    package func soundStarts(in range: ClosedRange<UInt64>) -> Bool {
+        segments.withLock { list in list.contains { range.contains($0.startNs) } }
+    }
+
     /// The `count` samples heard from `startNs` on, silence where nothing was playing. Forgets what
     /// ended long before `startNs`.
     package func samples(from startNs: UInt64, count: Int) -> [Int16] {

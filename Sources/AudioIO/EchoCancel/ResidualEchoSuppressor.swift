@@ -34,6 +34,8 @@ struct ResidualEchoSuppressor {
     /// canceller's residual, and recognition needs them.
     static let margin = 4.0
     static let couplingPercentile = 0.7
+    /// A coupling under this (-20 dB of the reference) means there is no echo path worth the name.
+    static let noEchoCoupling = 0.01
     static let attenuationPercentile = 0.3
     /// A reference quieter than this (about -50 dBFS) is not playing; a raw window quieter than `loudRMS` holds
     /// too little echo to measure the canceller by.
@@ -59,8 +61,11 @@ struct ResidualEchoSuppressor {
     private var silentFrames = 0
 
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
-    /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
-    mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
+    /// of reference around it (see `loudestFrameRMS`), `soundStarting` whether a new sound starts within 300 ms. Returns `cleaned`, or it 40 dB down.
+    mutating func pass(far: [Int16], playedAround: Double, soundStarting: Bool = false, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
+        // Each new sound (a reply's next sentence) is placed afresh, and misplaced afresh: the canceller's
+        // attenuation is learnt again from its own first windows, as after silence.
+        if soundStarting { attenuations.removeAll() }
         Self.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
         Self.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
         Self.push(Self.energy(far), into: &before, keep: 15)
@@ -81,10 +86,14 @@ struct ResidualEchoSuppressor {
         // Counted: an echo may be in this window (its reference played just before, or the capture is loud).
         let counted = (before.max() ?? 0) >= Self.playingRMS * Self.playingRMS || loud
         let residual: Double
-        if couplings.count >= Self.settleWindows {
-            let attenuation = attenuations.count >= Self.settleWindows ? Self.percentile(attenuations, Self.attenuationPercentile) : 1
-            residual = Self.percentile(couplings, Self.couplingPercentile) * played * attenuation
+        let coupling = couplings.count >= Self.settleWindows ? Self.percentile(couplings, Self.couplingPercentile) : nil
+        if let coupling, attenuations.count >= Self.settleWindows {
+            residual = coupling * played * Self.percentile(attenuations, Self.attenuationPercentile)
+        } else if let coupling, coupling < Self.noEchoCoupling {
+            // Headphones, or a file for a microphone: there is no echo for the canceller to learn from.
+            residual = coupling * played
         } else {
+            // The canceller's attenuation is not known yet: the whole raw capture may be echo.
             residual = rawEnergy
         }
         let standsOut = cleanedEnergy >= max(residual * Self.margin, Self.audibleRMS * Self.audibleRMS)

@@ -57,7 +57,9 @@ extension OpenClawTalk.Bench {
             var clips = try BenchManifest.load(path: manifest).entries
             if let clipLimit { clips = Array(clips.prefix(clipLimit)) }
             let root = try Self.temporaryFolder()
-            defer { try? FileManager.default.removeItem(atPath: root) }
+            // OPENCLAW_TALK_BENCH_KEEP keeps the sessions' folders (events, logs) for a look afterwards.
+            let keep = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
+            defer { if keep { FileHandle.standardError.write(Data("bench talk: sessions kept in \(root)\n".utf8)) } else { try? FileManager.default.removeItem(atPath: root) } }
             let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", Self.token, "--auto-approve"])
             defer { gateway.stop() }
             // At once, in the local voice: what is timed is this program, not an agent or a Gateway's voice.
