@@ -37,7 +37,8 @@ SOLO_TESTS = PulseEchoCancelModuleTests|FuzzTests
 # The hostile-payload memory bound reads the peak resident size, which the fuzz suites' checks must not see grow.
 ALONE_TESTS = HostilePayloadMemoryTests
 # `run` on live loopback audio (the reply's echo, a user cutting in): not yet reliable enough for `make test`
-# (the user's words cut in over the reply are often not recognised: the canceller weakens them in double talk),
+# (a later sentence's start can still leak and cut the reply off, and the user's words cut in over the reply are
+# often not recognised: the canceller weakens them in double talk),
 # so it has a target of its own: `make test-loopback`.
 LIVE_TESTS = RunLoopbackTests
 TEST_TIME_LIMIT ?= 900

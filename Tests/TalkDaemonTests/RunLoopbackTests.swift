@@ -76,8 +76,12 @@ import Testing
         return stretches
     }
 
-    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
-    func `with echo cancellation the reply's echo in the microphone neither cuts it off nor comes back as a turn`() async throws {
+    /// With the goforward grammar and with the default dictation model, which makes words of the echo. With
+    /// dictation the canceller has not converged when a reply (or its next sentence) starts, on this monitor its
+    /// reference starts out misplaced by up to 200 ms, its first syllables leak and dictation hears new words in
+    /// them: before `ResidualEchoSuppressor`, barge-in cut the reply off in every run of the dictation case.
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
+    func `with echo cancellation the reply's echo in the microphone neither cuts it off nor comes back as a turn`(grammar: Bool) async throws {
         try await PrivatePulse.with { pulse in
             let gw = try await RunCommandTests.gateway()
             defer { gw.stop() }
@@ -85,7 +89,7 @@ import Testing
             let command = try BuiltCommand(through: pulse.launcher)
             defer { command.removeHome() }
             let recording = try pulse.record()
-            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc")
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)
             try await pulse.play(try Self.clip())
             let spoke = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
             // The echo's last words would close an utterance after the silence window: give it time to.
@@ -108,7 +112,7 @@ import Testing
             // It never cut itself off: every sentence played to its end, one turn only.
             #expect(!names.contains("bargeIn"), "the reply's echo interrupted it: \(events.filter { $0["event"] == "bargeIn" })")
             let stopped = events.filter { $0["event"] == "speakingStopped" }
-            #expect(!stopped.isEmpty && stopped.allSatisfy { $0["completed"] == true }, "\(stopped)")
+            #expect(stopped.count == 3 && stopped.allSatisfy { $0["completed"] == true }, "all three sentences: \(stopped)")
             let states = events.filter { $0["event"] == "state" }.compactMap { $0["to"]?.stringValue }
             #expect(states == ["listening", "thinking", "speaking", "listening", "idle"], "\(states)")
 
@@ -165,34 +169,6 @@ import Testing
             withKnownIssue("double talk: dictation mishears the user over the reply (issue 9)", isIntermittent: true) {
                 #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
             } when: { !grammar }
-        }
-    }
-
-    /// The same session with the default dictation model, which makes words of the echo: the canceller has not
-    /// converged when a reply starts (on this monitor its reference starts out misplaced by up to 200 ms), its
-    /// first syllables leak, and dictation hears new words in them. Before the energy guard measured the user
-    /// against the canceller's residual (`ResidualEcho`), barge-in cut the reply there (5 of 5 `bench talk`
-    /// trials, and every run of this test).
-    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
-    func `with echo cancellation and dictation the reply's echo does not cut it off`() async throws {
-        try await PrivatePulse.with { pulse in
-            let gw = try await RunCommandTests.gateway()
-            defer { gw.stop() }
-            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)"}"#) }["ok"] == true)
-            let command = try BuiltCommand(through: pulse.launcher)
-            defer { command.removeHome() }
-            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false)
-            try await pulse.play(try Self.clip())
-            let spoke = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
-            try await Task.sleep(for: .seconds(3))
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
-            #expect(spoke, "the reply never finished: \(r.stderr)")
-            let events = RunCommandTests.events(r.stdout)
-            #expect(!events.contains { $0["event"] == "bargeIn" }, "the reply's echo interrupted it: \(events.filter { $0["event"] == "bargeIn" })")
-            #expect(events.filter { $0["event"] == "transcriptSent" }.count == 1, "the reply's echo went out as a turn")
-            let stopped = events.filter { $0["event"] == "speakingStopped" }
-            #expect(stopped.count == 3 && stopped.allSatisfy { $0["completed"] == true }, "\(stopped)")
         }
     }
 
