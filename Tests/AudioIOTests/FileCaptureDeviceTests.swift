@@ -1,5 +1,6 @@
 import Foundation
 import TalkLogging
+import Synchronization
 import Testing
 
 @testable import AudioIO
@@ -121,14 +122,26 @@ import Testing
     }
 
     @Test func `stop ends the stream early and a restart keeps counting`() async throws {
-        let clock = VirtualClock()
-        let device = FileCaptureDevice(path: TestAudio.cardsWav, clock: clock.pacingClock, logger: logger)
+        // The clock lets ten frames through, then holds the producer until it is cancelled, so how far
+        // it gets before stop() lands never depends on how busy the machine is.
+        let gate = Mutex((sleeps: 0, open: false))
+        let virtual = VirtualClock()
+        let clock = PacingClock(now: virtual.pacingClock.now) { deadline in
+            let hold = gate.withLock { g in g.sleeps += 1; return !g.open && g.sleeps > 10 }
+            if hold { try await Task.sleep(for: .seconds(3600)) }
+            try await virtual.pacingClock.sleepUntil(deadline)
+        }
+        let device = FileCaptureDevice(path: TestAudio.cardsWav, clock: clock, logger: logger)
         var first: [AudioFrame] = []
+        var sawEnd = false
         for await event in try await device.start() {
             if case .frame(let frame) = event { first.append(frame) }
+            if case .finished = event { sawEnd = true }
             if first.count == 5 { await device.stop() }
         }
-        #expect(first.count >= 5 && first.count < 20)
+        #expect(first.count >= 5 && first.count <= 10)
+        #expect(!sawEnd, "a stopped stream must not claim the file ended")
+        gate.withLock { $0.open = true }
         let (second, finished) = try await collect(device)
         #expect(finished)
         #expect((second.first?.sequence ?? 0) > (first.last?.sequence ?? .max))

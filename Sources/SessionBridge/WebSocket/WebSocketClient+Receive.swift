@@ -84,18 +84,18 @@ extension WebSocketClient {
 
     /// Reads and discards until the server closes or a short bound passes. Closing a socket with unread
     /// data makes the kernel send a reset, which can destroy our close frame before the server reads
-    /// it; draining first lets the server see the close code. Nothing is kept, so memory stays bounded;
-    /// and at most 1 MiB is drained, checking for the deadline's cancellation between reads, so a peer
-    /// that keeps sending (the rest of a 60 MiB frame) cannot hold the connection open.
+    /// it; draining first lets the server see the close code. Nothing is kept, so memory stays bounded.
+    /// Only time bounds the drain, not bytes: a server that had megabytes of a message in flight (8 MB
+    /// in 16 KiB fragments fills the loopback buffers) must be drained past them, or the reset still
+    /// wins; a peer that keeps sending (the rest of a 60 MiB frame) is cut off at the deadline, which
+    /// is checked between reads.
     private func lingerUntilPeerCloses() async {
         let stream = stream
         let deadline = ContinuousClock.now + min(closeTimeout, .seconds(1))
         _ = try? await Self.withDeadline(deadline, endpoint: endpoint, stage: "WebSocket close") {
-            var drained = 0
-            while !Task.isCancelled, drained < 1 << 20 {
+            while !Task.isCancelled {
                 let bytes = try await stream.read(maxBytes: Self.readChunkSize)
                 if bytes.isEmpty { return }
-                drained += bytes.count
             }
         }
     }
