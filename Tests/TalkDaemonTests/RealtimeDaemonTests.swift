@@ -37,7 +37,12 @@ import Testing
     func `status shows the realtime turn: listening, speaking, the words both ways and a heartbeat-renewed stale date`() async throws {
         let h = try await DaemonHarness.make(config: ["heartbeatSeconds": 5])
         defer { h.tearDown() }
-        _ = try await offPool { try h.gateway.control(#"{"cmd": "talk-relay", "texts": ["go forward ten meters"]}"#) }
+        // A reply that plays for seconds, so a status read every 100 ms (each a process of its own, slow
+        // on a busy machine) cannot miss its speaking state.
+        let reply = "you said {text}, and this answer goes on for a while so that it is still playing when the status is read"
+        _ = try await offPool {
+            try h.gateway.control(#"{"cmd": "talk-relay", "texts": ["go forward ten meters"], "reply": "\#(reply)"}"#)
+        }
         let clip = try RunCommandTests.clip.path()
         let output = h.command.home + "/out.wav"
         let running = try h.command.start(["run", "--mode", "realtime", "--input", clip, "--output", output])
