@@ -18,6 +18,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private var cursor = ReferenceCursor()
     private var aligner = EchoAligner()
     private var suppressor = ResidualEchoSuppressor()
+    private var onsets = SoundOnsetWatch()
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
@@ -48,6 +49,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         cursor = ReferenceCursor()
         aligner = EchoAligner()
         suppressor = ResidualEchoSuppressor()
+        onsets = SoundOnsetWatch()
         reportedFrameError = false
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { [weak self] in
@@ -102,7 +104,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 let raw = frame.samples
                 frame.samples = try canceller.process(raw)
                 if options.suppressResidualEcho {
-                    let soon = reference.soundStarts(in: start...(start + ResidualEchoSuppressor.aroundNs))
+                    let soon = onsets.soundStarting(
+                        near: start, latest: reference.latestSound(), lookAheadNs: ResidualEchoSuppressor.aroundNs)
                     frame.samples = suppressor.pass(far: far, playedAround: playedAround(start), soundStarting: soon, raw: raw, cleaned: frame.samples)
                 }
             } catch {

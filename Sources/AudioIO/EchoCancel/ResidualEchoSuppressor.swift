@@ -63,7 +63,7 @@ struct ResidualEchoSuppressor {
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
     /// of reference around it (see `loudestFrameRMS`), `soundStarting` whether a new sound starts within 300 ms. Returns `cleaned`, or it 40 dB down.
     mutating func pass(far: [Int16], playedAround: Double, soundStarting: Bool = false, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
-        // Each new sound (a reply's next sentence) is placed afresh, and misplaced afresh: the canceller's
+        // Each new sound (a reply's next sentence) meets a canceller that may lose it at first: its
         // attenuation is learnt again from its own first windows, as after silence.
         if soundStarting { attenuations.removeAll() }
         Self.push(Self.energy(near), into: &raw, keep: Self.windowFrames)

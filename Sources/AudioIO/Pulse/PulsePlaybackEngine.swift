@@ -213,7 +213,7 @@ final class PulsePlaybackEngine {
             guard (start > placed ? start - placed : placed - start) > 3_000_000 else { return }
             echoReference.cut(at: placed)
         }
-        echoReference.schedule(reference, at: start)
+        echoReference.schedule(reference, at: start, newSound: playing.referenceStartNs == nil)
         playing.referenceStartNs = start
     }
 
