@@ -12,7 +12,7 @@ import TalkLogging
             let capture = PulseCapture(source: "vmic", server: server.address, logger: logger)
             let recorder = CaptureRecorder()
             await recorder.consume(try await capture.start())
-            #expect(await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= 10 })
+            #expect(await recorder.wait(upTo: .seconds(10)) { frames, _ in frames.count >= 10 })
 
             await server.kill()
             let interrupted = await recorder.wait(upTo: .seconds(5)) { _, events in
@@ -29,7 +29,7 @@ import TalkLogging
             #expect(resumed, "no .resumed within 5 s of the server coming back: \(eventsAfterRestart)")
             #expect(ContinuousClock.now - restartedAt < .seconds(5))
             try await server.settleNullSink()
-            let flowing = await recorder.wait(upTo: .seconds(3)) { frames, _ in frames.count >= framesBeforeRestart + 10 }
+            let flowing = await recorder.wait(upTo: .seconds(10)) { frames, _ in frames.count >= framesBeforeRestart + 10 }
             #expect(flowing, "frames did not flow again after the restart")
             await capture.stop()
 

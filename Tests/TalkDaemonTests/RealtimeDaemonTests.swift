@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import Glibc
 import TalkService
@@ -37,13 +38,15 @@ import Testing
     func `status shows the realtime turn: listening, speaking, the words both ways and a heartbeat-renewed stale date`() async throws {
         let h = try await DaemonHarness.make(config: ["heartbeatSeconds": 5])
         defer { h.tearDown() }
-        // A reply that plays for seconds, so a status read every 100 ms (each a process of its own, slow
-        // on a busy machine) cannot miss its speaking state.
+        // The clip after 4 s of silence, and a reply that plays for seconds: a status read every 100 ms (each
+        // a process of its own, slow on a busy machine) sees listening before the turn and cannot miss speaking.
         let reply = "you said {text}, and this answer goes on for a while so that it is still playing when the status is read"
         _ = try await offPool {
             try h.gateway.control(#"{"cmd": "talk-relay", "texts": ["go forward ten meters"], "reply": "\#(reply)"}"#)
         }
-        let clip = try RunCommandTests.clip.path()
+        let clip = h.command.home + "/late-clip.wav"
+        let spoken = try AudioFileReader.readMono(path: try RunCommandTests.clip.path(), sampleRate: 16_000).samples
+        try WAVAudio(PCMBuffer(sampleRate: 16_000, samples: [Int16](repeating: 0, count: 4 * 16_000) + spoken)).write(path: clip)
         let output = h.command.home + "/out.wav"
         let running = try h.command.start(["run", "--mode", "realtime", "--input", clip, "--output", output])
         let listening = try #require(try await Self.status(h) { $0["state"] == "listening" }, "never listening: \(running.stderrSoFar)")

@@ -191,7 +191,9 @@ import Testing
         defer { gw.stop() }
         let command = try BuiltCommand()
         defer { command.removeHome() }
-        let input = Self.silence(3) + (try Self.goForward()) + Self.silence(3)
+        // 6 s of silence first: on a busy machine the invoke has been seen to arrive after a 3 s lead, when the
+        // utterance it should take was already under way, and then it waited for one that never came.
+        let input = Self.silence(6) + (try Self.goForward()) + Self.silence(3)
         let running = try command.start(try Self.arguments(gw, command, input: input, extra: ["--ptt", "--max-turns", "1", "--seconds", "60"]))
         let deadline = ContinuousClock.now + .seconds(60)
         while !running.stdoutSoFar.contains(#""event":"mode""#), running.process.isRunning, ContinuousClock.now < deadline {
