@@ -201,16 +201,25 @@ final class PulsePlaybackEngine {
         current = playing
     }
 
+    /// Once a sound has played this long its placement has settled. Later the estimate wanders by a few
+    /// milliseconds (3 ms steps every half second on the loopback, whose sound never moved), and each move
+    /// would shift the reference under a canceller that had converged on it; only a real gap (an underrun
+    /// of tens of milliseconds) moves it then.
+    static let settledAfterUsec: pa_usec_t = 300_000
+    static let settledMoveNs: UInt64 = 20_000_000
+
     /// Puts the sound on the echo reference where the server hears it: its start is now minus the stream
     /// time played so far, which stands still while the stream waits to start or underruns, so the
-    /// reference follows those gaps. Moved only by more than 3 ms, not by every jitter of the estimate.
+    /// reference follows those gaps. Moved only by more than 3 ms at first, 20 ms once settled, not by
+    /// every jitter of the estimate.
     private func placeReference(_ s: OpaquePointer, _ playing: inout Current) {
         guard let echoReference, let reference = playing.reference else { return }
         var usec: pa_usec_t = 0
         guard pa_stream_get_time(s, &usec) == 0 else { return }
         let start = monotonicNanoseconds() &- UInt64(usec) * 1000
         if let placed = playing.referenceStartNs {
-            guard (start > placed ? start - placed : placed - start) > 3_000_000 else { return }
+            let bound = usec >= Self.settledAfterUsec ? Self.settledMoveNs : 3_000_000
+            guard (start > placed ? start - placed : placed - start) > bound else { return }
             echoReference.cut(at: placed)
         }
         echoReference.schedule(reference, at: start, newSound: playing.referenceStartNs == nil)
