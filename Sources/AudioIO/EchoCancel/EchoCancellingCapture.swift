@@ -103,6 +103,17 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 try canceller.analyzeReverse(far)
                 let raw = frame.samples
                 frame.samples = try canceller.process(raw)
+                let cancelled = frame.samples
+                // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
+                defer {
+                    if logger.logLevel <= .trace {
+                        logger.trace("Echo frame", metadata: [
+                            "audio.aec.ms": "\(start / 1_000_000)", "audio.aec.far": "\(Self.rms(far))",
+                            "audio.aec.raw": "\(Self.rms(raw))", "audio.aec.cancelled": "\(Self.rms(cancelled))",
+                            "audio.aec.out": "\(Self.rms(frame.samples))",
+                        ])
+                    }
+                }
                 if options.suppressResidualEcho {
                     let soon = onsets.soundStarting(
                         near: start, latest: reference.latestSound(), lookAheadNs: ResidualEchoSuppressor.aroundNs)
@@ -133,6 +144,10 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         let span = ResidualEchoSuppressor.aroundNs
         let samples = reference.samples(from: start > span ? start - span : 0, count: ResidualEchoSuppressor.aroundSamples)
         return ResidualEchoSuppressor.loudestFrameRMS(samples)
+    }
+
+    private static func rms(_ samples: [Int16]) -> Int {
+        Int((samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot())
     }
 
     private func stop(generation: Int) async {
