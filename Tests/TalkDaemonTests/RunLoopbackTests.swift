@@ -77,9 +77,9 @@ import Testing
     }
 
     /// With the goforward grammar and with the default dictation model, which makes words of the echo. With
-    /// dictation the canceller has not converged when a reply (or its next sentence) starts, on this monitor its
-    /// reference starts out misplaced by up to 200 ms, its first syllables leak and dictation hears new words in
-    /// them: before `ResidualEchoSuppressor`, barge-in cut the reply off in every run of the dictation case.
+    /// dictation the canceller has not converged when a reply starts, on this monitor its reference starts out
+    /// misplaced by up to 200 ms, its first syllables leak and dictation hears new words in them: before
+    /// `ResidualEchoSuppressor`, barge-in cut the reply off in every run of the dictation case.
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
     func `with echo cancellation the reply's echo in the microphone neither cuts it off nor comes back as a turn`(grammar: Bool) async throws {
         try await PrivatePulse.with { pulse in
