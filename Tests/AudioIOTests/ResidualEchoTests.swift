@@ -97,4 +97,28 @@ import TalkTestSupport
         let kept = Double(spoken.filter(heard.contains).count) / Double(max(1, spoken.count))
         #expect(kept >= 0.9, "only \(Int(kept * 100)) % of the user's voiced frames came through")
     }
+
+    /// What `OPENCLAW_TALK_LOG_LEVEL=trace` shows to trace a leak: each frame's levels, the echo going down.
+    @Test(arguments: [Logger.Level.trace, .debug])
+    func `at trace level every frame's levels are logged, at debug level none`(level: Logger.Level) async throws {
+        let store = InMemoryLogHandler.Store()
+        var traced = Logger(label: "test.residual.trace", handler: InMemoryLogHandler(store: store))
+        traced.logLevel = level
+        let far = [Int16](repeating: 0, count: Self.rate) + (try Self.speech())
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80))
+        let t0: UInt64 = 5_000_000_000
+        let playback = EchoReferencePlayback(SilentPlayback(), now: { t0 }, logger: logger)
+        #expect(try await playback.play(PCMBuffer(sampleRate: Self.rate, samples: far)) == .completed)
+        let capture = EchoCancellingCapture(
+            FrameListCapture(samples: near, firstSampleNs: t0), reference: playback.reference, logger: traced)
+        _ = try await EchoCancellerTests.collect(try await capture.start())
+        let frames = store.events.filter { "\($0.message)" == "Echo frame" }
+        guard level == .trace else {
+            #expect(frames.isEmpty)
+            return
+        }
+        #expect(frames.count == near.count / Self.frame, "\(frames.count) lines for \(near.count / Self.frame) frames")
+        func sum(_ key: String) -> Int { frames.suffix(100).compactMap { Int("\($0.metadata[key] ?? "")") }.reduce(0, +) }
+        #expect(sum("audio.aec.raw") > 10 * sum("audio.aec.cancelled"), "the last 2 s: raw \(sum("audio.aec.raw")), cancelled \(sum("audio.aec.cancelled"))")
+    }
 }

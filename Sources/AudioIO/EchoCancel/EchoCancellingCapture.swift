@@ -104,20 +104,18 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 let raw = frame.samples
                 frame.samples = try canceller.process(raw)
                 let cancelled = frame.samples
-                // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
-                defer {
-                    if logger.logLevel <= .trace {
-                        logger.trace("Echo frame", metadata: [
-                            "audio.aec.ms": "\(start / 1_000_000)", "audio.aec.far": "\(Self.rms(far))",
-                            "audio.aec.raw": "\(Self.rms(raw))", "audio.aec.cancelled": "\(Self.rms(cancelled))",
-                            "audio.aec.out": "\(Self.rms(frame.samples))",
-                        ])
-                    }
-                }
                 if options.suppressResidualEcho {
                     let soon = onsets.soundStarting(
                         near: start, latest: reference.latestSound(), lookAheadNs: ResidualEchoSuppressor.aroundNs)
                     frame.samples = suppressor.pass(far: far, playedAround: playedAround(start), soundStarting: soon, raw: raw, cleaned: frame.samples)
+                }
+                // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
+                if logger.logLevel <= .trace {
+                    logger.trace("Echo frame", metadata: [
+                        "audio.aec.ms": "\(start / 1_000_000)", "audio.aec.far": "\(Self.rms(far))",
+                        "audio.aec.raw": "\(Self.rms(raw))", "audio.aec.cancelled": "\(Self.rms(cancelled))",
+                        "audio.aec.out": "\(Self.rms(frame.samples))",
+                    ])
                 }
             } catch {
                 // Only a device delivering odd frames gets here: pass its audio on rather than lose it.
@@ -147,7 +145,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     }
 
     private static func rms(_ samples: [Int16]) -> Int {
-        Int((samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot())
+        Int(ResidualEchoSuppressor.energy(samples).squareRoot())
     }
 
     private func stop(generation: Int) async {

@@ -140,7 +140,7 @@ struct ResidualEchoSuppressor {
     }
 
     /// Mean square of the samples.
-    private static func energy<C: Collection<Int16>>(_ samples: C) -> Double {
+    static func energy<C: Collection<Int16>>(_ samples: C) -> Double {
         guard !samples.isEmpty else { return 0 }
         return samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
     }
