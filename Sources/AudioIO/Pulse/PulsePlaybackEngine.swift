@@ -208,6 +208,12 @@ final class PulsePlaybackEngine {
     static let settledAfterUsec: pa_usec_t = 300_000
     static let settledMoveNs: UInt64 = 20_000_000
 
+    /// Whether a sound placed at `placed` moves to the estimate `start`, `playedUsec` into it.
+    static func movesReference(from placed: UInt64, to start: UInt64, playedUsec: pa_usec_t) -> Bool {
+        let bound = playedUsec >= settledAfterUsec ? settledMoveNs : 3_000_000
+        return (start > placed ? start - placed : placed - start) > bound
+    }
+
     /// Puts the sound on the echo reference where the server hears it: its start is now minus the stream
     /// time played so far, which stands still while the stream waits to start or underruns, so the
     /// reference follows those gaps. Moved only by more than 3 ms at first, 20 ms once settled, not by
@@ -218,8 +224,7 @@ final class PulsePlaybackEngine {
         guard pa_stream_get_time(s, &usec) == 0 else { return }
         let start = monotonicNanoseconds() &- UInt64(usec) * 1000
         if let placed = playing.referenceStartNs {
-            let bound = usec >= Self.settledAfterUsec ? Self.settledMoveNs : 3_000_000
-            guard (start > placed ? start - placed : placed - start) > bound else { return }
+            guard Self.movesReference(from: placed, to: start, playedUsec: usec) else { return }
             echoReference.cut(at: placed)
         }
         echoReference.schedule(reference, at: start, newSound: playing.referenceStartNs == nil)
