@@ -15,6 +15,7 @@ let package = Package(
             name: "COggOpus", pkgConfig: "opusfile",
             providers: [.apt(["libopusfile-dev", "libopusenc-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(
             name: "CPocketSphinx", pkgConfig: "pocketsphinx",
@@ -28,7 +29,7 @@ let package = Package(
         // WebRTC's audio processing is C++: this small C++ target gives Swift a C API to it (echo_canceller.h).
         // SwiftPM passes on pkg-config's include folder but not its defines, so they are repeated here.
         .target(
-            name: "CEchoCanceller", dependencies: ["CWebRTCAudioProcessing"],
+            name: "CEchoCanceller", dependencies: ["CWebRTCAudioProcessing", "CSpeexDSP"],
             cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
 
         .target(name: "TalkLogging"),

@@ -9,7 +9,7 @@ DEB_PACKAGES=(
     libopus-dev libopusfile-dev libopusenc-dev libogg-dev opus-tools libsoxr-dev sox
     libpocketsphinx-dev libsphinxbase-dev pocketsphinx pocketsphinx-en-us pocketsphinx-testdata
     libespeak-ng-dev espeak-ng
-    libmpg123-dev lame libwebrtc-audio-processing-dev
+    libmpg123-dev lame libwebrtc-audio-processing-dev libspeexdsp-dev
     libsystemd-dev
     pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
 )

@@ -4,14 +4,24 @@
 #include <cstring>
 #include <new>
 
+#include <speex/speex_echo.h>
+
 #include <webrtc/modules/audio_processing/include/audio_processing.h>
 #include <webrtc/modules/interface/module_common_types.h>
+
+// Sub-frames of reference queued for the linear stage: the caller feeds a whole 20 ms frame's reference
+// before processing its capture, one 10 ms sub-frame at a time.
+enum { kQueuedFar = 8, kMaxSubFrame = 480 };
 
 struct oc_aec {
     webrtc::AudioProcessing *apm;
     int sample_rate;
     int last_library_error;
     webrtc::AudioFrame frame;
+    SpeexEchoState *linear;  // null when the linear stage is off
+    int16_t far[kQueuedFar][kMaxSubFrame];
+    int far_count;
+    int16_t linear_out[kMaxSubFrame];
 };
 
 static int check(oc_aec *aec, int result) {
@@ -27,6 +37,7 @@ static int configure(webrtc::AudioProcessing *apm, const oc_aec_options &o) {
         webrtc::EchoCancellation::kLowSuppression, webrtc::EchoCancellation::kModerateSuppression,
         webrtc::EchoCancellation::kHighSuppression};
     if (o.suppression_level < 0 || o.suppression_level > 2) return OC_AEC_BAD_OPTION;
+    if (o.linear_stage_ms < 0 || o.linear_stage_ms > 500) return OC_AEC_BAD_OPTION;
     if (o.noise_suppression < -1 || o.noise_suppression > 3) return OC_AEC_BAD_OPTION;
     if (o.gain_control < 0 || o.gain_control > 1) return OC_AEC_BAD_OPTION;
     int r = ec->Enable(true);
@@ -55,7 +66,7 @@ extern "C" oc_aec *oc_aec_create(int sample_rate, const oc_aec_options *options,
         *error = OC_AEC_BAD_RATE;
         return nullptr;
     }
-    oc_aec_options defaults = {0, -1, 0, 0};
+    oc_aec_options defaults = {0, -1, 0, 0, 0};
     const oc_aec_options &o = options ? *options : defaults;
     // The delay-agnostic mode and the extended filter (as PulseAudio's module-echo-cancel sets them) let the
     // canceller find and follow an echo path whose delay we only know roughly: a sound server's latency
@@ -86,8 +97,30 @@ extern "C" oc_aec *oc_aec_create(int sample_rate, const oc_aec_options *options,
     aec->apm = apm;
     aec->sample_rate = sample_rate;
     aec->last_library_error = 0;
+    aec->far_count = 0;
+    aec->linear = nullptr;
+    if (o.linear_stage_ms > 0) {
+        aec->linear = speex_echo_state_init(sample_rate / 100, sample_rate / 1000 * o.linear_stage_ms);
+        int rate = sample_rate;
+        if (!aec->linear || speex_echo_ctl(aec->linear, SPEEX_ECHO_SET_SAMPLING_RATE, &rate) != 0) {
+            oc_aec_destroy(aec);
+            *error = OC_AEC_CREATE_FAILED;
+            return nullptr;
+        }
+    }
     *error = OC_AEC_OK;
     return aec;
+}
+
+static double energy(const int16_t *samples, size_t count) {
+    double sum = 0;
+    for (size_t i = 0; i < count; i++) sum += static_cast<double>(samples[i]) * samples[i];
+    return sum;
+}
+
+static void drop_far(oc_aec *aec) {
+    std::memmove(aec->far[0], aec->far[1], (aec->far_count - 1) * sizeof aec->far[0]);
+    aec->far_count--;
 }
 
 static int load(oc_aec *aec, const int16_t *samples, size_t count) {
@@ -103,11 +136,28 @@ static int load(oc_aec *aec, const int16_t *samples, size_t count) {
 extern "C" int oc_aec_analyze_reverse(oc_aec *aec, const int16_t *samples, size_t count) {
     int r = load(aec, samples, count);
     if (r != OC_AEC_OK) return r;
+    if (aec->linear) {
+        if (aec->far_count == kQueuedFar) drop_far(aec);
+        std::memcpy(aec->far[aec->far_count++], samples, count * sizeof(int16_t));
+    }
     return check(aec, aec->apm->AnalyzeReverseStream(&aec->frame));
 }
 
 extern "C" int oc_aec_process(oc_aec *aec, int16_t *samples, size_t count, int delay_ms) {
-    int r = load(aec, samples, count);
+    if (count != static_cast<size_t>(aec->sample_rate / 100) || !samples) return OC_AEC_BAD_FRAME;
+    const int16_t *input = samples;
+    if (aec->linear) {
+        // Speex's adaptive filter subtracts its estimate of the echo and nothing else, so the user's speech
+        // passes it whole; WebRTC's canceller then meets a weaker echo beside it, and its suppressor takes
+        // less of the user with the echo.
+        static const int16_t silence[kMaxSubFrame] = {0};
+        speex_echo_cancellation(aec->linear, samples, aec->far_count > 0 ? aec->far[0] : silence, aec->linear_out);
+        if (aec->far_count > 0) drop_far(aec);
+        // A filter that adds sound is subtracting an echo that is not there (its reference misplaced, the
+        // path changed): its frame is dropped until it has learnt the path again.
+        if (energy(aec->linear_out, count) <= energy(samples, count)) input = aec->linear_out;
+    }
+    int r = load(aec, input, count);
     if (r != OC_AEC_OK) return r;
     // The library clamps a delay outside 0..500 ms and says so with a warning code; the frame is still
     // processed, so that is not an error here.
@@ -144,6 +194,7 @@ extern "C" int oc_aec_last_library_error(const oc_aec *aec) { return aec->last_l
 
 extern "C" void oc_aec_destroy(oc_aec *aec) {
     if (!aec) return;
+    if (aec->linear) speex_echo_state_destroy(aec->linear);
     delete aec->apm;
     delete aec;
 }

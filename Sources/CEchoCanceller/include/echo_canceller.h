@@ -2,7 +2,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A minimal C surface over WebRTC's AudioProcessing (libwebrtc-audio-processing 0.3), mono 16-bit PCM in
+/* A minimal C surface over WebRTC's AudioProcessing (libwebrtc-audio-processing 0.3), optionally behind
+   Speex's linear echo filter (libspeexdsp), mono 16-bit PCM in
    10 ms frames. A handle is not thread-safe: its owner confines it to one thread or actor. The int
    functions return OC_AEC_OK or a negative OC_AEC_* code. */
 
@@ -26,6 +27,7 @@ typedef struct {
     int noise_suppression;      /* -1 off, else 0..3 (low, moderate, high, very high) */
     int gain_control;           /* 0 off, 1 adaptive digital */
     int suppression_level;      /* echo suppression: 0 low, 1 moderate, 2 high */
+    int linear_stage_ms;        /* 0 off, else the echo tail (1..500 ms) of a Speex linear filter run first */
 } oc_aec_options;
 
 typedef struct {

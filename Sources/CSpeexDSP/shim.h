@@ -1,0 +1,2 @@
+#pragma once
+#include <speex/speex_echo.h>
