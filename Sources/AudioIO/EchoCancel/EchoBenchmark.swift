@@ -39,6 +39,8 @@ package enum EchoBenchmark {
         package var coreSharePercent: Double
         package var loopback: Loopback?
         package var loopbackUnavailable: String?
+        /// `EchoCancellerOptions.linearStageMs` the figures were measured with.
+        package var linearStageMs: Int?
 
         package init(
             signal: String, convergenceSeconds: Double, synthetic: [Synthetic], doubleTalkCorrelation: Double,

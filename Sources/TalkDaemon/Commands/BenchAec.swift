@@ -17,6 +17,7 @@ extension OpenClawTalk.Bench {
                 .option("sink", value: "name", help: "The sink to play into (default: the server's default)."),
                 .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
                 .flag("no-live", help: "Skip the sound-server loopback."),
+                .option("linear-stage-ms", value: "ms", help: "Speex's linear stage in front of WebRTC's canceller: its echo tail, 0 for none (default 200)."),
             ]
         )
 
@@ -26,12 +27,14 @@ extension OpenClawTalk.Bench {
         var sink: String?
         var source: String?
         var live: Bool
+        var options = EchoCancellerOptions()
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
             sink = parsed.option("sink")
             source = parsed.option("source")
             live = !parsed.flag("no-live")
+            if let ms = try parsed.intOption("linear-stage-ms", range: 0...500) { options.linearStageMs = ms }
         }
 
         func run() async throws {
@@ -41,7 +44,7 @@ extension OpenClawTalk.Bench {
                 try AudioFileReader.readMono(path: "\(Self.speechFolder)/\($0)").samples
             }
             let talker = try AudioFileReader.readMono(path: "\(Self.speechFolder)/something.raw").samples
-            let synthetic = try EchoBenchmark.synthetic(far: far, talker: talker)
+            let synthetic = try EchoBenchmark.synthetic(far: far, talker: talker, options: options)
             let costs = synthetic.microsecondsPerFrame.sorted()
             let median = costs.isEmpty ? 0 : costs[costs.count / 2]
             var report = EchoBenchmark.Report(
@@ -50,12 +53,13 @@ extension OpenClawTalk.Bench {
                 doubleTalkCorrelation: synthetic.doubleTalkCorrelation, microsecondsPerFrameMedian: median,
                 microsecondsPerFrameP95: costs.isEmpty ? 0 : costs[min(costs.count - 1, costs.count * 95 / 100)],
                 coreSharePercent: median / Double(AudioFrame.durationMs * 1000) * 100)
+            report.linearStageMs = options.linearStageMs
             if live {
                 do {
                     let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: sink, source: source, logger: logger)
                     report.loopback = try await EchoBenchmark.loopback(
                         far: far + far, sink: sinkName, source: sourceName,
-                        convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), logger: logger)
+                        convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), options: options, logger: logger)
                 } catch {
                     report.loopbackUnavailable = String(describing: error)
                 }
@@ -75,7 +79,8 @@ extension OpenClawTalk.Bench {
 
         private func printText(_ report: EchoBenchmark.Report) {
             func db(_ v: Double) -> String { String(format: "%.1f dB", v) }
-            print("Echo cancellation (WebRTC audio processing, 16 kHz; \(report.signal))")
+            let stage = report.linearStageMs.map { $0 > 0 ? "Speex linear stage \($0) ms, then " : "" } ?? ""
+            print("Echo cancellation (\(stage)WebRTC audio processing, 16 kHz; \(report.signal))")
             for s in report.synthetic {
                 print("  synthetic path \(s.delayMs) ms".padding(toLength: 28, withPad: " ", startingAt: 0) + "ERLE \(db(s.erleDb)) (after \(report.convergenceSeconds) s)")
             }
