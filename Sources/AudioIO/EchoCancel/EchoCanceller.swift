@@ -66,6 +66,13 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     /// the user 8 dB under the echo: WebRTC alone kept a quarter of the user's voiced 100 ms windows within
     /// 10 dB, the pair about 70 %, and left the echo alone 34 dB down instead of 29. 200 ms covers the echo's
     /// lag behind its reference (`streamDelayMs`'s window) with room for reverberation.
+    ///
+    /// Off by default (0), as noise suppression and gain control are, for what it cost where it was measured:
+    /// with it, `bench talk`'s end of speech to first reply audio rose from 883-899 ms to 958-1111 ms at p95 in
+    /// six runs (release build, 6 clips; p50 unchanged), over the 1000 ms target, for a cause not yet found
+    /// (not the frames it drops, not a file for a microphone using it); and it did not make barge-in over the
+    /// reply reliable on the loopback. Its self-echo record there (0 of 10 cases, 1 of 20 without) is too
+    /// small a sample to outweigh that. `bench aec --linear-stage-ms 200` measures it.
     package var linearStageMs: Int
     /// Whether `EchoCancellingCapture` silences what does not stand out over the canceller's expected residual
     /// while something plays (`ResidualEchoSuppressor`). Off only to measure the canceller alone.
@@ -74,7 +81,7 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     package init(
         sampleRate: Int = AudioFrame.sampleRate, highPassFilter: Bool = true, noiseSuppression: NoiseSuppression? = nil,
         gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 60,
-        suppressResidualEcho: Bool = true, linearStageMs: Int = 200
+        suppressResidualEcho: Bool = true, linearStageMs: Int = 0
     ) {
         self.suppressResidualEcho = suppressResidualEcho
         self.linearStageMs = linearStageMs
@@ -104,8 +111,8 @@ package struct EchoCancellerStatistics: Sendable, Equatable {
 /// what was played removed. Mono 16-bit PCM, any whole number of 10 ms frames per call. The output lags
 /// the input by 7 ms (the library's block processing).
 ///
-/// Cheap (about 360 µs per 20 ms frame in a debug build, under 2 % of a core; 185 µs without the linear
-/// stage) but not thread-safe: confine it to its owner, as
+/// Cheap (about 185 µs per 20 ms frame in a debug build, 360 µs with the linear stage: under 2 % of a core)
+/// but not thread-safe: confine it to its owner, as
 /// `EchoCancellingCapture` does.
 package final class EchoCanceller {
     package let options: EchoCancellerOptions

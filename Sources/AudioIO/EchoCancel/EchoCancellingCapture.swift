@@ -6,8 +6,8 @@ import TalkLogging
 /// through unchanged, so it stands in wherever a capture device is expected.
 ///
 /// The canceller belongs to this actor: the C handle is never touched from two threads, and its cost (about
-/// 360 µs per frame with the linear stage in a debug build, under 2 % of a core) is too small to be worth a
-/// thread hop per frame.
+/// 185 µs per frame in a debug build, 360 with the linear stage: under 2 % of a core) is too small to be
+/// worth a thread hop per frame.
 package actor EchoCancellingCapture: AudioCaptureDevice {
     private let device: any AudioCaptureDevice
     private let reference: EchoReference
