@@ -40,7 +40,7 @@ package enum EchoBenchmark {
         package var loopback: Loopback?
         package var loopbackUnavailable: String?
         /// `EchoCancellerOptions.linearStageMs` the figures were measured with.
-        package var linearStageMs: Int?
+        package var linearStageMs = 0
 
         package init(
             signal: String, convergenceSeconds: Double, synthetic: [Synthetic], doubleTalkCorrelation: Double,

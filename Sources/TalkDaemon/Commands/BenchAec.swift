@@ -79,7 +79,7 @@ extension OpenClawTalk.Bench {
 
         private func printText(_ report: EchoBenchmark.Report) {
             func db(_ v: Double) -> String { String(format: "%.1f dB", v) }
-            let stage = report.linearStageMs.map { $0 > 0 ? "Speex linear stage \($0) ms, then " : "" } ?? ""
+            let stage = report.linearStageMs > 0 ? "Speex linear stage \(report.linearStageMs) ms, then " : ""
             print("Echo cancellation (\(stage)WebRTC audio processing, 16 kHz; \(report.signal))")
             for s in report.synthetic {
                 print("  synthetic path \(s.delayMs) ms".padding(toLength: 28, withPad: " ", startingAt: 0) + "ERLE \(db(s.erleDb)) (after \(report.convergenceSeconds) s)")
