@@ -11,13 +11,13 @@ import Testing
 
     @Test(arguments: [(UInt64(2), false), (4, true), (15, true)])
     func `while a sound starts its reference follows moves over 3 ms`(movedMs: UInt64, moves: Bool) {
-        #expect(PulsePlaybackEngine.movesReference(from: Self.placed, to: Self.placed + movedMs * Self.ms, playedUsec: 100_000) == moves)
-        #expect(PulsePlaybackEngine.movesReference(from: Self.placed, to: Self.placed - movedMs * Self.ms, playedUsec: 100_000) == moves)
+        #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed + movedMs * Self.ms, playedUsec: 100_000) == moves)
+        #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed - movedMs * Self.ms, playedUsec: 100_000) == moves)
     }
 
     @Test(arguments: [(UInt64(3), false), (9, false), (19, false), (25, true), (80, true)])
     func `once it has played 300 ms only a gap over 20 ms moves it`(movedMs: UInt64, moves: Bool) {
-        #expect(PulsePlaybackEngine.movesReference(from: Self.placed, to: Self.placed + movedMs * Self.ms, playedUsec: 1_290_000) == moves)
-        #expect(PulsePlaybackEngine.movesReference(from: Self.placed, to: Self.placed - movedMs * Self.ms, playedUsec: 1_290_000) == moves)
+        #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed + movedMs * Self.ms, playedUsec: 1_290_000) == moves)
+        #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed - movedMs * Self.ms, playedUsec: 1_290_000) == moves)
     }
 }

@@ -1,20 +1,32 @@
 import CPulse
 import TalkLogging
 
-/// The loop-thread half of `PulsePlayback`: one playback stream per `play`, fed in small pieces as the
-/// server asks, drained to finish or flushed and dropped to stop. Confined to its loop: call it only with
+/// The loop-thread half of `PulsePlayback`: a playback stream fed in small pieces as the server asks,
+/// flushed and dropped to stop. A sound handed over soon after the last one ended goes into the same
+/// stream, which plays silence in between (for `idleSeconds`, then closes): a reply's sentences then keep one
+/// offset to their echo (`PlaybackTimeline`). Confined to its loop: call it only with
 /// `PulseMainloop.withLock` held.
 final class PulsePlaybackEngine {
-    private struct Current {
-        var stream: OpaquePointer
+    private struct Sound {
         var samples: [Int16]
         var written = 0
-        var drain: OpaquePointer?
-        var device: String
+        /// Where in the stream its first sample went (set when it is written).
+        var startIndex = 0
         var completion: (Result<PlaybackOutcome, PulseError>) -> Void
         /// The sound at 16 kHz for the echo reference, and where on the monotonic clock it was last placed.
         var reference: [Int16]?
         var referenceStartNs: UInt64?
+        var end: Int { startIndex + samples.count }
+    }
+
+    private struct Current {
+        var stream: OpaquePointer
+        var device: String
+        var timeline: PlaybackTimeline
+        /// nil while the stream plays silence between sounds.
+        var sound: Sound?
+        /// While idle: the stream sample after which it closes.
+        var idleUntil = 0
     }
 
     private let loop: PulseMainloop
@@ -38,6 +50,9 @@ final class PulsePlaybackEngine {
     /// late refilling before the server runs dry and the sound gets a gap. 40 ms left 20 ms of slack, which a
     /// loaded machine overran (the loopback sweep came back broken); 100 ms starts within 50 ms and leaves 60.
     static let targetLatency = Duration.milliseconds(100)
+    /// How long a stream plays silence after its sound before it closes: longer than the pause between a
+    /// reply's sentences (the next one is synthesised while one plays), shorter than the wait for the next reply.
+    static let idleSeconds = 1.5
 
     init(
         loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
@@ -64,7 +79,8 @@ final class PulsePlaybackEngine {
             completion(.failure(.playbackInterrupted(device: requestedSink ?? "default sink", reason: "playback was closed")))
             return
         }
-        stop()
+        // A new sound replaces the one in progress; a stream idling between sounds may take it.
+        if current?.sound != nil { stop() }
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(clamping: buffer.sampleRate), channels: 1)
         guard buffer.sampleRate > 0, pa_sample_spec_valid(&spec) != 0 else {
             completion(.failure(.invalidAudio(reason: "PulseAudio cannot play a sample rate of \(buffer.sampleRate) Hz")))
@@ -74,6 +90,13 @@ final class PulsePlaybackEngine {
             completion(.success(.completed))
             return
         }
+        if var idle = current, idle.sound == nil, idle.timeline.rate == buffer.sampleRate, !interrupted {
+            generation &+= 1
+            idle.sound = Sound(samples: buffer.samples, completion: completion, reference: reference)
+            current = idle
+            return
+        }
+        stop()
         generation &+= 1
         let mine = generation
         connection.whenReady(failFast: true) { [unowned self] result in
@@ -175,78 +198,73 @@ final class PulsePlaybackEngine {
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
-        current = Current(stream: s, samples: samples, device: device, completion: completion, reference: reference)
+        let sound = Sound(samples: samples, completion: completion, reference: reference)
+        current = Current(stream: s, device: device, timeline: PlaybackTimeline(rate: Int(spec.rate)), sound: sound)
         if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
             fail(reason: PulseError.text(pa_context_errno(context)))
         }
     }
 
     private func writeRequested(_ s: OpaquePointer, bytes: Int) {
-        guard var playing = current, playing.stream == s, playing.drain == nil else { return }
-        let count = min(bytes / 2, playing.samples.count - playing.written)
-        if count > 0 {
-            playing.samples.withUnsafeBytes { raw in
+        guard var playing = current, playing.stream == s else { return }
+        var room = bytes / 2
+        if var sound = playing.sound, sound.written < sound.samples.count {
+            if sound.written == 0 { sound.startIndex = playing.timeline.written }
+            let count = min(room, sound.samples.count - sound.written)
+            sound.samples.withUnsafeBytes { raw in
                 guard let base = raw.baseAddress else { return }
-                _ = pa_stream_write(s, base + playing.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
+                _ = pa_stream_write(s, base + sound.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
             }
-            playing.written += count
+            sound.written += count
+            playing.timeline.wrote(count)
+            room -= count
+            playing.sound = sound
         }
-        placeReference(s, &playing)
-        if playing.written == playing.samples.count {
-            playing.drain = pa_stream_drain(s, { s, success, userdata in
-                guard let s, let userdata else { return }
-                Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().drained(s, success: success != 0)
-            }, Unmanaged.passUnretained(self).toOpaque())
+        if room > 0 {
+            // Silence after the sound keeps the stream's clock running for the next one.
+            let silence = [Int16](repeating: 0, count: room)
+            silence.withUnsafeBytes { _ = pa_stream_write(s, $0.baseAddress, room * 2, nil, 0, PA_SEEK_RELATIVE) }
+            playing.timeline.wrote(room)
         }
-        current = playing
-    }
-
-    /// Once a sound has played this long its placement has settled. Later the estimate wanders by a few
-    /// milliseconds (3 ms steps every half second on the loopback, whose sound never moved), and each move
-    /// would shift the reference under a canceller that had converged on it; only a real gap (an underrun
-    /// of tens of milliseconds) moves it then.
-    static let settledAfterUsec: pa_usec_t = 300_000
-    static let settledMoveNs: UInt64 = 20_000_000
-
-    /// Whether a sound placed at `placed` moves to the estimate `start`, `playedUsec` into it.
-    static func movesReference(from placed: UInt64, to start: UInt64, playedUsec: pa_usec_t) -> Bool {
-        let bound = playedUsec >= settledAfterUsec ? settledMoveNs : 3_000_000
-        return (start > placed ? start - placed : placed - start) > bound
-    }
-
-    /// Puts the sound on the echo reference where the server hears it: its start is now minus the stream
-    /// time played so far, which stands still while the stream waits to start or underruns, so the
-    /// reference follows those gaps. Moved only by more than 3 ms at first, 20 ms once settled, not by
-    /// every jitter of the estimate.
-    private func placeReference(_ s: OpaquePointer, _ playing: inout Current) {
-        guard let echoReference, let reference = playing.reference else { return }
         var usec: pa_usec_t = 0
-        guard pa_stream_get_time(s, &usec) == 0 else { return }
-        let start = monotonicNanoseconds() &- UInt64(usec) * 1000
-        if let placed = playing.referenceStartNs {
-            guard Self.movesReference(from: placed, to: start, playedUsec: usec) else { return }
-            echoReference.cut(at: placed)
+        guard pa_stream_get_time(s, &usec) == 0 else {
+            current = playing
+            return
         }
-        echoReference.schedule(reference, at: start, newSound: playing.referenceStartNs == nil)
-        playing.referenceStartNs = start
+        placeReference(&playing, usec: usec)
+        let heard = playing.timeline.heardSamples(playedUsec: usec)
+        if let sound = playing.sound, sound.written == sound.samples.count, heard >= sound.end {
+            playing.sound = nil
+            playing.idleUntil = sound.end + Int(Self.idleSeconds * Double(playing.timeline.rate))
+            current = playing
+            sound.completion(.success(.completed))
+        } else if playing.sound == nil, heard >= playing.idleUntil {
+            current = playing
+            finish(.success(.completed))
+        } else {
+            current = playing
+        }
+    }
+
+    /// Puts the sound on the echo reference where the server hears it: the stream's start is now minus the
+    /// stream time played so far (which stands still while the stream waits to start or underruns, so the
+    /// reference follows those gaps), and the sound sits as far into the stream as it was written.
+    private func placeReference(_ playing: inout Current, usec: pa_usec_t) {
+        playing.timeline.place(nowNs: monotonicNanoseconds(), playedUsec: usec)
+        guard let echoReference, var sound = playing.sound, sound.written > 0, let reference = sound.reference,
+            let start = playing.timeline.heardNs(ofSample: sound.startIndex), start != sound.referenceStartNs
+        else { return }
+        if let placed = sound.referenceStartNs { echoReference.cut(at: placed) }
+        echoReference.schedule(reference, at: start, newSound: sound.referenceStartNs == nil)
+        sound.referenceStartNs = start
+        playing.sound = sound
     }
 
     /// The server ran out of sound before the end: the listener hears a gap. Not fatal, but worth a line
     /// (a starved machine, or a buffer too small for it).
     private func underflowed(_ s: OpaquePointer) {
-        guard let playing = current, playing.stream == s, playing.drain == nil else { return }
+        guard let playing = current, playing.stream == s, playing.sound != nil else { return }
         logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
-    }
-
-    private func drained(_ s: OpaquePointer, success: Bool) {
-        guard let playing = current, playing.stream == s, let drain = playing.drain else { return }
-        pa_operation_unref(drain)
-        current?.drain = nil
-        if success {
-            finish(.success(.completed))
-        } else {
-            fail(reason: pa_stream_get_context(s).map { PulseError.text(pa_context_errno($0)) } ?? "drain failed")
-        }
     }
 
     private func stateChanged(_ s: OpaquePointer) {
@@ -361,23 +379,21 @@ final class PulsePlaybackEngine {
         }
     }
 
+    /// Closes the stream; the sound in it (if any) ends with `result`.
     private func finish(_ result: Result<PlaybackOutcome, PulseError>) {
         guard let playing = current else { return }
         current = nil
-        if let drain = playing.drain {
-            pa_operation_cancel(drain)
-            pa_operation_unref(drain)
-        }
         pa_stream_set_state_callback(playing.stream, nil, nil)
         pa_stream_set_write_callback(playing.stream, nil, nil)
         pa_stream_set_moved_callback(playing.stream, nil, nil)
         pa_stream_set_underflow_callback(playing.stream, nil, nil)
         pa_stream_disconnect(playing.stream)
         pa_stream_unref(playing.stream)
-        if playing.referenceStartNs != nil, (try? result.get()) != .completed {
+        guard let sound = playing.sound else { return }
+        if sound.referenceStartNs != nil, (try? result.get()) != .completed {
             echoReference?.cut(at: monotonicNanoseconds())
         }
-        playing.completion(result)
+        sound.completion(result)
     }
 }
 
