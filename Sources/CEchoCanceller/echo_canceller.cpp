@@ -144,6 +144,10 @@ extern "C" int oc_aec_analyze_reverse(oc_aec *aec, const int16_t *samples, size_
 }
 
 extern "C" int oc_aec_process(oc_aec *aec, int16_t *samples, size_t count, int delay_ms) {
+    return oc_aec_process_linear(aec, samples, count, delay_ms, nullptr);
+}
+
+extern "C" int oc_aec_process_linear(oc_aec *aec, int16_t *samples, size_t count, int delay_ms, int16_t *linear) {
     if (count != static_cast<size_t>(aec->sample_rate / 100) || !samples) return OC_AEC_BAD_FRAME;
     const int16_t *input = samples;
     if (aec->linear) {
@@ -157,6 +161,7 @@ extern "C" int oc_aec_process(oc_aec *aec, int16_t *samples, size_t count, int d
         // path changed): its frame is dropped until it has learnt the path again.
         if (energy(aec->linear_out, count) <= energy(samples, count)) input = aec->linear_out;
     }
+    if (linear) std::memcpy(linear, input, count * sizeof(int16_t));
     int r = load(aec, input, count);
     if (r != OC_AEC_OK) return r;
     // The library clamps a delay outside 0..500 ms and says so with a warning code; the frame is still

@@ -39,9 +39,9 @@ import Testing
         #expect(aec.json && !aec.live && aec.sink == "vsink" && aec.source == nil)
         let live = try #require(try parser.command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
         #expect(live.live && !live.json && live.source == "vmic")
-        #expect(live.options.linearStageMs == 0)
-        let linear = try #require(try parser.command(["bench", "aec", "--linear-stage-ms", "200"]) as? OpenClawTalk.Bench.Aec)
-        #expect(linear.options.linearStageMs == 200)
+        #expect(live.options.linearStageMs == 200)
+        let linear = try #require(try parser.command(["bench", "aec", "--linear-stage-ms", "0"]) as? OpenClawTalk.Bench.Aec)
+        #expect(linear.options.linearStageMs == 0)
         #expect(throws: ValidationError.self) { try parser.command(["bench", "aec", "--linear-stage-ms", "900"]) }
         let speech = try #require(try parser.command(["bench", "speech", "m.tsv", "--aec-stages", "aec,hp,ns"]) as? OpenClawTalk.Bench.Speech)
         #expect(speech.audioProcessing == EchoCancellerOptions(highPassFilter: true, noiseSuppression: .moderate))

@@ -60,19 +60,15 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     package var streamDelayMs: Int
     /// How long an echo tail (ms) Speex's linear adaptive filter covers in front of WebRTC's canceller; 0: no
     /// linear stage. Why: WebRTC 0.3's canceller is close to half-duplex. Where the echo is louder than the
-    /// user, its suppressor takes the user's speech for echo and removes it with the echo. Speex's filter
-    /// subtracts its estimate of the echo and nothing else (about 20 dB of it once converged), so WebRTC meets
-    /// a weaker echo beside the user and takes less of them. Measured on a synthetic loopback-like path with
-    /// the user 8 dB under the echo: WebRTC alone kept a quarter of the user's voiced 100 ms windows within
-    /// 10 dB, the pair about 70 %, and left the echo alone 34 dB down instead of 29. 200 ms covers the echo's
-    /// lag behind its reference (`streamDelayMs`'s window) with room for reverberation.
-    ///
-    /// Off by default (0), as noise suppression and gain control are, for what it cost where it was measured:
-    /// with it, `bench talk`'s end of speech to first reply audio rose from 883-899 ms to 958-1111 ms at p95 in
-    /// six runs (release build, 6 clips; p50 unchanged), over the 1000 ms target, for a cause not yet found
-    /// (not the frames it drops, not a file for a microphone using it); and it did not make barge-in over the
-    /// reply reliable on the loopback. Its self-echo record there (0 of 10 cases, 1 of 20 without) is too
-    /// small a sample to outweigh that. `bench aec --linear-stage-ms 200` measures it.
+    /// user, its suppressor takes the user's speech for echo and removes it with the echo (on the loopback, a
+    /// user 8 dB under the reply came out 15 to 40 dB down). Speex's filter subtracts its estimate of the echo
+    /// and nothing else (about 20 dB of it once converged): WebRTC meets a weaker echo beside the user and takes
+    /// less of them, and while `DoubleTalkDetector` hears the user over the echo, `EchoCancellingCapture` passes
+    /// Speex's output on instead of WebRTC's. 200 ms covers the echo's lag behind its reference
+    /// (`streamDelayMs`'s window) with room for reverberation. On by default since playback keeps a reply's
+    /// sentences in one stream (`PlaybackTimeline`): before, each sentence's reference landed a few samples
+    /// elsewhere, the filter relearnt it every time, and it did not make barge-in over the reply work.
+    /// `bench aec --linear-stage-ms 0` measures without it.
     package var linearStageMs: Int
     /// Whether `EchoCancellingCapture` silences what does not stand out over the canceller's expected residual
     /// while something plays (`ResidualEchoSuppressor`). Off only to measure the canceller alone.
@@ -81,7 +77,7 @@ package struct EchoCancellerOptions: Sendable, Equatable {
     package init(
         sampleRate: Int = AudioFrame.sampleRate, highPassFilter: Bool = true, noiseSuppression: NoiseSuppression? = nil,
         gainControl: Bool = false, echoSuppression: EchoSuppression = .low, streamDelayMs: Int = 60,
-        suppressResidualEcho: Bool = true, linearStageMs: Int = 0
+        suppressResidualEcho: Bool = true, linearStageMs: Int = 200
     ) {
         self.suppressResidualEcho = suppressResidualEcho
         self.linearStageMs = linearStageMs
@@ -111,7 +107,7 @@ package struct EchoCancellerStatistics: Sendable, Equatable {
 /// what was played removed. Mono 16-bit PCM, any whole number of 10 ms frames per call. The output lags
 /// the input by 7 ms (the library's block processing).
 ///
-/// Cheap (about 185 µs per 20 ms frame in a debug build, 360 µs with the linear stage: under 2 % of a core)
+/// Cheap (about 360 µs per 20 ms frame in a debug build with the linear stage, 185 µs without: under 2 % of a core)
 /// but not thread-safe: confine it to its owner, as
 /// `EchoCancellingCapture` does.
 package final class EchoCanceller {
@@ -164,16 +160,25 @@ package final class EchoCanceller {
 
     /// Cleans captured audio (the near end): the echo of what was handed to `analyzeReverse` is removed.
     package func process(_ samples: [Int16]) throws -> [Int16] {
+        try processKeepingLinear(samples).cleaned
+    }
+
+    /// `process`, also returning what the linear stage left (the capture itself without the stage): the
+    /// echo only partly removed, but the user's speech whole, where WebRTC's suppressor takes some of it.
+    package func processKeepingLinear(_ samples: [Int16]) throws -> (cleaned: [Int16], linear: [Int16]) {
         try checkSize(samples.count)
         var out = samples
+        var linear = samples
         let delay = Int32(options.streamDelayMs)
         try out.withUnsafeMutableBufferPointer { buffer in
-            for start in stride(from: 0, to: buffer.count, by: subFrame) {
-                let r = oc_aec_process(handle, buffer.baseAddress! + start, subFrame, delay)
-                if r != 0 { throw Self.error(r, operation: "process the capture", rate: options.sampleRate, samples: samples.count, handle: handle) }
+            try linear.withUnsafeMutableBufferPointer { kept in
+                for start in stride(from: 0, to: buffer.count, by: subFrame) {
+                    let r = oc_aec_process_linear(handle, buffer.baseAddress! + start, subFrame, delay, kept.baseAddress! + start)
+                    if r != 0 { throw Self.error(r, operation: "process the capture", rate: options.sampleRate, samples: samples.count, handle: handle) }
+                }
             }
         }
-        return out
+        return (out, linear)
     }
 
     package var statistics: EchoCancellerStatistics {

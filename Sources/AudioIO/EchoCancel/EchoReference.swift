@@ -17,31 +17,18 @@ package final class EchoReference: Sendable {
     }
 
     private let segments = Mutex<[Segment]>([])
-    /// How many sounds have been scheduled (re-placements not counted), and where the latest one starts.
-    private let latest = Mutex<(count: Int, startNs: UInt64)>((0, 0))
 
     package init() {}
 
     /// Records that `samples` (16 kHz mono) are heard from `startNs` on. A sound replaces whatever was
-    /// scheduled after its start, as a new `play` replaces the sound in progress. `newSound: false` says
-    /// this is the sound already playing, placed again where the server now says it is heard.
-    package func schedule(_ samples: [Int16], at startNs: UInt64, newSound: Bool = true) {
+    /// scheduled after its start, as a new `play` replaces the sound in progress (or as the sound in progress,
+    /// placed again where the server now says it is heard, replaces itself).
+    package func schedule(_ samples: [Int16], at startNs: UInt64) {
         segments.withLock { list in
             Self.cut(&list, at: startNs)
             list.removeAll { $0.endNs + Self.historyNs < startNs }
             if !samples.isEmpty { list.append(Segment(startNs: startNs, samples: samples)) }
         }
-        latest.withLock { latest in
-            if newSound { latest.count += 1 }
-            latest.startNs = startNs
-        }
-    }
-
-    /// How many sounds have been scheduled so far and where the latest one starts: a reader that sees the
-    /// count move knows a new sound (a reply's next sentence) is coming, even one placed where it has
-    /// already read.
-    package func latestSound() -> (count: Int, startNs: UInt64) {
-        latest.withLock { $0 }
     }
 
     /// Records that nothing is heard from `ns` on (playback was stopped, or failed).

@@ -4,8 +4,9 @@
 ///
 /// Why it is needed: the canceller converges late when a reply starts after silence, later still when its
 /// reference is misplaced (on a sink's monitor the echo has been seen 200 ms before the server's timing places
-/// it, until `EchoAligner` corrects it). Meanwhile the reply's first syllables come through nearly whole, and a
-/// dictation model hears new words in them, which the text guard cannot tell from the user's.
+/// it, until `EchoAligner` corrects it; the canceller must then learn the moved path, see `relearn()`).
+/// Meanwhile the reply's first syllables come through nearly whole, and a dictation model hears new words in
+/// them, which the text guard cannot tell from the user's.
 ///
 /// The expected residual is `coupling × played × attenuation`, each measured over 100 ms windows:
 /// - `played`: the loudest 20 ms of the reference within 300 ms either side of the frame (misplacement and
@@ -60,12 +61,17 @@ struct ResidualEchoSuppressor {
     private var run = 0
     private var silentFrames = 0
 
+    /// The reference was moved under the canceller (`EchoAligner`): it must reconverge, so what it leaves is
+    /// learnt again from the next windows, and nothing passes until then.
+    mutating func relearn() {
+        attenuations.removeAll()
+        hangover = 0
+        run = 0
+    }
+
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
-    /// of reference around it (see `loudestFrameRMS`), `soundStarting` whether a new sound starts within 300 ms. Returns `cleaned`, or it 40 dB down.
-    mutating func pass(far: [Int16], playedAround: Double, soundStarting: Bool = false, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
-        // Each new sound (a reply's next sentence) meets a canceller that may lose it at first: its
-        // attenuation is learnt again from its own first windows, as after silence.
-        if soundStarting { attenuations.removeAll() }
+    /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
+    mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
         Self.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
         Self.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
         Self.push(Self.energy(far), into: &before, keep: 15)

@@ -52,7 +52,7 @@ final class PulsePlaybackEngine {
     static let targetLatency = Duration.milliseconds(100)
     /// How long a stream plays silence after its sound before it closes: longer than the pause between a
     /// reply's sentences (the next one is synthesised while one plays), shorter than the wait for the next reply.
-    static let idleSeconds = 1.5
+    static let idleSeconds = 10.0
 
     init(
         loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
@@ -255,7 +255,7 @@ final class PulsePlaybackEngine {
             let start = playing.timeline.heardNs(ofSample: sound.startIndex), start != sound.referenceStartNs
         else { return }
         if let placed = sound.referenceStartNs { echoReference.cut(at: placed) }
-        echoReference.schedule(reference, at: start, newSound: sound.referenceStartNs == nil)
+        echoReference.schedule(reference, at: start)
         sound.referenceStartNs = start
         playing.sound = sound
     }

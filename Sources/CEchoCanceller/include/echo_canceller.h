@@ -48,6 +48,9 @@ int oc_aec_analyze_reverse(oc_aec *aec, const int16_t *samples, size_t count);
 /* One 10 ms frame of what was captured, cleaned in place. `delay_ms`: how long after its reference the
    echo is expected in the capture (a hint; the library also estimates the delay itself). */
 int oc_aec_process(oc_aec *aec, int16_t *samples, size_t count, int delay_ms);
+/* oc_aec_process that also copies what WebRTC's canceller was given into `linear` (count samples): the
+   linear stage's output, or the capture itself without the stage or where its frame was dropped. */
+int oc_aec_process_linear(oc_aec *aec, int16_t *samples, size_t count, int delay_ms, int16_t *linear);
 int oc_aec_stats_get(oc_aec *aec, oc_aec_stats *stats);
 /* The library's code behind the last OC_AEC_LIBRARY result. */
 int oc_aec_last_library_error(const oc_aec *aec);

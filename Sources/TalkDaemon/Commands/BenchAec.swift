@@ -17,7 +17,7 @@ extension OpenClawTalk.Bench {
                 .option("sink", value: "name", help: "The sink to play into (default: the server's default)."),
                 .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
                 .flag("no-live", help: "Skip the sound-server loopback."),
-                .option("linear-stage-ms", value: "ms", help: "Speex's linear stage in front of WebRTC's canceller: its echo tail, 0 for none (the default)."),
+                .option("linear-stage-ms", value: "ms", help: "Speex's linear stage in front of WebRTC's canceller: its echo tail (default 200), 0 for none."),
             ]
         )
 

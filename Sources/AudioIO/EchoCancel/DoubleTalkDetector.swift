@@ -1,0 +1,104 @@
+/// Says when the user speaks over the reply's echo, from how much of the capture the linear stage (Speex's
+/// adaptive filter) leaves: `EchoCancellingCapture` then passes the linear stage's output on instead of
+/// WebRTC's, which would take the user with the echo.
+///
+/// Why: WebRTC 0.3's suppressor is close to half-duplex. With the user 8 dB under the echo on the loopback it
+/// left them 15 to 40 dB down and neither model found their words, so barge-in never came. The linear filter
+/// removes only its estimate of the echo: on echo alone it leaves a steady fraction (about -20 dB once
+/// converged), and the user's speech lifts what it leaves well over that (to about -8 dB). Its output then
+/// holds the user whole and the echo 20 dB down, which recognition copes with.
+///
+/// Measured over 100 ms windows while something plays: `echoOnly` is the 30th percentile of what the filter
+/// left of loud windows not taken for the user, over the last 3 s. A window is the user's when the filter
+/// leaves 8 dB more of it than that (`margin`) but still removes something (`divergedRatio`): a window it
+/// leaves whole is a user far louder than the echo, whom WebRTC keeps anyway, or a filter thrown off, whose
+/// output would be the echo. Together the two bounds only let a filter that removes over 10 dB of the echo
+/// alone hear a user, so one still learning the path (a reply after silence, a reference the aligner just
+/// moved) never does.
+struct DoubleTalkDetector {
+    static let windowFrames = 5
+    static let historyWindows = 30
+    static let settleWindows = 8
+    /// 8 dB over what it leaves of echo alone: the user's speech is in the window.
+    static let margin = 6.3
+    /// -2 dB: the filter removes next to nothing here.
+    static let divergedRatio = 0.63
+    /// A raw window quieter than this (about -40 dBFS) holds too little to judge.
+    static let loudRMS = 300.0
+    /// Windows that must say "user" in a row before the detector fires, and how long it holds after.
+    static let openingWindows = 2
+    static let hangoverFrames = 15
+
+    private var raw: [Double] = []
+    private var linear: [Double] = []
+    private var ratios: [Double] = []
+    private var frames = 0
+    private var userWindows = 0
+    private var hangover = 0
+    private var silentFrames = 0
+    /// Silence this long (1 s), and the next sound may be placed afresh: the filter must show it has learnt it.
+    static let restartFrames = 50
+
+    /// The filter's path knowledge no longer holds (the reference moved, playback restarted after silence).
+    mutating func reset() {
+        ratios.removeAll()
+        userWindows = 0
+        hangover = 0
+    }
+
+    /// Takes one frame's raw capture and the linear stage's output for it; `playing` says whether a reference
+    /// sound is around it. Returns whether the user is speaking over the echo.
+    mutating func add(raw near: [Int16], linear out: [Int16], playing: Bool) -> Bool {
+        guard playing else {
+            silentFrames += 1
+            if silentFrames >= Self.restartFrames { reset() }
+            hangover = 0
+            userWindows = 0
+            return false
+        }
+        silentFrames = 0
+        Self.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Self.windowFrames)
+        Self.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Self.windowFrames)
+        frames += 1
+        if frames % Self.windowFrames == 0 {
+            judgeWindow()
+        }
+        if hangover > 0 {
+            hangover -= 1
+            return true
+        }
+        return false
+    }
+
+    private mutating func judgeWindow() {
+        let rawEnergy = raw.reduce(0, +) / Double(raw.count)
+        guard rawEnergy >= Self.loudRMS * Self.loudRMS else {
+            userWindows = 0
+            return
+        }
+        let ratio = linear.reduce(0, +) / Double(linear.count) / rawEnergy
+        var user = false
+        if ratios.count >= Self.settleWindows {
+            let echoOnly = Self.percentile(ratios, 0.3)
+            user = ratio >= echoOnly * Self.margin && ratio < Self.divergedRatio
+        }
+        if user {
+            userWindows += 1
+            if userWindows >= Self.openingWindows || hangover > 0 { hangover = Self.hangoverFrames }
+        } else {
+            // A filter thrown off counts too: it raises the bar until the filter has learnt the path again.
+            userWindows = 0
+            Self.push(ratio, into: &ratios, keep: Self.historyWindows)
+        }
+    }
+
+    private static func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted[Int(Double(sorted.count - 1) * p)]
+    }
+
+    private static func push(_ value: Double, into list: inout [Double], keep: Int) {
+        list.append(value)
+        if list.count > keep { list.removeFirst(list.count - keep) }
+    }
+}
