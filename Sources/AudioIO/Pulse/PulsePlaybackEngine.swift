@@ -50,8 +50,9 @@ final class PulsePlaybackEngine {
     /// late refilling before the server runs dry and the sound gets a gap. 40 ms left 20 ms of slack, which a
     /// loaded machine overran (the loopback sweep came back broken); 100 ms starts within 50 ms and leaves 60.
     static let targetLatency = Duration.milliseconds(100)
-    /// How long a stream plays silence after its sound before it closes: longer than the pause between a
-    /// reply's sentences (the next one is synthesised while one plays), shorter than the wait for the next reply.
+    /// How long a stream plays silence after its sound before it closes: long enough that the next reply in a
+    /// conversation usually finds it open, so the echo path the linear filter learnt still holds (a new stream
+    /// lands a few samples elsewhere); short enough not to hold the sink awake long after a session goes quiet.
     static let idleSeconds = 10.0
 
     init(
