@@ -1,4 +1,5 @@
 import CPulse
+import TalkLogging
 
 /// Asynchronous server queries (default devices, source and sink lists) on a ready context.
 /// Completions run on the loop thread; call these only there or with the loop locked.
@@ -59,6 +60,25 @@ enum PulseIntrospection {
             }, userdata)
         }
         finish(op, box)
+    }
+
+    /// The sink named `name` while it exists, else the server's default (by name, so events can say which);
+    /// nil for no name gives the default too.
+    static func sink(named name: String?, _ context: OpaquePointer, logger: Logger, completion: @escaping (String?) -> Void) {
+        defaults(context) { defaults in
+            guard let name else {
+                completion(defaults.sink)
+                return
+            }
+            devices(.sink, context) { sinks in
+                if sinks.contains(where: { $0.name == name }) {
+                    completion(name)
+                } else {
+                    logger.info("Sink is gone; playing to the default sink", metadata: ["audio.device": "\(name)"])
+                    completion(defaults.sink)
+                }
+            }
+        }
     }
 
     /// When the request could not even be sent the callback never runs: answer empty and drop the box.

@@ -109,7 +109,7 @@ final class PulsePlaybackEngine {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let context):
-                chooseSink(context) { [unowned self] sink in
+                PulseIntrospection.sink(named: requestedSink, context, logger: logger) { [unowned self] sink in
                     guard mine == generation else {
                         completion(.success(.stopped))
                         return
@@ -142,24 +142,6 @@ final class PulsePlaybackEngine {
         homecoming?.cancel()
         connection.close()
         events.finish()
-    }
-
-    /// The requested sink while it exists, else the server's default (by name, so events can say which).
-    private func chooseSink(_ context: OpaquePointer, completion: @escaping (String?) -> Void) {
-        PulseIntrospection.defaults(context) { [requestedSink, logger] defaults in
-            guard let name = requestedSink else {
-                completion(defaults.sink)
-                return
-            }
-            PulseIntrospection.devices(.sink, context) { sinks in
-                if sinks.contains(where: { $0.name == name }) {
-                    completion(name)
-                } else {
-                    logger.info("Sink is gone; playing to the default sink", metadata: ["audio.device": "\(name)"])
-                    completion(defaults.sink)
-                }
-            }
-        }
     }
 
     private func open(
@@ -368,7 +350,7 @@ final class PulsePlaybackEngine {
         connection.keepTrying = true
         connection.whenReady(failFast: false) { [unowned self] result in
             guard case .success(let context) = result, interrupted, !closed else { return }
-            chooseSink(context) { [unowned self] sink in
+            PulseIntrospection.sink(named: requestedSink, context, logger: logger) { [unowned self] sink in
                 guard interrupted, !closed else { return }
                 // No sink to name yet (a restarted PipeWire before WirePlumber has picked its default): look again.
                 guard let name = sink else { return scheduleRecoveryCheck() }
