@@ -57,8 +57,8 @@ struct DoubleTalkDetector {
             return false
         }
         silentFrames = 0
-        Self.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Self.windowFrames)
-        Self.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Self.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Self.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Self.windowFrames)
         frames += 1
         if frames % Self.windowFrames == 0 {
             judgeWindow()
@@ -71,15 +71,15 @@ struct DoubleTalkDetector {
     }
 
     private mutating func judgeWindow() {
-        let rawEnergy = raw.reduce(0, +) / Double(raw.count)
+        let rawEnergy = LevelHistory.mean(raw)
         guard rawEnergy >= Self.loudRMS * Self.loudRMS else {
             userWindows = 0
             return
         }
-        let ratio = linear.reduce(0, +) / Double(linear.count) / rawEnergy
+        let ratio = LevelHistory.mean(linear) / rawEnergy
         var user = false
         if ratios.count >= Self.settleWindows {
-            let echoOnly = Self.percentile(ratios, 0.3)
+            let echoOnly = LevelHistory.percentile(ratios, 0.3)
             user = ratio >= echoOnly * Self.margin && ratio < Self.divergedRatio
         }
         if user {
@@ -88,17 +88,7 @@ struct DoubleTalkDetector {
         } else {
             // A filter thrown off counts too: it raises the bar until the filter has learnt the path again.
             userWindows = 0
-            Self.push(ratio, into: &ratios, keep: Self.historyWindows)
+            LevelHistory.push(ratio, into: &ratios, keep: Self.historyWindows)
         }
-    }
-
-    private static func percentile(_ values: [Double], _ p: Double) -> Double {
-        let sorted = values.sorted()
-        return sorted[Int(Double(sorted.count - 1) * p)]
-    }
-
-    private static func push(_ value: Double, into list: inout [Double], keep: Int) {
-        list.append(value)
-        if list.count > keep { list.removeFirst(list.count - keep) }
     }
 }

@@ -72,9 +72,9 @@ struct ResidualEchoSuppressor {
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
     /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
     mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
-        Self.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
-        Self.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
-        Self.push(Self.energy(far), into: &before, keep: 15)
+        LevelHistory.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
+        LevelHistory.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
+        LevelHistory.push(Self.energy(far), into: &before, keep: 15)
         guard playedAround >= Self.playingRMS else {
             silentFrames += 1
             hangover = 0
@@ -87,14 +87,14 @@ struct ResidualEchoSuppressor {
         }
         silentFrames = 0
         let played = playedAround * playedAround
-        let (rawEnergy, cleanedEnergy) = (Self.mean(raw), Self.mean(cleaned))
+        let (rawEnergy, cleanedEnergy) = (LevelHistory.mean(raw), LevelHistory.mean(cleaned))
         let loud = rawEnergy >= Self.loudRMS * Self.loudRMS
         // Counted: an echo may be in this window (its reference played just before, or the capture is loud).
         let counted = (before.max() ?? 0) >= Self.playingRMS * Self.playingRMS || loud
         let residual: Double
-        let coupling = couplings.count >= Self.settleWindows ? Self.percentile(couplings, Self.couplingPercentile) : nil
+        let coupling = couplings.count >= Self.settleWindows ? LevelHistory.percentile(couplings, Self.couplingPercentile) : nil
         if let coupling, attenuations.count >= Self.settleWindows {
-            residual = coupling * played * Self.percentile(attenuations, Self.attenuationPercentile)
+            residual = coupling * played * LevelHistory.percentile(attenuations, Self.attenuationPercentile)
         } else if let coupling, coupling < Self.noEchoCoupling {
             // Headphones, or a file for a microphone: there is no echo for the canceller to learn from.
             residual = coupling * played
@@ -110,8 +110,8 @@ struct ResidualEchoSuppressor {
             return hangover > 0 ? out : Self.muted(out)
         }
         if counted {
-            Self.push(rawEnergy / played, into: &couplings, keep: Self.historyWindows)
-            if loud { Self.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Self.historyWindows) }
+            LevelHistory.push(rawEnergy / played, into: &couplings, keep: Self.historyWindows)
+            if loud { LevelHistory.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Self.historyWindows) }
         }
         return Self.muted(out)
     }
@@ -129,20 +129,6 @@ struct ResidualEchoSuppressor {
         stride(from: 0, to: samples.count, by: AudioFrame.samplesPerFrame).map { start in
             energy(samples[start..<min(samples.count, start + AudioFrame.samplesPerFrame)])
         }.max().map { $0.squareRoot() } ?? 0
-    }
-
-    private static func percentile(_ values: [Double], _ p: Double) -> Double {
-        let sorted = values.sorted()
-        return sorted[Int(Double(sorted.count - 1) * p)]
-    }
-
-    private static func push(_ value: Double, into list: inout [Double], keep: Int) {
-        list.append(value)
-        if list.count > keep { list.removeFirst(list.count - keep) }
-    }
-
-    private static func mean(_ list: [Double]) -> Double {
-        list.isEmpty ? 0 : list.reduce(0, +) / Double(list.count)
     }
 
     /// Mean square of the samples.
