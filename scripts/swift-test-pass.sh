@@ -13,8 +13,9 @@ status=${PIPESTATUS[0]}
 
 # Swift Testing's result lines: `✔ Test "…" passed after …`, `✘ Test "…" failed after …`, and for a skip
 # `➜ Test "…" skipped: "reason"` (a trait) or `➜ Test "…" was cancelled after …: "reason"` (mid-test).
-# The run's own closing line (`✔ Test run with N tests …`) is left out.
-count() { grep -E "$1" "$log" | grep -cv '^. Test run with '; }
+# The run's own closing line (`✔ Test run with N tests …`) is left out. A test case's argument holding a NUL
+# (a malformed-URL case) ends its `◇` line early, so the next result is glued to it: each result starts a line.
+count() { sed -E 's/(✔|━|✘|➜) Test /\n&/g' "$log" | grep -E "$1" | grep -cv '^. Test run with '; }
 passed=$(count '^(✔|━) Test .* passed after ')  # ━: passed with a known issue (withKnownIssue)
 failed=$(count '^✘ Test .* failed after ')
 skipped=$(count '^➜ Test .* (skipped|was cancelled)')
