@@ -36,6 +36,9 @@ struct DoubleTalkDetector {
     private var userWindows = 0
     private var hangover = 0
     private var silentFrames = 0
+    /// The last loud window's linear-stage-to-raw energy ratio, and the echo-only ratio it was judged
+    /// against (nil while settling): for the log line when the detector opens.
+    private(set) var lastJudgement: (ratio: Double, echoOnly: Double?)?
     /// Silence this long (1 s), and the next sound may be placed afresh: the filter must show it has learnt it.
     static let restartFrames = 50
 
@@ -78,10 +81,13 @@ struct DoubleTalkDetector {
         }
         let ratio = LevelHistory.mean(linear) / rawEnergy
         var user = false
+        var echoOnly: Double?
         if ratios.count >= Self.settleWindows {
-            let echoOnly = LevelHistory.percentile(ratios, 0.3)
-            user = ratio >= echoOnly * Self.margin && ratio < Self.divergedRatio
+            let level = LevelHistory.percentile(ratios, 0.3)
+            echoOnly = level
+            user = ratio >= level * Self.margin && ratio < Self.divergedRatio
         }
+        lastJudgement = (ratio, echoOnly)
         if user {
             userWindows += 1
             if userWindows >= Self.openingWindows || hangover > 0 { hangover = Self.hangoverFrames }

@@ -1,3 +1,4 @@
+import Foundation
 import TalkLogging
 
 /// A microphone with the speaker's echo removed: wraps a capture device and runs each 20 ms frame through
@@ -23,6 +24,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
+    private var wasUserOverEcho = false
 
     package init(
         _ device: any AudioCaptureDevice, reference: EchoReference, options: EchoCancellerOptions = EchoCancellerOptions(),
@@ -52,6 +54,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         suppressor = ResidualEchoSuppressor()
         doubleTalk = DoubleTalkDetector()
         reportedFrameError = false
+        wasUserOverEcho = false
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { [weak self] in
             for await event in events {
@@ -112,6 +115,17 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
                 let userOverEcho = options.linearStageMs > 0
                     && doubleTalk.add(raw: raw, linear: linear, playing: around >= ResidualEchoSuppressor.playingRMS)
+                if userOverEcho != wasUserOverEcho {
+                    // At debug level (unlike the per-frame trace, cheap enough to leave on while a rare
+                    // self-interruption is waited for): when the linear stage's output was passed on.
+                    wasUserOverEcho = userOverEcho
+                    let judged = doubleTalk.lastJudgement
+                    logger.debug(userOverEcho ? "User heard over the echo" : "User over the echo ended", metadata: [
+                        "audio.aec.ms": "\(start / 1_000_000)",
+                        "audio.aec.linearDb": "\(Self.decibels(judged?.ratio))",
+                        "audio.aec.echoOnlyDb": "\(Self.decibels(judged?.echoOnly))",
+                    ])
+                }
                 if userOverEcho {
                     frame.samples = linear
                 } else if options.suppressResidualEcho {
@@ -154,6 +168,12 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         let span = ResidualEchoSuppressor.aroundNs
         let samples = reference.samples(from: start > span ? start - span : 0, count: ResidualEchoSuppressor.aroundSamples)
         return ResidualEchoSuppressor.loudestFrameRMS(samples)
+    }
+
+    /// An energy ratio in whole decibels, for a log line.
+    private static func decibels(_ ratio: Double?) -> String {
+        guard let ratio, ratio > 0 else { return "-" }
+        return "\(Int((10 * log10(ratio)).rounded()))"
     }
 
     private static func rms(_ samples: [Int16]) -> Int {
