@@ -160,14 +160,16 @@ import Testing
     func `a late final of one utterance is dropped and the next utterance gets its own words`() async throws {
         let gw = try await Self.gateway()
         defer { gw.stop() }
-        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["first words", "second words"], "finalDelaysMs": [2500, 0]}"#)
-        // One second apart: the first utterance's final, 2.5 s late, comes while the second is being streamed.
+        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["first words", "second words"], "finalDelaysMs": [3500, 0]}"#)
+        // One second apart: the first utterance's final, 3.5 s late, comes after the 2.5 s wait for it, while the
+        // second is in flight. (With 2.5 s and the default 1.5 s wait, the second's prompt final once missed the
+        // wait too on a loaded CI machine: both utterances went out with the local words.)
         let clip = try AudioFileReader.readMono(path: try RunCommandTests.clip.path())
         let twice = PCMBuffer(sampleRate: clip.sampleRate, samples: clip.samples + [Int16](repeating: 0, count: clip.sampleRate) + clip.samples)
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("relay-run-twice-\(getpid()).wav").path
         try WAVAudio(twice).write(path: input)
         defer { try? FileManager.default.removeItem(atPath: input) }
-        let r = try await Self.run(gw, ["--seconds", "16"], input: input)
+        let r = try await Self.run(gw, ["--seconds", "16", "--relay-wait-ms", "2500"], input: input)
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.transcripts == [RunCommandTests.spoken, "second words"], "\(r.transcripts)")
         #expect(r.stderr.contains("a late relay final was dropped"))

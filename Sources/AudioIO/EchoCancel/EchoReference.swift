@@ -8,7 +8,7 @@ package final class EchoReference: Sendable {
     package static let sampleRate = AudioFrame.sampleRate
     static let nanosecondsPerSample: UInt64 = 1_000_000_000 / UInt64(sampleRate)
     /// How much played audio is kept for a capture that runs late.
-    static let historyNs: UInt64 = 2_000_000_000
+    private let historyNs: UInt64
 
     private struct Segment {
         var startNs: UInt64
@@ -18,7 +18,11 @@ package final class EchoReference: Sendable {
 
     private let segments = Mutex<[Segment]>([])
 
-    package init() {}
+    /// - Parameter historySeconds: how long played audio is kept after it ended (2 s is ample for a capture
+    ///   running late; a test that reads the reference after a whole run keeps it longer).
+    package init(historySeconds: Double = 2) {
+        historyNs = UInt64(historySeconds * 1_000_000_000)
+    }
 
     /// Records that `samples` (16 kHz mono) are heard from `startNs` on. A sound replaces whatever was
     /// scheduled after its start, as a new `play` replaces the sound in progress (or as the sound in progress,
@@ -26,7 +30,7 @@ package final class EchoReference: Sendable {
     package func schedule(_ samples: [Int16], at startNs: UInt64) {
         segments.withLock { list in
             Self.cut(&list, at: startNs)
-            list.removeAll { $0.endNs + Self.historyNs < startNs }
+            list.removeAll { $0.endNs + historyNs < startNs }
             if !samples.isEmpty { list.append(Segment(startNs: startNs, samples: samples)) }
         }
     }
@@ -42,7 +46,7 @@ package final class EchoReference: Sendable {
         var out = [Int16](repeating: 0, count: count)
         let step = Int64(Self.nanosecondsPerSample)
         segments.withLock { list in
-            list.removeAll { $0.endNs + Self.historyNs < startNs }
+            list.removeAll { $0.endNs + historyNs < startNs }
             for segment in list {
                 // Index into the segment of the window's first sample, rounded to the nearest sample.
                 let offset = Int64((Double(Int64(bitPattern: startNs &- segment.startNs)) / Double(step)).rounded())
