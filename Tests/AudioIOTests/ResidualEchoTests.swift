@@ -123,4 +123,33 @@ import TalkTestSupport
         func sum(_ key: String) -> Int { frames.suffix(100).compactMap { Int("\($0.metadata[key] ?? "")") }.reduce(0, +) }
         #expect(sum("audio.aec.raw") > 10 * sum("audio.aec.cancelled"), "the last 2 s: raw \(sum("audio.aec.raw")), cancelled \(sum("audio.aec.cancelled"))")
     }
+
+    /// `OPENCLAW_TALK_LOG_LEVEL=debug` names each time the double-talk detector passed the linear stage's output
+    /// on, with the ratios it judged by: how a self-interruption on the loopback was traced to it. On a
+    /// synthetic path the user over the converged echo opens it; the echo alone never does.
+    @Test(arguments: [true, false])
+    func `at debug level the double-talk detector's openings are logged, with its ratios`(userSpeaks: Bool) async throws {
+        let store = InMemoryLogHandler.Store()
+        var logger = Logger(label: "test.residual.doubletalk", handler: InMemoryLogHandler(store: store))
+        logger.logLevel = .debug
+        let speech = try Self.speech()
+        let far = [Int16](repeating: 0, count: Self.rate) + speech + speech
+        let user = userSpeaks ? Self.user(try Self.talker(), at: 7 * Self.rate, count: far.count, gain: 0.3) : nil
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80), plus: user)
+        let t0: UInt64 = 5_000_000_000
+        let playback = EchoReferencePlayback(SilentPlayback(), now: { t0 }, logger: logger)
+        #expect(try await playback.play(PCMBuffer(sampleRate: Self.rate, samples: far)) == .completed)
+        let capture = EchoCancellingCapture(
+            FrameListCapture(samples: near, firstSampleNs: t0), reference: playback.reference, logger: logger)
+        _ = try await EchoCancellerTests.collect(try await capture.start())
+        let opened = store.events.filter { "\($0.message)" == "User heard over the echo" }
+        guard userSpeaks else {
+            #expect(opened.isEmpty, "opened on the echo alone: \(opened.map(\.metadata))")
+            return
+        }
+        let first = try #require(opened.first, "the user over the echo never opened the detector")
+        #expect(Int("\(first.metadata["audio.aec.linearDb"] ?? "")") != nil && Int("\(first.metadata["audio.aec.echoOnlyDb"] ?? "")") != nil,
+                "\(first.metadata)")
+        #expect(store.events.contains { "\($0.message)" == "User over the echo ended" })
+    }
 }
