@@ -14,22 +14,25 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private let reference: EchoReference
     private let options: EchoCancellerOptions
     private let logger: Logger
-    private var canceller: EchoCanceller?
+    /// The canceller and the stages after it; nil while stopped.
+    private var processor: EchoFrameProcessor?
     /// The last figures of a canceller that has stopped, so they can be read after the stream ended.
     private var lastStatistics: EchoCancellerStatistics?
     private var cursor = ReferenceCursor()
     private var aligner = EchoAligner()
-    private var suppressor = ResidualEchoSuppressor()
-    private var doubleTalk = DoubleTalkDetector()
+    private let recordFolder: String?
+    private var recorder: EchoCaptureRecorder?
+    /// What happened to the placement before the next recorded frame.
+    private var mark = EchoCaptureRecorder.Mark.none
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
-    private var wasUserOverEcho = false
 
     package init(
         _ device: any AudioCaptureDevice, reference: EchoReference, options: EchoCancellerOptions = EchoCancellerOptions(),
-        logger: Logger
+        recordTo folder: String? = nil, logger: Logger
     ) {
+        self.recordFolder = folder
         self.device = device
         self.reference = reference
         self.options = options
@@ -48,13 +51,12 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         let events = try await device.start()
         generation += 1
         let mine = generation
-        canceller = fresh
+        processor = EchoFrameProcessor(fresh)
         cursor = ReferenceCursor()
         aligner = EchoAligner()
-        suppressor = ResidualEchoSuppressor()
-        doubleTalk = DoubleTalkDetector()
         reportedFrameError = false
-        wasUserOverEcho = false
+        recorder = recordFolder.map { _ in EchoCaptureRecorder() }
+        mark = .none
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { [weak self] in
             for await event in events {
@@ -76,15 +78,16 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         guard let pump else { return }
         self.pump = nil
         generation += 1
-        lastStatistics = canceller?.statistics
-        canceller = nil
+        lastStatistics = processor?.canceller.statistics
+        processor = nil
         pump.cancel()
         await device.stop()
+        writeRecording()
     }
 
     /// The canceller's own measurements (after a stop, its last ones), or nil before the first start.
     package func statistics() -> EchoCancellerStatistics? {
-        canceller?.statistics ?? lastStatistics
+        processor?.canceller.statistics ?? lastStatistics
     }
 
     /// How far the echo lags the reference, as last measured from the signals (nil before a clear measurement).
@@ -94,52 +97,41 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
 
     /// nil: this stream is stale (a newer `start` or a `stop` came since), so the pump ends.
     private func clean(_ event: CaptureEvent, generation: Int) -> CaptureEvent? {
-        guard generation == self.generation, let canceller else { return nil }
+        guard generation == self.generation, processor != nil else { return nil }
         switch event {
         case .frame(var frame):
             let start = cursor.start(of: frame)
             let far = reference.samples(from: start, count: frame.samples.count)
             if let correction = aligner.add(reference: far, capture: frame.samples) {
                 cursor.move(by: correction)
-                // Both filters must learn the moved path again: until they show it, neither the user's
-                // speech nor the echo is told apart by them.
-                doubleTalk.reset()
-                suppressor.relearn()
+                processor?.relearn()
+                mark = .moved
                 logger.debug("Echo reference moved", metadata: ["audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)"])
             }
             do {
-                try canceller.analyzeReverse(far)
                 let raw = frame.samples
-                let (cancelled, linear) = try canceller.processKeepingLinear(raw)
                 let around = playedAround(start)
-                // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
-                let userOverEcho = options.linearStageMs > 0
-                    && doubleTalk.add(raw: raw, linear: linear, playing: around >= ResidualEchoSuppressor.playingRMS)
-                if userOverEcho != wasUserOverEcho {
+                guard let outcome = try processor?.process(raw: raw, far: far, playedAround: around) else { return nil }
+                recorder?.append(raw: raw, far: far, playedAround: around, mark: mark)
+                mark = .none
+                if outcome.changed {
                     // At debug level (unlike the per-frame trace, cheap enough to leave on while a rare
                     // self-interruption is waited for): when the linear stage's output was passed on.
-                    wasUserOverEcho = userOverEcho
-                    let judged = doubleTalk.lastJudgement
-                    logger.debug(userOverEcho ? "User heard over the echo" : "User over the echo ended", metadata: [
+                    let judged = processor?.lastJudgement
+                    logger.debug(outcome.userOverEcho ? "User heard over the echo" : "User over the echo ended", metadata: [
                         "audio.aec.ms": "\(start / 1_000_000)",
                         "audio.aec.linearDb": "\(Self.decibels(judged?.ratio))",
                         "audio.aec.echoOnlyDb": "\(Self.decibels(judged?.echoOnly))",
                     ])
                 }
-                if userOverEcho {
-                    frame.samples = linear
-                } else if options.suppressResidualEcho {
-                    frame.samples = suppressor.pass(far: far, playedAround: around, raw: raw, cleaned: cancelled)
-                } else {
-                    frame.samples = cancelled
-                }
+                frame.samples = outcome.samples
                 // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
                 if logger.logLevel <= .trace {
                     logger.trace("Echo frame", metadata: [
                         "audio.aec.ms": "\(start / 1_000_000)", "audio.aec.far": "\(Self.rms(far))",
-                        "audio.aec.raw": "\(Self.rms(raw))", "audio.aec.cancelled": "\(Self.rms(cancelled))",
+                        "audio.aec.raw": "\(Self.rms(raw))", "audio.aec.cancelled": "\(Self.rms(outcome.cancelled))",
                         "audio.aec.out": "\(Self.rms(frame.samples))",
-                        "audio.aec.linear": "\(Self.rms(linear))", "audio.aec.userOverEcho": "\(userOverEcho ? 1 : 0)",
+                        "audio.aec.linear": "\(Self.rms(outcome.linear))", "audio.aec.userOverEcho": "\(outcome.userOverEcho ? 1 : 0)",
                     ])
                 }
             } catch {
@@ -154,8 +146,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             // Another device or a restarted server: the echo path and the capture clock start afresh.
             cursor = ReferenceCursor()
             aligner = EchoAligner()
-            suppressor = ResidualEchoSuppressor()
-            doubleTalk = DoubleTalkDetector()
+            processor?.restart()
+            mark = .restarted
             return event
         case .finished:
             return event
@@ -178,6 +170,18 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
 
     private static func rms(_ samples: [Int16]) -> Int {
         Int(ResidualEchoSuppressor.energy(samples).squareRoot())
+    }
+
+    /// Writes what `recordTo` asked for; a failure is logged, never thrown: the session it records goes on.
+    private func writeRecording() {
+        guard let folder = recordFolder, let recording = recorder else { return }
+        recorder = nil
+        do {
+            try recording.write(to: folder)
+            logger.notice("Echo cancellation recorded", metadata: ["audio.aec.record": "\(folder)", "audio.aec.frames": "\(recording.frames)"])
+        } catch {
+            logger.error("Echo cancellation recording not written", metadata: ["audio.aec.record": "\(folder)", "audio.error": "\(error)"])
+        }
     }
 
     private func stop(generation: Int) async {

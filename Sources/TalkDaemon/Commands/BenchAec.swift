@@ -18,6 +18,9 @@ extension OpenClawTalk.Bench {
                 .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
                 .flag("no-live", help: "Skip the sound-server loopback."),
                 .option("linear-stage-ms", value: "ms", help: "Speex's linear stage in front of WebRTC's canceller: its echo tail (default 200), 0 for none."),
+                .option("replay", value: "dir", help: "Replay a capture recorded with OPENCLAW_TALK_AEC_RECORD=dir openclaw-talk run: "
+                    + "when the double-talk detector heard the user over the echo. Nothing else is measured."),
+                .option("output", value: "out.wav", help: "With --replay: write what the capture would have passed on."),
             ]
         )
 
@@ -28,6 +31,8 @@ extension OpenClawTalk.Bench {
         var source: String?
         var live: Bool
         var options = EchoCancellerOptions()
+        var replay: String?
+        var output: String?
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
@@ -35,9 +40,13 @@ extension OpenClawTalk.Bench {
             source = parsed.option("source")
             live = !parsed.flag("no-live")
             if let ms = try parsed.intOption("linear-stage-ms", range: 0...500) { options.linearStageMs = ms }
+            replay = parsed.option("replay")
+            output = parsed.option("output")
+            if output != nil, replay == nil { throw ValidationError("'--output' goes with '--replay DIR'") }
         }
 
         func run() async throws {
+            if let replay { return try replayRecording(replay) }
             var logger = Logger(label: "openclaw-talk.bench.aec")
             logger.logLevel = .warning
             let far = try ["goforward.raw", "numbers.raw"].flatMap {

@@ -48,6 +48,9 @@ struct RunAudio {
         var fast: Bool
         var sink: String?
         var output: String?
+        /// `OPENCLAW_TALK_AEC_RECORD`: a folder the in-process canceller's input is recorded to when the session
+        /// ends (`bench aec --replay` plays it back), for an echo problem seen on one machine.
+        var aecRecord: String? = ProcessInfo.processInfo.environment["OPENCLAW_TALK_AEC_RECORD"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Opens the devices. `--aec pulse` loads `module-echo-cancel` here (undone by `close()`).
@@ -71,7 +74,7 @@ struct RunAudio {
             }
         var cleaned: EchoCancellingCapture?
         if let reference {
-            let wrapped = EchoCancellingCapture(capture, reference: reference, logger: logger)
+            let wrapped = EchoCancellingCapture(capture, reference: reference, recordTo: request.aecRecord, logger: logger)
             (capture, cleaned) = (wrapped, wrapped)
         }
         var playback: any AudioPlaybackDevice

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Collects what a live `EchoCancellingCapture` fed its stages, frame by frame: the raw capture, the reference
+/// as placed for it, how loud the reference was around it, and where the placement moved. Written to a folder
+/// (`openclaw-talk run` with `OPENCLAW_TALK_AEC_RECORD=DIR`), it is replayed by `EchoCaptureRecording` through
+/// the same stages, as often as wanted, with the same result: a rare failure seen once on a loudspeaker (the
+/// reply cutting itself off) can be studied and a change to the stages checked against it, where a live rerun
+/// would not meet the same timing again.
+struct EchoCaptureRecorder {
+    enum Mark: String {
+        case none = "-"
+        /// The reference was moved before this frame (`EchoFrameProcessor.relearn()`).
+        case moved
+        /// The device was interrupted or resumed before this frame (`EchoFrameProcessor.restart()`).
+        case restarted
+    }
+
+    /// Ten minutes at most (about 40 MB in memory): a daemon left running with it set must not grow forever.
+    static let maxFrames = 30_000
+
+    private var interleaved: [Float] = []
+    private var lines: [String] = []
+    private(set) var frames = 0
+
+    mutating func append(raw: [Int16], far: [Int16], playedAround: Double, mark: Mark) {
+        guard frames < Self.maxFrames, raw.count == far.count else { return }
+        interleaved.reserveCapacity(interleaved.count + 2 * raw.count)
+        for (r, f) in zip(raw, far) {
+            interleaved.append(Float(r) / 32768)
+            interleaved.append(Float(f) / 32768)
+        }
+        lines.append("\(Int(playedAround.rounded()))\t\(mark.rawValue)")
+        frames += 1
+    }
+
+    /// Writes `capture.wav` (two channels: the raw capture, the reference) and `frames.tsv` into `folder`,
+    /// private to the user (0700, files 0600): it holds what the microphone heard.
+    func write(to folder: String) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let wav = WAVAudio(sampleRate: AudioFrame.sampleRate, channels: 2, samples: interleaved).encoded()
+        let table = Data((["playedAround\tmark"] + lines).joined(separator: "\n").utf8 + [0x0a])
+        for (name, data) in [(EchoCaptureRecording.audioFile, wav), (EchoCaptureRecording.framesFile, table)] {
+            let path = folder + "/" + name
+            try? manager.removeItem(atPath: path)
+            guard manager.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw WAVError.unwritable(path: path, reason: "it could not be created")
+            }
+        }
+    }
+}
+
+/// A capture recorded by `EchoCaptureRecorder`, replayed through a fresh canceller and the stages after it.
+package struct EchoCaptureRecording: Sendable {
+    static let audioFile = "capture.wav"
+    static let framesFile = "frames.tsv"
+
+    /// A stretch in which the double-talk detector said the user spoke over the echo; times from the start of
+    /// the recording.
+    package struct Opening: Sendable, Equatable, Codable {
+        package var startMs: Int
+        package var endMs: Int
+        /// The judgement that opened it: the linear stage's output against the raw capture, and the echo-only
+        /// level it was compared with, in dB.
+        package var linearDb: Double?
+        package var echoOnlyDb: Double?
+    }
+
+    package struct Replay: Sendable {
+        package var openings: [Opening]
+        /// What the capture would have passed on.
+        package var cleaned: [Int16]
+        /// Frames in which a reference sound was around.
+        package var playingFrames: Int
+    }
+
+    package let raw: [Int16]
+    package let far: [Int16]
+    let playedAround: [Double]
+    let marks: [EchoCaptureRecorder.Mark]
+
+    package var frames: Int { playedAround.count }
+
+    /// Reads a folder written by `EchoCaptureRecorder`.
+    /// - Throws: `WAVError` for an unreadable or malformed recording, with what is wrong.
+    package init(folder: String) throws {
+        let audioPath = folder + "/" + Self.audioFile
+        let audio = try WAVAudio.read(path: audioPath)
+        guard audio.channels == 2, audio.sampleRate == AudioFrame.sampleRate else {
+            throw WAVError.invalidFormat(path: audioPath, reason: "a recording has 2 channels at 16000 Hz, this \(audio.channels) at \(audio.sampleRate) Hz")
+        }
+        let framesPath = folder + "/" + Self.framesFile
+        guard let table = try? String(contentsOfFile: framesPath, encoding: .utf8) else {
+            throw WAVError.unreadable(path: framesPath, reason: "no frame table beside the audio")
+        }
+        var played: [Double] = []
+        var marks: [EchoCaptureRecorder.Mark] = []
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: "\t")
+            guard fields.count == 2, let level = Double(fields[0]), let mark = EchoCaptureRecorder.Mark(rawValue: String(fields[1])) else {
+                throw WAVError.invalidFormat(path: framesPath, reason: "line \(played.count + 2) is not 'level<TAB>mark': \(line.prefix(80))")
+            }
+            played.append(level)
+            marks.append(mark)
+        }
+        guard played.count * AudioFrame.samplesPerFrame == audio.frameCount else {
+            throw WAVError.invalidFormat(path: framesPath, reason: "\(played.count) frames listed, the audio holds \(audio.frameCount / AudioFrame.samplesPerFrame)")
+        }
+        raw = stride(from: 0, to: audio.samples.count, by: 2).map { floatToInt16(audio.samples[$0]) }
+        far = stride(from: 1, to: audio.samples.count, by: 2).map { floatToInt16(audio.samples[$0]) }
+        playedAround = played
+        self.marks = marks
+    }
+
+    /// Runs the recording through a fresh canceller with `options` and the stages after it.
+    /// - Throws: `EchoCancelError` for options the canceller refuses.
+    package func replay(options: EchoCancellerOptions = EchoCancellerOptions()) throws -> Replay {
+        var processor = EchoFrameProcessor(try EchoCanceller(options: options))
+        var result = Replay(openings: [], cleaned: [], playingFrames: 0)
+        result.cleaned.reserveCapacity(raw.count)
+        let n = AudioFrame.samplesPerFrame
+        for i in 0..<frames {
+            switch marks[i] {
+            case .moved: processor.relearn()
+            case .restarted: processor.restart()
+            case .none: break
+            }
+            if playedAround[i] >= ResidualEchoSuppressor.playingRMS { result.playingFrames += 1 }
+            let outcome = try processor.process(
+                raw: Array(raw[i * n..<(i + 1) * n]), far: Array(far[i * n..<(i + 1) * n]), playedAround: playedAround[i])
+            result.cleaned += outcome.samples
+            let ms = i * AudioFrame.durationMs
+            if outcome.changed, outcome.userOverEcho {
+                let judged = processor.lastJudgement
+                result.openings.append(Opening(
+                    startMs: ms, endMs: ms, linearDb: judged.map { Self.decibels($0.ratio) },
+                    echoOnlyDb: judged?.echoOnly.map(Self.decibels)))
+            }
+            if outcome.userOverEcho { result.openings[result.openings.count - 1].endMs = ms + AudioFrame.durationMs }
+        }
+        return result
+    }
+
+    private static func decibels(_ ratio: Double) -> Double {
+        ((10 * log10(max(ratio, 1e-12))) * 10).rounded() / 10
+    }
+}

@@ -1,0 +1,63 @@
+/// What happens to one captured frame once its reference is placed: the canceller (Speex's linear stage, then
+/// WebRTC), the double-talk detector choosing which of their outputs holds the user, and the residual-echo
+/// suppressor. Split from `EchoCancellingCapture`, which places the reference and owns this, so that a
+/// recorded capture (`EchoCaptureRecording`) is replayed through exactly the stages a live one went through.
+struct EchoFrameProcessor {
+    /// One frame's outcome; `cancelled` and `linear` are kept for the per-frame trace.
+    struct Outcome {
+        var samples: [Int16]
+        var cancelled: [Int16]
+        var linear: [Int16]
+        var userOverEcho: Bool
+        /// The detector opened or closed on this frame.
+        var changed: Bool
+    }
+
+    let canceller: EchoCanceller
+    private var suppressor = ResidualEchoSuppressor()
+    private var doubleTalk = DoubleTalkDetector()
+    private var wasUserOverEcho = false
+
+    init(_ canceller: EchoCanceller) {
+        self.canceller = canceller
+    }
+
+    /// The detector's last judgement (see `DoubleTalkDetector.lastJudgement`), for the log line.
+    var lastJudgement: (ratio: Double, echoOnly: Double?)? { doubleTalk.lastJudgement }
+
+    /// The reference was moved under the canceller: both filters must learn the moved path again, and until
+    /// they show it, neither the user's speech nor the echo is told apart by them.
+    mutating func relearn() {
+        doubleTalk.reset()
+        suppressor.relearn()
+    }
+
+    /// Another device or a restarted server: the echo path starts afresh.
+    mutating func restart() {
+        suppressor = ResidualEchoSuppressor()
+        doubleTalk = DoubleTalkDetector()
+        wasUserOverEcho = false
+    }
+
+    /// `far` is the reference fed with the frame, `playedAround` the loudest 20 ms of reference within 300 ms
+    /// either side of it (`ResidualEchoSuppressor.loudestFrameRMS`).
+    /// - Throws: `EchoCancelError` for a frame the canceller refuses.
+    mutating func process(raw: [Int16], far: [Int16], playedAround: Double) throws -> Outcome {
+        try canceller.analyzeReverse(far)
+        let (cancelled, linear) = try canceller.processKeepingLinear(raw)
+        // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
+        let userOverEcho = canceller.options.linearStageMs > 0
+            && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= ResidualEchoSuppressor.playingRMS)
+        let changed = userOverEcho != wasUserOverEcho
+        wasUserOverEcho = userOverEcho
+        let samples: [Int16] =
+            if userOverEcho {
+                linear
+            } else if canceller.options.suppressResidualEcho {
+                suppressor.pass(far: far, playedAround: playedAround, raw: raw, cleaned: cancelled)
+            } else {
+                cancelled
+            }
+        return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed)
+    }
+}
