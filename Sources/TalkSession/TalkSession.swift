@@ -36,6 +36,9 @@ package actor TalkSession {
     var playing: (startNs: UInt64, seconds: Double)?
     /// The user is speaking (an utterance opened and not yet closed), and since when.
     var userSpeechStartNs: UInt64?
+    /// What the reply had said when the current utterance opened while it played, until that utterance
+    /// interrupts it; nil for one that opened in silence or did interrupt.
+    var openedOverReply: String?
     /// A reply waiting for the user to finish before it may speak.
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
@@ -112,6 +115,7 @@ package actor TalkSession {
         switch event {
         case .speechStarted(let position):
             userSpeechStartNs = dependencies.clock.nowNs()
+            openedOverReply = state == .speaking ? replyText : nil
             emit(.speechStarted(positionMs: position))
             rearmIdleTimer()
             await relayUtteranceStarted(position)
@@ -137,6 +141,8 @@ package actor TalkSession {
 
     private func heardFinal(_ result: UtteranceResult, engine: String? = nil) {
         userSpeechStartNs = nil
+        let overReply = openedOverReply
+        openedOverReply = nil
         let heard = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
         emit(.finalTranscript(text: heard, engine: engine ?? dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
@@ -149,6 +155,13 @@ package actor TalkSession {
         if state == .speaking {
             // Barge-in did not fire: the reply's own echo, or speech the guards let pass. Never a new turn.
             emit(.transcriptIgnored(text: text, reason: "heard while the reply played, without interrupting it"))
+            releaseFloor()
+            return
+        }
+        if let spoken = overReply, !BargeInTextGuard.isNewSpeech(text, spoken: spoken) {
+            // It opened on the reply's echo and only closed after the reply ended: without words the reply did not
+            // hold (the text guard's test), it is the echo's tail, not a turn.
+            emit(.transcriptIgnored(text: text, reason: "opened while the reply played, with no words of the user's own"))
             releaseFloor()
             return
         }
@@ -177,6 +190,7 @@ package actor TalkSession {
         cancelTurn()
         dependencies.synthesizer.cancelAll()
         pendingInterruption = offset
+        openedOverReply = nil
         emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()

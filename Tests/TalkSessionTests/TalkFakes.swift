@@ -102,6 +102,12 @@ actor FakeSpeaker: AudioPlaybackDevice {
         waiting = []
     }
 
+    /// A held buffer plays to its end.
+    func complete() {
+        for w in waiting { w.resume(returning: .completed) }
+        waiting = []
+    }
+
     func close() {}
 }
 

@@ -79,6 +79,31 @@ import Testing
         await rig.session.stop()
     }
 
+    /// On the loopback the reply's echo opened an utterance 2 s before the reply ended, recognised as "oh" (too
+    /// short for the text guard, so no barge-in), which closed after the reply and went out as a new turn.
+    @Test(arguments: [("oh", false), ("sunny and warm", false), ("what about tomorrow", true)])
+    func `an utterance that opened over the reply and closed after it is a turn only with words of its own`(text: String, isTurn: Bool) async throws {
+        let rig = try await Self.speaking()
+        // Quiet: the energy guard holds barge-in, whatever the words.
+        await rig.microphone.push(amplitude: 30, count: 20)
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial(text))
+        await rig.speaker.complete()
+        #expect(await rig.log.waitFor { if case .speakingStopped(_, true) = $0 { true } else { false } })
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, _) = $0 { true } else { false } })
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700))
+        await rig.listener.hear(.final(ScriptedListener.result(text)))
+        if isTurn {
+            #expect(await rig.log.waitFor { if case .transcriptSent(text, nil) = $0 { true } else { false } })
+            #expect(await rig.agent.sent.count == 2)
+        } else {
+            #expect(await rig.log.waitFor { if case .transcriptIgnored(text, let reason) = $0 { reason.contains("no words of the user's own") } else { false } })
+            #expect(await rig.agent.sent.count == 1)
+        }
+        #expect(await rig.log.count(Self.isBargeIn) == 0)
+        await rig.session.stop()
+    }
+
     @Test func `with barge-in off the microphone is muted while the reply plays`() async throws {
         var settings = TalkSession.Settings()
         settings.bargeInForcedOff = true
