@@ -15,12 +15,23 @@
 /// output would be the echo. Together the two bounds only let a filter that removes over 10 dB of the echo
 /// alone hear a user, so one still learning the path (a reply after silence, a reference the aligner just
 /// moved) never does.
+///
+/// Nor is a sentence's onset judged: after the reference has been silent for 200 ms (the gap between a reply's
+/// sentences), Speex's filter leaves -3 to -15 dB of the echo for up to 800 ms while it settles, on echo alone.
+/// In 60 recorded loopback sessions (`bench aec --replay`) every opening the detector made on the reply alone
+/// (10 of 10, each passing 10 to 20 leaked frames on) began 180 to 800 ms after such an onset, or in a filter
+/// converged so far that 8 dB over its usual was still under `userRatio`; none of the 20 users who spoke over
+/// a reply in them opened it (1.5 s into a session's first reply, the filter has not converged yet).
 struct DoubleTalkDetector {
     static let windowFrames = 5
     static let historyWindows = 30
     static let settleWindows = 8
     /// 8 dB over what it leaves of echo alone: the user's speech is in the window.
     static let margin = 6.3
+    /// -20 dB: a user loud enough to barge in (up to about 12 dB under the echo) leaves at least this much; a
+    /// filter converged to -30 dB and more leaves up to -24 dB of echo alone in windows of sounds it models less well,
+    /// which `margin` alone then took for the user (2 of 30 recorded sessions).
+    static let userRatio = 0.01
     /// -2 dB: the filter removes next to nothing here.
     static let divergedRatio = 0.63
     /// A raw window quieter than this (about -40 dBFS) holds too little to judge.
@@ -28,6 +39,11 @@ struct DoubleTalkDetector {
     /// Windows that must say "user" in a row before the detector fires, and how long it holds after.
     static let openingWindows = 2
     static let hangoverFrames = 15
+    /// A reference this long under `pauseRMS` (about -60 dBFS: the digital silence between sentences, not the
+    /// quiet between a recording's words) is a pause; this long after it plays again is its onset, not judged.
+    static let pauseRMS = 30.0
+    static let pauseFrames = 10
+    static let onsetFrames = 50
 
     private var raw: [Double] = []
     private var linear: [Double] = []
@@ -36,6 +52,9 @@ struct DoubleTalkDetector {
     private var userWindows = 0
     private var hangover = 0
     private var silentFrames = 0
+    /// Frames the reference has been quiet for, and frames since it last started after a pause.
+    private var quietReferenceFrames = pauseFrames
+    private var sinceOnset = 0
     /// The last loud window's linear-stage-to-raw energy ratio, and the echo-only ratio it was judged
     /// against (nil while settling): for the log line when the detector opens.
     private(set) var lastJudgement: (ratio: Double, echoOnly: Double?)?
@@ -49,9 +68,16 @@ struct DoubleTalkDetector {
         hangover = 0
     }
 
-    /// Takes one frame's raw capture and the linear stage's output for it; `playing` says whether a reference
-    /// sound is around it. Returns whether the user is speaking over the echo.
-    mutating func add(raw near: [Int16], linear out: [Int16], playing: Bool) -> Bool {
+    /// Takes one frame's raw capture, the linear stage's output for it and the reference fed with it; `playing`
+    /// says whether a reference sound is around it. Returns whether the user is speaking over the echo.
+    mutating func add(raw near: [Int16], linear out: [Int16], far: [Int16], playing: Bool) -> Bool {
+        if ResidualEchoSuppressor.energy(far) >= Self.pauseRMS * Self.pauseRMS {
+            if quietReferenceFrames >= Self.pauseFrames { sinceOnset = 0 }
+            quietReferenceFrames = 0
+        } else {
+            quietReferenceFrames += 1
+        }
+        sinceOnset = min(sinceOnset + 1, Self.onsetFrames)
         guard playing else {
             silentFrames += 1
             if silentFrames >= Self.restartFrames { reset() }
@@ -80,12 +106,17 @@ struct DoubleTalkDetector {
             return
         }
         let ratio = LevelHistory.mean(linear) / rawEnergy
+        guard sinceOnset >= Self.onsetFrames else {
+            // Neither the user nor echo alone: what the filter leaves here says nothing of either.
+            userWindows = 0
+            return
+        }
         var user = false
         var echoOnly: Double?
         if ratios.count >= Self.settleWindows {
             let level = LevelHistory.percentile(ratios, 0.3)
             echoOnly = level
-            user = ratio >= level * Self.margin && ratio < Self.divergedRatio
+            user = ratio >= max(level * Self.margin, Self.userRatio) && ratio < Self.divergedRatio
         }
         lastJudgement = (ratio, echoOnly)
         if user {

@@ -47,7 +47,7 @@ struct EchoFrameProcessor {
         let (cancelled, linear) = try canceller.processKeepingLinear(raw)
         // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
         let userOverEcho = canceller.options.linearStageMs > 0
-            && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= ResidualEchoSuppressor.playingRMS)
+            && doubleTalk.add(raw: raw, linear: linear, far: far, playing: playedAround >= ResidualEchoSuppressor.playingRMS)
         let changed = userOverEcho != wasUserOverEcho
         wasUserOverEcho = userOverEcho
         let samples: [Int16] =
