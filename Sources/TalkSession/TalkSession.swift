@@ -39,6 +39,10 @@ package actor TalkSession {
     /// What the reply had said when the current utterance opened while it played, until that utterance
     /// interrupts it; nil for one that opened in silence or did interrupt.
     var openedOverReply: String?
+    /// That utterance's speech ended before the reply did: it lay wholly within a reply it did not interrupt.
+    var endedWithinReply = false
+    /// When the session last stopped speaking.
+    var speakingEndedNs: UInt64?
     /// A reply waiting for the user to finish before it may speak.
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
@@ -116,6 +120,7 @@ package actor TalkSession {
         case .speechStarted(let position):
             userSpeechStartNs = dependencies.clock.nowNs()
             openedOverReply = state == .speaking ? replyText : nil
+            endedWithinReply = false
             emit(.speechStarted(positionMs: position))
             rearmIdleTimer()
             await relayUtteranceStarted(position)
@@ -124,6 +129,11 @@ package actor TalkSession {
             await considerBargeIn(text)
         case .speechEnded(let end, let closed):
             emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
+            if openedOverReply != nil {
+                // The speech ended the silence window ago; the reply may have ended since.
+                let endedNs = dependencies.clock.nowNs() &- UInt64(max(0, closed - end)) * 1_000_000
+                endedWithinReply = state == .speaking || speakingEndedNs.map { endedNs <= $0 } ?? false
+            }
             await relayUtteranceEnded(end)
         case .final(let result):
             let (chosen, engine) = await relayedFinal(result)
@@ -142,7 +152,9 @@ package actor TalkSession {
     private func heardFinal(_ result: UtteranceResult, engine: String? = nil) {
         userSpeechStartNs = nil
         let overReply = openedOverReply
+        let withinReply = endedWithinReply
         openedOverReply = nil
+        endedWithinReply = false
         let heard = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
         emit(.finalTranscript(text: heard, engine: engine ?? dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
@@ -158,8 +170,15 @@ package actor TalkSession {
             releaseFloor()
             return
         }
+        if overReply != nil, withinReply {
+            // Spoken wholly over a reply it did not interrupt (the guards held it), its final only came after
+            // the silence window: on the loopback, the reply's echo recognised as "cool".
+            emit(.transcriptIgnored(text: text, reason: "heard while the reply played, without interrupting it"))
+            releaseFloor()
+            return
+        }
         if let spoken = overReply, !BargeInTextGuard.isNewSpeech(text, spoken: spoken) {
-            // It opened on the reply's echo and only closed after the reply ended: without words the reply did not
+            // It opened on the reply's echo and went on after the reply ended: without words the reply did not
             // hold (the text guard's test), it is the echo's tail, not a turn.
             emit(.transcriptIgnored(text: text, reason: "opened while the reply played, with no words of the user's own"))
             releaseFloor()
@@ -203,6 +222,7 @@ package actor TalkSession {
         guard new != state else { return }
         let old = state
         state = new
+        if old == .speaking { speakingEndedNs = dependencies.clock.nowNs() }
         emit(.stateChanged(from: old, to: new, reason: reason))
         rearmIdleTimer()
         if new != .idle { announcements?.yield(new.phase) }

@@ -16,8 +16,8 @@
 /// alone hear a user, so one still learning the path (a reply after silence, a reference the aligner just
 /// moved) never does.
 ///
-/// Nor is a sentence's onset judged: after the reference has been silent for 200 ms (the gap between a reply's
-/// sentences), Speex's filter leaves -3 to -15 dB of the echo for up to 800 ms while it settles, on echo alone.
+/// Nor is a sentence's onset judged (`ReferenceOnset`): after the reference has been silent for 200 ms, Speex's
+/// filter leaves -3 to -15 dB of the echo for up to 800 ms while it settles, on echo alone.
 /// In 60 recorded loopback sessions (`bench aec --replay`) every opening the detector made on the reply alone
 /// (10 of 10, each passing 10 to 20 leaked frames on) began 180 to 800 ms after such an onset, or in a filter
 /// converged so far that 8 dB over its usual was still under `userRatio`; none of the 20 users who spoke over
@@ -39,12 +39,6 @@ struct DoubleTalkDetector {
     /// Windows that must say "user" in a row before the detector fires, and how long it holds after.
     static let openingWindows = 2
     static let hangoverFrames = 15
-    /// A reference this long under `pauseRMS` (about -60 dBFS: the digital silence between sentences, not the
-    /// quiet between a recording's words) is a pause; this long after it plays again is its onset, not judged.
-    static let pauseRMS = 30.0
-    static let pauseFrames = 10
-    static let onsetFrames = 50
-
     private var raw: [Double] = []
     private var linear: [Double] = []
     private var ratios: [Double] = []
@@ -52,9 +46,7 @@ struct DoubleTalkDetector {
     private var userWindows = 0
     private var hangover = 0
     private var silentFrames = 0
-    /// Frames the reference has been quiet for, and frames since it last started after a pause.
-    private var quietReferenceFrames = pauseFrames
-    private var sinceOnset = 0
+    private var settling = false
     /// The last loud window's linear-stage-to-raw energy ratio, and the echo-only ratio it was judged
     /// against (nil while settling): for the log line when the detector opens.
     private(set) var lastJudgement: (ratio: Double, echoOnly: Double?)?
@@ -68,16 +60,11 @@ struct DoubleTalkDetector {
         hangover = 0
     }
 
-    /// Takes one frame's raw capture, the linear stage's output for it and the reference fed with it; `playing`
-    /// says whether a reference sound is around it. Returns whether the user is speaking over the echo.
-    mutating func add(raw near: [Int16], linear out: [Int16], far: [Int16], playing: Bool) -> Bool {
-        if ResidualEchoSuppressor.energy(far) >= Self.pauseRMS * Self.pauseRMS {
-            if quietReferenceFrames >= Self.pauseFrames { sinceOnset = 0 }
-            quietReferenceFrames = 0
-        } else {
-            quietReferenceFrames += 1
-        }
-        sinceOnset = min(sinceOnset + 1, Self.onsetFrames)
+    /// Takes one frame's raw capture and the linear stage's output for it; `playing` says whether a reference
+    /// sound is around it, `settling` whether the frame is in the first second of a sentence (`ReferenceOnset`).
+    /// Returns whether the user is speaking over the echo.
+    mutating func add(raw near: [Int16], linear out: [Int16], playing: Bool, settling: Bool = false) -> Bool {
+        self.settling = settling
         guard playing else {
             silentFrames += 1
             if silentFrames >= Self.restartFrames { reset() }
@@ -106,7 +93,7 @@ struct DoubleTalkDetector {
             return
         }
         let ratio = LevelHistory.mean(linear) / rawEnergy
-        guard sinceOnset >= Self.onsetFrames else {
+        guard !settling else {
             // Neither the user nor echo alone: what the filter leaves here says nothing of either.
             userWindows = 0
             return

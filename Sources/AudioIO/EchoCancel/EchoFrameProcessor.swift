@@ -16,6 +16,7 @@ struct EchoFrameProcessor {
     let canceller: EchoCanceller
     private var suppressor = ResidualEchoSuppressor()
     private var doubleTalk = DoubleTalkDetector()
+    private var onset = ReferenceOnset()
     private var wasUserOverEcho = false
 
     init(_ canceller: EchoCanceller) {
@@ -36,6 +37,7 @@ struct EchoFrameProcessor {
     mutating func restart() {
         suppressor = ResidualEchoSuppressor()
         doubleTalk = DoubleTalkDetector()
+        onset = ReferenceOnset()
         wasUserOverEcho = false
     }
 
@@ -45,16 +47,17 @@ struct EchoFrameProcessor {
     mutating func process(raw: [Int16], far: [Int16], playedAround: Double) throws -> Outcome {
         try canceller.analyzeReverse(far)
         let (cancelled, linear) = try canceller.processKeepingLinear(raw)
+        let settling = onset.add(far: far)
         // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
         let userOverEcho = canceller.options.linearStageMs > 0
-            && doubleTalk.add(raw: raw, linear: linear, far: far, playing: playedAround >= ResidualEchoSuppressor.playingRMS)
+            && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= ResidualEchoSuppressor.playingRMS, settling: settling)
         let changed = userOverEcho != wasUserOverEcho
         wasUserOverEcho = userOverEcho
         let samples: [Int16] =
             if userOverEcho {
                 linear
             } else if canceller.options.suppressResidualEcho {
-                suppressor.pass(far: far, playedAround: playedAround, raw: raw, cleaned: cancelled)
+                suppressor.pass(far: far, playedAround: playedAround, raw: raw, cleaned: cancelled, settling: settling)
             } else {
                 cancelled
             }

@@ -27,8 +27,11 @@ struct ResidualEchoSuppressor {
     static let windowFrames = 5
     static let historyWindows = 50
     static let settleWindows = 15
-    /// Frames in a row that must stand out before the microphone opens.
+    /// Frames in a row that must stand out before the microphone opens; in the first second of a sentence
+    /// (`ReferenceOnset`), where WebRTC has let 5 or 6 frames of echo through in a row, 7 (140 ms of the user's
+    /// first syllable lost there, 40 ms elsewhere).
     static let openingRun = 3
+    static let settlingOpeningRun = 7
     /// A frame that stood out keeps the next 200 ms open, so the gaps inside a word are not cut.
     static let hangoverFrames = 10
     /// 6 dB, in energy: the user's quieter syllables in double talk are only a few dB over a converged
@@ -71,7 +74,7 @@ struct ResidualEchoSuppressor {
 
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
     /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
-    mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16]) -> [Int16] {
+    mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16], settling: Bool = false) -> [Int16] {
         LevelHistory.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
         LevelHistory.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
         LevelHistory.push(Self.energy(far), into: &before, keep: 15)
@@ -104,7 +107,7 @@ struct ResidualEchoSuppressor {
         }
         let standsOut = cleanedEnergy >= max(residual * Self.margin, Self.audibleRMS * Self.audibleRMS)
         run = standsOut ? run + 1 : 0
-        if run >= Self.openingRun { hangover = Self.hangoverFrames }
+        if run >= (settling ? Self.settlingOpeningRun : Self.openingRun) { hangover = Self.hangoverFrames }
         if standsOut || hangover > 0 {
             if !standsOut { hangover -= 1 }
             return hangover > 0 ? out : Self.muted(out)
