@@ -268,3 +268,31 @@ class TlsAndExitTests(GatewayTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SendRawHangupTests(unittest.IsolatedAsyncioTestCase):
+    """`send-raw` to a client that hangs up (on an earlier hostile message, or on this one) still answers."""
+
+    async def test_send_raw_skips_a_client_that_hung_up_and_counts_the_rest(self):
+        from websockets.exceptions import ConnectionClosed
+        from gateway.server import Gateway
+
+        class Socket:
+            def __init__(self, closed):
+                self.closed, self.sent = closed, []
+
+            async def send(self, message, text=None):
+                if self.closed:
+                    raise ConnectionClosed(None, None)
+                self.sent.append((message, text))
+
+        class Conn:
+            def __init__(self, ws):
+                self.ws = ws
+
+        gone, live = Conn(Socket(closed=True)), Conn(Socket(closed=False))
+        gw = Gateway.__new__(Gateway)  # only send_raw is exercised: no server, no sockets
+        gw.targets = lambda target: [gone, live]
+        sent = await gw.send_raw({"hex": "7bc3287d", "asText": True, "target": "authenticated"})
+        self.assertEqual(sent, 1)
+        self.assertEqual(live.ws.sent, [(bytes.fromhex("7bc3287d"), True)])
