@@ -46,7 +46,6 @@ struct DoubleTalkDetector {
     private var userWindows = 0
     private var hangover = 0
     private var silentFrames = 0
-    private var settling = false
     /// The last loud window's linear-stage-to-raw energy ratio, and the echo-only ratio it was judged
     /// against (nil while settling): for the log line when the detector opens.
     private(set) var lastJudgement: (ratio: Double, echoOnly: Double?)?
@@ -64,7 +63,6 @@ struct DoubleTalkDetector {
     /// sound is around it, `settling` whether the frame is in the first second of a sentence (`ReferenceOnset`).
     /// Returns whether the user is speaking over the echo.
     mutating func add(raw near: [Int16], linear out: [Int16], playing: Bool, settling: Bool = false) -> Bool {
-        self.settling = settling
         guard playing else {
             silentFrames += 1
             if silentFrames >= Self.restartFrames { reset() }
@@ -77,7 +75,7 @@ struct DoubleTalkDetector {
         LevelHistory.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Self.windowFrames)
         frames += 1
         if frames % Self.windowFrames == 0 {
-            judgeWindow()
+            judgeWindow(settling: settling)
         }
         if hangover > 0 {
             hangover -= 1
@@ -86,7 +84,7 @@ struct DoubleTalkDetector {
         return false
     }
 
-    private mutating func judgeWindow() {
+    private mutating func judgeWindow(settling: Bool) {
         let rawEnergy = LevelHistory.mean(raw)
         guard rawEnergy >= Self.loudRMS * Self.loudRMS else {
             userWindows = 0

@@ -136,7 +136,7 @@ package struct EchoCaptureRecording: Sendable {
                     startMs: ms, endMs: ms, linearDb: judged.map { Self.decibels($0.ratio) },
                     echoOnlyDb: judged?.echoOnly.map(Self.decibels)))
             }
-            if outcome.userOverEcho { result.openings[result.openings.count - 1].endMs = ms + AudioFrame.durationMs }
+            if outcome.userOverEcho, !result.openings.isEmpty { result.openings[result.openings.count - 1].endMs = ms + AudioFrame.durationMs }
         }
         return result
     }
