@@ -31,8 +31,12 @@ package enum PlaybackOutcome: Sendable, Equatable {
 package protocol AudioPlaybackDevice: Sendable {
     /// Plays mono PCM at the buffer's own rate; returns when it has been heard, or was stopped.
     func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome
-    /// Silences playback at once (within 50 ms): buffered audio is flushed, not drained.
+    /// Silences playback at once (within 50 ms): buffered audio is flushed, not drained. Resets the gain to 1.
     func stop() async
+    /// Plays what is still to come at `gain` (1: as given) until it is set again or `stop()`, ramped
+    /// (`PlaybackGain`), with any echo reference scaled alike: the Talk loop lowers a reply while the user may
+    /// be cutting in. A speaker with a buffer of its own lets what it holds play as it was.
+    func setGain(_ gain: Float) async
     /// Releases the device (the sound-server connection, the file). Idempotent.
     func close() async
 }

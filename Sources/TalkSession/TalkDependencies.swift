@@ -94,6 +94,10 @@ extension TalkSession {
         package var bargeIn = true
         /// `--no-barge-in`: `talk.config` cannot turn barge-in back on.
         package var bargeInForcedOff = false
+        /// While the user may be cutting in (an utterance opened over the reply, not yet judged), the reply plays
+        /// at this gain (−15 dB): the user hears they were heard, and their words reach the canceller and the
+        /// recogniser over that much less echo. nil: the reply keeps its level.
+        package var lowerReplyGain: Float? = 0.18
         /// The local voice (flags beat the reply's directive for what was given).
         package var voice = VoiceSettings.default
         package var voiceFixed = false

@@ -43,6 +43,8 @@ package actor TalkSession {
     var endedWithinReply = false
     /// When the session last stopped speaking.
     var speakingEndedNs: UInt64?
+    /// The reply plays lowered (`Settings.lowerReplyGain`) for the utterance that opened over it.
+    var replyLowered = false
     /// A reply waiting for the user to finish before it may speak.
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
@@ -122,6 +124,7 @@ package actor TalkSession {
             openedOverReply = state == .speaking ? replyText : nil
             endedWithinReply = false
             emit(.speechStarted(positionMs: position))
+            if openedOverReply != nil { await lowerReply() }
             rearmIdleTimer()
             await relayUtteranceStarted(position)
         case .partial(let text):
@@ -134,6 +137,7 @@ package actor TalkSession {
                 let endedNs = dependencies.clock.nowNs() &- UInt64(max(0, closed - end)) * 1_000_000
                 endedWithinReply = state == .speaking || speakingEndedNs.map { endedNs <= $0 } ?? false
             }
+            await restoreReply()
             await relayUtteranceEnded(end)
         case .final(let result):
             let (chosen, engine) = await relayedFinal(result)
@@ -210,10 +214,25 @@ package actor TalkSession {
         dependencies.synthesizer.cancelAll()
         pendingInterruption = offset
         openedOverReply = nil
+        replyLowered = false  // stopping the speaker returns its level
         emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()
         await abortReply()
+    }
+
+    /// An utterance opened over the reply: until it interrupts or closes, the reply plays lowered.
+    private func lowerReply() async {
+        guard settings.bargeInActive, let gain = settings.lowerReplyGain, !replyLowered else { return }
+        replyLowered = true
+        logger.debug("an utterance opened over the reply: lowering it", metadata: ["talk.gain": "\(gain)"])
+        await dependencies.playback.setGain(gain)
+    }
+
+    private func restoreReply() async {
+        guard replyLowered else { return }
+        replyLowered = false
+        await dependencies.playback.setGain(1)
     }
 
     // MARK: - State

@@ -52,4 +52,27 @@ import Testing
         #expect(voiced.last.map { $0 - voiced[0] + 1 } == tone.count, "contiguous")
         #expect(written.count >= (voiced.last ?? 0) + 1)
     }
+
+    @Test func `a gain set while a sound plays lowers the rest of it, and stop gives the next sound its full level`() async throws {
+        let clock = VirtualClock()
+        let dir = try TestAudio.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("track.wav").path
+        let track = try ContinuousTrackSink(path: path, sampleRate: 16_000, clock: clock.pacingClock, logger: logger)
+        await track.start()
+        let tone = PCMBuffer(sampleRate: 16_000, samples: [Int16](repeating: 4000, count: 8000))
+        let playing = Task { try await track.play(tone) }
+        while await track.writtenSeconds < 0.2 { await Task.yield() }
+        await track.setGain(0.18)
+        #expect(try await playing.value == .completed)
+        await track.stop()
+        #expect(try await track.play(tone) == .completed)
+        await track.close()
+        let written = try WAVAudio.read(path: path).mixedToMono().samples.filter { $0 != 0 }
+        #expect(written.count == 2 * tone.samples.count)
+        let first = written[..<8000], second = written[8000...]
+        #expect(first.first == 4000 && first.last == 720, "the sound's rest is lowered: \(Set(first).sorted())")
+        #expect(first.filter { $0 == 720 }.count > 2000, "lowered from the next chunk on, not at its end")
+        #expect(second.allSatisfy { $0 == 4000 }, "the next sound is at full level")
+    }
 }

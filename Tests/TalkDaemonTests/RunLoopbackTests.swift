@@ -76,6 +76,15 @@ import Testing
         return stretches
     }
 
+    /// The events by name, with what was heard, so a failure shows where the user's words were lost.
+    static func heard(_ events: Events) -> [String] {
+        events.compactMap { event in
+            guard let name = event["event"]?.stringValue, name != "replyDelta" else { return nil }
+            let text = event["text"]?.stringValue ?? event["reason"]?.stringValue
+            return text.map { "\(name)(\($0))" } ?? name
+        }
+    }
+
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
     func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`(grammar: Bool) async throws {
         try await PrivatePulse.with { pulse in
@@ -99,7 +108,7 @@ import Testing
             #expect(r.status == 0, "stderr: \(r.stderr)")
 
             let events = RunCommandTests.events(r.stdout)
-            let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(events.compactMap { $0["event"]?.stringValue })")
+            let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(Self.heard(events))")
             let offset = try #require(bargeIn["offsetSeconds"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
             #expect(offset > 1, "the reply had played \(offset) s when it was cut")
             let cut = events.filter { $0["event"] == "speakingStopped" && $0["completed"] == false }

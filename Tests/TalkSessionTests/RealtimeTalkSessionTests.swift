@@ -42,6 +42,7 @@ import Testing
             stops += 1
         }
 
+        func setGain(_ gain: Float) {}
         func close() {}
         var playedSeconds: Double { Double(played.reduce(0) { $0 + $1.samples }) / 24_000 }
     }

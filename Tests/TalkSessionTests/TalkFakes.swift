@@ -86,18 +86,30 @@ actor FakeSpeaker: AudioPlaybackDevice {
     var hold: Bool
     private(set) var played: [PCMBuffer] = []
     private(set) var stops = 0
+    /// Every `setGain`, in order; the level now (a `stop()` returns it to 1, as real speakers do), and the
+    /// level each buffer started at.
+    private(set) var gains: [Float] = []
+    private(set) var level: Float = 1
+    private(set) var levels: [Float] = []
     private var waiting: [CheckedContinuation<PlaybackOutcome, Never>] = []
 
     init(hold: Bool = false) { self.hold = hold }
 
+    func setGain(_ gain: Float) {
+        gains.append(gain)
+        level = gain
+    }
+
     func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
         played.append(buffer)
+        levels.append(level)
         guard hold else { return .completed }
         return await withCheckedContinuation { waiting.append($0) }
     }
 
     func stop() {
         stops += 1
+        level = 1
         for w in waiting { w.resume(returning: .stopped) }
         waiting = []
     }

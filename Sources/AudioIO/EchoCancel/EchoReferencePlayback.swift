@@ -14,6 +14,10 @@ package actor EchoReferencePlayback: AudioPlaybackDevice {
     private let expectedLatencyNs: UInt64
     private let now: @Sendable () -> UInt64
     private let logger: Logger
+    /// The sound last put on the reference (as given, and from when), and the level it is heard at: `setGain`
+    /// scales the reference from the moment it is called, as the wrapped device scales what it has yet to play.
+    private var scheduled: (source: [Int16], startNs: UInt64)?
+    private var gain = PlaybackGain()
 
     /// - Parameters:
     ///   - expectedLatency: from `play` to the first sample reaching the sink; keep it at or below the real one.
@@ -37,7 +41,10 @@ package actor EchoReferencePlayback: AudioPlaybackDevice {
             logger.error("Cannot take the echo reference from this sound", metadata: ["audio.error": "\(error)"])
             far = []
         }
-        reference.schedule(far, at: now() + expectedLatencyNs)
+        let startNs = now() + expectedLatencyNs
+        scheduled = (far, startNs)
+        gain.startSound()
+        reference.schedule(gain.isUnity ? far : gain.apply(far[...], sampleRate: EchoReference.sampleRate).samples, at: startNs)
         do {
             let outcome = try await device.play(buffer)
             if outcome == .stopped { reference.cut(at: now()) }
@@ -50,7 +57,22 @@ package actor EchoReferencePlayback: AudioPlaybackDevice {
 
     package func stop() async {
         reference.cut(at: now())
+        gain = PlaybackGain()
         await device.stop()
+    }
+
+    package func setGain(_ target: Float) async {
+        await device.setGain(target)
+        let ramp = PlaybackGain.Ramp(from: gain.current, to: target, seconds: PlaybackGain.rampSeconds)
+        gain.target = target
+        gain.startSound()
+        guard let (source, startNs) = scheduled, ramp.from != ramp.to else { return }
+        let heard = min(source.count, Int((now() &- min(now(), startNs)) / EchoReference.nanosecondsPerSample))
+        guard heard < source.count else { return }
+        // The heard part keeps its old level: scale the whole sound by the old gain, then its rest by the ramp.
+        let before = PlaybackGain.scaled(source[..<heard], .init(from: ramp.from, to: ramp.from, seconds: 0), sampleRate: EchoReference.sampleRate)
+        let after = PlaybackGain.scaled(source[heard...], ramp, sampleRate: EchoReference.sampleRate)
+        reference.schedule(before + after, at: startNs)
     }
 
     package func close() async {

@@ -25,6 +25,8 @@ package actor ContinuousTrackSink: AudioPlaybackDevice {
     /// Samples taken from the queue so far (the end positions of `waiters` count in these).
     private var consumed = 0
     private var enqueued = 0
+    /// The level the track is written at (`setGain`), from its next chunk on.
+    private var gain = PlaybackGain()
 
     /// Creates (or truncates) the WAV file; nothing is written until `start()`.
     package init(path: String, sampleRate: Int = 16_000, clock: PacingClock = .live, logger: Logger) throws {
@@ -62,11 +64,16 @@ package actor ContinuousTrackSink: AudioPlaybackDevice {
 
     /// Flushes what is queued; the track goes on with silence from the next chunk.
     package func stop() {
+        gain = PlaybackGain()
         consumed = enqueued
         queued = []
         queuedOffset = 0
         for waiter in waiters { waiter.continuation.resume(returning: .stopped) }
         waiters = []
+    }
+
+    package func setGain(_ target: Float) {
+        gain.target = target
     }
 
     /// Stops the track where it is and closes the file. Idempotent.
@@ -85,7 +92,8 @@ package actor ContinuousTrackSink: AudioPlaybackDevice {
             var samples = [Int16](repeating: 0, count: chunk)
             let available = min(chunk, queued.count - queuedOffset)
             if available > 0 {
-                samples.replaceSubrange(0..<available, with: queued[queuedOffset..<(queuedOffset + available)])
+                let heard = queued[queuedOffset..<(queuedOffset + available)]
+                samples.replaceSubrange(0..<available, with: gain.isUnity ? Array(heard) : gain.apply(heard, sampleRate: sampleRate).samples)
                 queuedOffset += available
                 consumed += available
             }

@@ -18,6 +18,8 @@ package actor WAVFileSink: AudioPlaybackDevice {
     private var dataBytes = 0
     /// Bumped by `stop()`: a paced `play` that started under an older generation has been stopped.
     private var generation: UInt64 = 0
+    /// The level samples are written at (`setGain`): unpaced, a whole buffer at the level its `play` found.
+    private var gain = PlaybackGain()
 
     /// Creates (or truncates) the file and writes an empty WAV header.
     /// - Throws: `WAVError.unwritable` when the file cannot be created.
@@ -43,15 +45,16 @@ package actor WAVFileSink: AudioPlaybackDevice {
     /// - Throws: `WAVError.unwritable` on a write failure or after `close()`; `ResamplerError` for a bad rate.
     package func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
         let samples = try Resampler.resample(buffer.samples, from: buffer.sampleRate, to: sampleRate)
+        gain.startSound()
         guard let pacing else {
-            try append(samples)
+            try append(samples[...])
             return .completed
         }
         let started = generation
         let chunk = sampleRate / 50
         let startNs = pacing.now()
         for (index, offset) in stride(from: 0, to: samples.count, by: chunk).enumerated() {
-            try append(Array(samples[offset..<min(offset + chunk, samples.count)]))
+            try append(samples[offset..<min(offset + chunk, samples.count)])
             do {
                 try await pacing.sleepUntil(startNs + UInt64(index + 1) * 20_000_000)
             } catch {
@@ -71,6 +74,11 @@ package actor WAVFileSink: AudioPlaybackDevice {
     /// Stops a paced `play` in progress; nothing is written after the chunk being heard.
     package func stop() {
         generation &+= 1
+        gain = PlaybackGain()
+    }
+
+    package func setGain(_ target: Float) {
+        gain.target = target
     }
 
     /// Closes the file (its header is already final). Idempotent; later plays throw.
@@ -79,9 +87,10 @@ package actor WAVFileSink: AudioPlaybackDevice {
         handle = nil
     }
 
-    private func append(_ samples: [Int16]) throws {
+    private func append(_ given: ArraySlice<Int16>) throws {
         guard let handle else { throw WAVError.unwritable(path: path, reason: "the sink is closed") }
-        if samples.isEmpty { return }
+        if given.isEmpty { return }
+        let samples = gain.isUnity ? Array(given) : gain.apply(given, sampleRate: sampleRate).samples
         let body = samples.map(\.littleEndian).withUnsafeBytes { Data($0) }
         do {
             try handle.seekToEnd()

@@ -56,6 +56,10 @@ package actor PulsePlayback: AudioPlaybackDevice {
         }
     }
 
+    package func setGain(_ gain: Float) async {
+        engine.withLock { $0.setGain(gain) }
+    }
+
     /// Silences playback at once; the `play` in progress returns `.stopped`.
     package func stop() async {
         engine.withLock { $0.stop() }

@@ -13,8 +13,10 @@ final class PulsePlaybackEngine {
         /// Where in the stream its first sample went (set when it is written).
         var startIndex = 0
         var completion: (Result<PlaybackOutcome, PulseError>) -> Void
-        /// The sound at 16 kHz for the echo reference, and where on the monotonic clock it was last placed.
+        /// The sound at 16 kHz for the echo reference (as heard: scaled as `gain` scaled what was written),
+        /// as given, and where on the monotonic clock it was last placed.
         var reference: [Int16]?
+        var referenceSource: [Int16]?
         var referenceStartNs: UInt64?
         var end: Int { startIndex + samples.count }
     }
@@ -44,6 +46,8 @@ final class PulsePlaybackEngine {
     private var closed = false
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
     private var generation = 0
+    /// The level sounds are written at (`setGain`); `stop()` returns it to 1.
+    private var gain = PlaybackGain()
 
     /// Total latency asked of the server per stream. About 40 % of it is the sink's buffer, which sets how
     /// soon sound starts (stopping flushes, so it does not wait for it); the rest is what this process may be
@@ -93,7 +97,7 @@ final class PulsePlaybackEngine {
         }
         if var idle = current, idle.sound == nil, idle.timeline.rate == buffer.sampleRate, !interrupted {
             generation &+= 1
-            idle.sound = Sound(samples: buffer.samples, completion: completion, reference: reference)
+            idle.sound = Sound(samples: buffer.samples, completion: completion, reference: reference, referenceSource: reference)
             current = idle
             return
         }
@@ -124,9 +128,16 @@ final class PulsePlaybackEngine {
         }
     }
 
-    /// Cuts the current sound off: what is still buffered is flushed, not played.
+    /// Plays from the next sample written on at `target` (1: as given). What the server already holds (up to
+    /// `targetLatency`) plays as it was written.
+    func setGain(_ target: Float) {
+        gain.target = target
+    }
+
+    /// Cuts the current sound off: what is still buffered is flushed, not played. The next sound plays at full level.
     func stop() {
         generation &+= 1
+        gain = PlaybackGain()
         guard let playing = current else { return }
         pa_operation_unref_if_set(pa_stream_flush(playing.stream, nil, nil))
         finish(.success(.stopped))
@@ -181,7 +192,7 @@ final class PulsePlaybackEngine {
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                 | PA_STREAM_INTERPOLATE_TIMING.rawValue)
-        let sound = Sound(samples: samples, completion: completion, reference: reference)
+        let sound = Sound(samples: samples, completion: completion, reference: reference, referenceSource: reference)
         current = Current(stream: s, device: device, timeline: PlaybackTimeline(rate: Int(spec.rate)), sound: sound)
         if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
             fail(reason: PulseError.text(pa_context_errno(context)))
@@ -192,11 +203,22 @@ final class PulsePlaybackEngine {
         guard var playing = current, playing.stream == s else { return }
         var room = bytes / 2
         if var sound = playing.sound, sound.written < sound.samples.count {
-            if sound.written == 0 { sound.startIndex = playing.timeline.written }
+            if sound.written == 0 {
+                sound.startIndex = playing.timeline.written
+                gain.startSound()
+            }
             let count = min(room, sound.samples.count - sound.written)
-            sound.samples.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                _ = pa_stream_write(s, base + sound.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
+            if gain.isUnity {
+                sound.samples.withUnsafeBytes { raw in
+                    guard let base = raw.baseAddress else { return }
+                    _ = pa_stream_write(s, base + sound.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
+                }
+            } else {
+                let rate = playing.timeline.rate
+                let from = sound.written
+                let (scaled, ramp) = gain.apply(sound.samples[from..<(from + count)], sampleRate: rate)
+                scaled.withUnsafeBytes { _ = pa_stream_write(s, $0.baseAddress, count * 2, nil, 0, PA_SEEK_RELATIVE) }
+                follow(ramp, in: &sound, fromSample: from, rate: rate)
             }
             sound.written += count
             playing.timeline.wrote(count)
@@ -227,6 +249,18 @@ final class PulsePlaybackEngine {
         } else {
             current = playing
         }
+    }
+
+    /// Scales the echo reference from where the stream's sound is now written on, as `ramp` scaled the sound
+    /// (and everything after at its final gain), and places it again if it was placed.
+    private func follow(_ ramp: PlaybackGain.Ramp, in sound: inout Sound, fromSample index: Int, rate: Int) {
+        guard let source = sound.referenceSource, var reference = sound.reference else { return }
+        let start = min(source.count, index * EchoReference.sampleRate / max(1, rate))
+        // At one level since the last change, the reference already has it (a sound's first write sets it).
+        guard ramp.from != ramp.to || index == 0 else { return }
+        reference.replaceSubrange(start..., with: PlaybackGain.scaled(source[start...], ramp, sampleRate: EchoReference.sampleRate))
+        sound.reference = reference
+        if let placed = sound.referenceStartNs { echoReference?.schedule(reference, at: placed) }
     }
 
     /// Puts the sound on the echo reference where the server hears it: the stream's start is now minus the

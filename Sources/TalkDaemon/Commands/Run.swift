@@ -31,6 +31,7 @@ extension OpenClawTalk {
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
                 .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
+                .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 15; 0 keeps it)."),
                 .option("aec", value: "mode", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
@@ -94,6 +95,9 @@ extension OpenClawTalk {
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { endpointing.silenceMs = silence }
             silenceGiven = parsed.option("silence-ms") != nil
             settings.bargeInForcedOff = parsed.flag("no-barge-in")
+            if let lower = try parsed.intOption("lower-reply-db", range: 0...40) {
+                settings.lowerReplyGain = lower == 0 ? nil : Float(pow(10, -Double(lower) / 20))
+            }
             recognizer = try RecognizerOptions(parsed)
             json = parsed.flag("json")
             maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)

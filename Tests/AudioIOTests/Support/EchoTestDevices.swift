@@ -32,6 +32,7 @@ actor FrameListCapture: AudioCaptureDevice {
 struct SilentPlayback: AudioPlaybackDevice {
     func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome { .completed }
     func stop() async {}
+    func setGain(_ gain: Float) async {}
     func close() async {}
 }
 
@@ -49,6 +50,8 @@ actor HeldPlayback: AudioPlaybackDevice {
         waiting?.resume()
         waiting = nil
     }
+
+    func setGain(_ gain: Float) async {}
 
     func close() async { await stop() }
 }

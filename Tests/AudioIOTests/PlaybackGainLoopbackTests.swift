@@ -1,0 +1,70 @@
+import AudioIO
+import Foundation
+import Testing
+import TalkLogging
+
+/// Lowering a sound while it plays (the Talk loop does so while the user may be cutting in): what reaches the
+/// sink goes quieter, and the echo reference goes quieter with it at the same moment, or the canceller would see
+/// an echo path 15 dB weaker than the one it learnt, and take the echo it still hears for the user.
+@Suite(.serialized) struct PlaybackGainLoopbackTests {
+    let logger = Logger(label: "test.gain", handler: InMemoryLogHandler())
+
+    static func rms(_ samples: ArraySlice<Int16>) -> Double {
+        (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot()
+    }
+
+    @Test func `a sound lowered mid-play is lowered in the sink and on the echo reference alike, and stop returns the level`() async throws {
+        try await PulseTestServer.with { server in
+            let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
+            let recorder = CaptureRecorder()
+            await recorder.consume(try await capture.start())
+            try await server.settleNullSink()
+            let reference = EchoReference(historySeconds: 60)
+            let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
+            try await Task.sleep(for: .milliseconds(500))
+            let tone = TestSignals.tone(rate: 22_050, seconds: 2.5, hz: 440, amplitude: 0.3)
+            let played = Task { try await playback.play(tone) }
+            try await Task.sleep(for: .milliseconds(1200))
+            await playback.setGain(0.18)
+            #expect(try await played.value == .completed)
+            // A stopped sound gives the level back: the next one plays at full.
+            await playback.stop()
+            #expect(try await playback.play(TestSignals.tone(rate: 22_050, seconds: 0.5, hz: 440, amplitude: 0.3)) == .completed)
+            let playedAt = monotonicNanoseconds()
+            #expect(await recorder.wait(upTo: .seconds(5)) { frames, _ in (frames.last?.captureTimeNs ?? 0) > playedAt + 300_000_000 })
+            await capture.stop()
+            await playback.close()
+
+            let frames = await recorder.frames
+            let captured = frames.flatMap(\.samples)
+            let says = frames.indices.compactMap { frames.captureTimeNs(ofSample: $0 * AudioFrame.samplesPerFrame) }.enumerated()
+                .map { Int64(bitPattern: $0.element) - Int64($0.offset * AudioFrame.samplesPerFrame) * 62_500 }.sorted()
+            let origin = UInt64(try #require(says.isEmpty ? nil : says[says.count / 2]))
+            let laid = reference.samples(from: origin, count: captured.count)
+
+            // 20 ms windows where the reference plays; the level step is where it falls under half its first level.
+            let window = 320
+            let voiced = stride(from: 0, to: laid.count - window, by: window).filter { Self.rms(laid[$0..<($0 + window)]) > 100 }
+            let first = try #require(voiced.first, "nothing on the reference")
+            let full = Self.rms(laid[first + window..<first + 6 * window])
+            let step = try #require(voiced.first { $0 > first + 6 * window && Self.rms(laid[$0..<($0 + window)]) < full / 2 }, "the reference was never lowered")
+            // Within the first sound, away from its ends and the step (the echo may lag its placement by a few
+            // milliseconds; the second sound's is placed early, as a new stream's start is not known to the sample).
+            let playing = Set(voiced)
+            let steady = voiced.filter { at in
+                at < first + 120 * window && abs(at - step) > 4 * window && (-4...4).allSatisfy { playing.contains(at + $0 * window) }
+            }
+            let ratios = steady.map { 20 * log10(max(1, Self.rms(captured[$0..<($0 + window)])) / Self.rms(laid[$0..<($0 + window)])) }
+            let before = steady.filter { $0 < step }.map { Self.rms(captured[$0..<($0 + window)]) }
+            let lowered = steady.filter { $0 > step && $0 < step + 40 * window }.map { Self.rms(captured[$0..<($0 + window)]) }
+            try #require(!before.isEmpty && !lowered.isEmpty)
+            let drop = 20 * log10(before.reduce(0, +) / Double(before.count) / (lowered.reduce(0, +) / Double(lowered.count)))
+            #expect(abs(drop - 14.9) < 1.5, "the sink's sound fell \(drop) dB, not the 14.9 dB asked for")
+            let spread = (ratios.max() ?? 0) - (ratios.min() ?? 0)
+            #expect(spread < 1.5, "the echo against its reference moved by \(spread) dB: the reference did not follow the level")
+            // The last sound is at full level again.
+            let last = try #require(voiced.last)
+            #expect(Self.rms(laid[(last - 5 * window)..<last]) > full * 0.9, "the sound after stop() was not at full level")
+        }
+    }
+}

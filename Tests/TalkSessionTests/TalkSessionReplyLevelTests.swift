@@ -1,0 +1,62 @@
+import Foundation
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// The reply goes quieter while the user may be cutting in: from the moment an utterance opens over it until
+/// that utterance interrupts it or closes. Events are handled in order, so once a later event is seen, the
+/// session has done what the earlier one asked of the speaker.
+@Suite struct TalkSessionReplyLevelTests {
+    static let lowered = TalkSession.Settings().lowerReplyGain!
+
+    /// Waits until the session has handled every event heard before this partial.
+    static func settle(_ rig: Rig, marker: String) async {
+        await rig.listener.hear(.partial(marker))
+        #expect(await rig.log.waitFor { if case .partialTranscript(marker) = $0 { true } else { false } })
+    }
+
+    @Test func `an utterance over the reply lowers it until it closes, then the reply plays on at full level`() async throws {
+        let rig = try await TalkSessionBargeInTests.speaking()
+        #expect(await rig.speaker.levels == [1])
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await Self.settle(rig, marker: "sunny")
+        #expect(await rig.speaker.gains == [Self.lowered])
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 5600, closedAtMs: 6300))
+        await Self.settle(rig, marker: "warm")
+        #expect(await rig.speaker.gains == [Self.lowered, 1])
+        #expect(await rig.speaker.stops == 0)
+        await rig.session.stop()
+    }
+
+    @Test func `a barge-in stops the lowered reply and the next reply starts at full level`() async throws {
+        let rig = try await TalkSessionBargeInTests.speaking()
+        try await TalkSessionBargeInTests.speakLoudly(into: rig)
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial("stop right there"))
+        #expect(await rig.log.waitFor(TalkSessionBargeInTests.isBargeIn))
+        #expect(await rig.speaker.gains == [Self.lowered])
+        await rig.agent.set(.reply("Okay."))
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700))
+        await rig.listener.hear(.final(ScriptedListener.result("stop right there")))
+        #expect(await rig.log.waitFor { if case .speakingStarted("Okay.", _) = $0 { true } else { false } })
+        #expect(await rig.speaker.levels == [1, 1])
+        await rig.session.stop()
+    }
+
+    @Test func `speech while nothing plays, or with barge-in off, leaves the level alone`() async throws {
+        let quiet = try await Rig(agent: .reply("Fine."))
+        await quiet.listener.hear(.speechStarted(positionMs: 0))
+        await Self.settle(quiet, marker: "hello")
+        #expect(await quiet.speaker.gains.isEmpty)
+        await quiet.session.stop()
+
+        var settings = TalkSession.Settings()
+        settings.bargeInForcedOff = true
+        let muted = try await TalkSessionBargeInTests.speaking(settings)
+        await muted.listener.hear(.speechStarted(positionMs: 5000))
+        await Self.settle(muted, marker: "sunny")
+        #expect(await muted.speaker.gains.isEmpty)
+        await muted.session.stop()
+    }
+}
