@@ -7,11 +7,17 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private var forward: Task<Void, Never>?
     private var level = SpeechEnergy()
     private var muted = false
+    /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
+    /// floor): sound that may be the user starting to speak, long before the endpointer can say so.
+    package nonisolated let soundOnsets: AsyncStream<Void>
+    private let onsetSink: AsyncStream<Void>.Continuation
+    private var loudFrames = 0
     /// Push-to-talk's hold: silence between captures.
     nonisolated let hold = MicrophoneHold()
 
     package init(_ inner: any AudioCaptureDevice) {
         self.inner = inner
+        (soundOnsets, onsetSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     package func start() async throws -> AsyncStream<CaptureEvent> {
@@ -45,8 +51,13 @@ package actor MicrophoneGate: AudioCaptureDevice {
 
     private func pass(_ event: CaptureEvent) -> CaptureEvent {
         guard case .frame(var frame) = event else { return event }
-        level.add(frame.samples)
-        if muted || hold.isHeld { frame.samples = [Int16](repeating: 0, count: frame.samples.count) }
+        let loud = level.add(frame.samples)
+        loudFrames = loud ? loudFrames + 1 : 0
+        if muted || hold.isHeld {
+            frame.samples = [Int16](repeating: 0, count: frame.samples.count)
+        } else if loudFrames == SpeechEnergy.onsetFrames {
+            onsetSink.yield()
+        }
         return .frame(frame)
     }
 }
@@ -59,13 +70,18 @@ struct SpeechEnergy: Sendable {
     static let ratioOverFloor = 3.16
     static let minimumRMS = 150.0
     static let recentFrames = 15
+    /// Loud frames in a row that make an onset: 40 ms, over a click's length and under a syllable's.
+    static let onsetFrames = 2
 
     private(set) var floor: Double?
     private var recent: [Double] = []
 
-    mutating func add(_ samples: [Int16]) {
-        guard !samples.isEmpty else { return }
+    /// Adds a frame; returns whether it alone is loud enough over the floor (as it stood before it) to be speech.
+    @discardableResult
+    mutating func add(_ samples: [Int16]) -> Bool {
+        guard !samples.isEmpty else { return false }
         let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        let loud = rms >= Swift.max(Self.minimumRMS, (floor ?? rms) * Self.ratioOverFloor)
         if let current = floor {
             floor = rms < current ? rms : current + (rms - current) * 0.01
         } else {
@@ -73,6 +89,7 @@ struct SpeechEnergy: Sendable {
         }
         recent.append(rms)
         if recent.count > Self.recentFrames { recent.removeFirst(recent.count - Self.recentFrames) }
+        return loud
     }
 
     var isSpeech: Bool {

@@ -98,6 +98,8 @@ extension TalkSession {
         /// at this gain (−15 dB): the user hears they were heard, and their words reach the canceller and the
         /// recogniser over that much less echo. nil: the reply keeps its level.
         package var lowerReplyGain: Float? = 0.18
+        /// Sound over the reply lowers it at once; with no utterance opened this long after, the level returns.
+        package var onsetHold: Duration = .milliseconds(800)
         /// The local voice (flags beat the reply's directive for what was given).
         package var voice = VoiceSettings.default
         package var voiceFixed = false

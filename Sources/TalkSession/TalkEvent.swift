@@ -33,6 +33,8 @@ package struct TalkEvent: Sendable, Equatable {
         /// `offsetSeconds`: how much of the reply had been heard; `detectionLatencyMs`: from the start of the
         /// user's speech to the decision to stop.
         case bargeIn(offsetSeconds: Double, detectionLatencyMs: Double, partial: String)
+        /// The reply's level changed: lowered while the user may be cutting in, back to 1 after.
+        case replyLevel(gain: Double, reason: String)
         case voiceFallback(reason: String)
         case connectionChanged(String)
         case microphone(String)
@@ -65,6 +67,7 @@ package struct TalkEvent: Sendable, Equatable {
         case .speakingStarted: "speakingStarted"
         case .speakingStopped: "speakingStopped"
         case .bargeIn: "bargeIn"
+        case .replyLevel: "replyLevel"
         case .voiceFallback: "voiceFallback"
         case .connectionChanged: "connection"
         case .microphone: "microphone"
@@ -117,6 +120,9 @@ package struct TalkEvent: Sendable, Equatable {
             object["offsetSeconds"] = (offset * 100).rounded() / 100
             object["detectionLatencyMs"] = (latency * 10).rounded() / 10
             object["partial"] = partial
+        case .replyLevel(let gain, let reason):
+            object["gain"] = (gain * 1000).rounded() / 1000
+            object["reason"] = reason
         case .connectionChanged(let state): object["state"] = state
         case .microphone(let message), .error(let message), .relayNote(let message): object["message"] = message
         case .modeChanged(let from, let to, let reason):

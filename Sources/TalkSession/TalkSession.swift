@@ -43,8 +43,11 @@ package actor TalkSession {
     var endedWithinReply = false
     /// When the session last stopped speaking.
     var speakingEndedNs: UInt64?
-    /// The reply plays lowered (`Settings.lowerReplyGain`) for the utterance that opened over it.
+    /// The reply plays lowered (`Settings.lowerReplyGain`) while the user may be cutting in; bumped by every
+    /// lowering and restoring, so a lowering's timeout finds itself stale.
     var replyLowered = false
+    var lowering = 0
+    var onsetTask: Task<Void, Never>?
     /// A reply waiting for the user to finish before it may speak.
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
@@ -69,6 +72,10 @@ package actor TalkSession {
     package func start(listening: Bool = true) async throws {
         originNs = dependencies.clock.nowNs()
         listener = try dependencies.makeListener(gate)
+        let onsets = gate.soundOnsets
+        onsetTask = Task { [weak self] in
+            for await _ in onsets { await self?.soundOverReply() }
+        }
         guard listening else { return }
         startAnnouncer()
         try await openMicrophone(reason: "started")
@@ -80,6 +87,7 @@ package actor TalkSession {
         // The cut sentence reports itself stopped before the session says it is idle.
         await quiet()
         listenTask?.cancel()
+        onsetTask?.cancel()
         await listener?.stop()
         await dependencies.transcriptSource?.stop()
         releaseFloor()
@@ -124,7 +132,7 @@ package actor TalkSession {
             openedOverReply = state == .speaking ? replyText : nil
             endedWithinReply = false
             emit(.speechStarted(positionMs: position))
-            if openedOverReply != nil { await lowerReply() }
+            if openedOverReply != nil { await lowerReply(reason: "an utterance opened over the reply") }
             rearmIdleTimer()
             await relayUtteranceStarted(position)
         case .partial(let text):
@@ -137,7 +145,7 @@ package actor TalkSession {
                 let endedNs = dependencies.clock.nowNs() &- UInt64(max(0, closed - end)) * 1_000_000
                 endedWithinReply = state == .speaking || speakingEndedNs.map { endedNs <= $0 } ?? false
             }
-            await restoreReply()
+            await restoreReply(reason: "the utterance closed")
             await relayUtteranceEnded(end)
         case .final(let result):
             let (chosen, engine) = await relayedFinal(result)
@@ -214,24 +222,47 @@ package actor TalkSession {
         dependencies.synthesizer.cancelAll()
         pendingInterruption = offset
         openedOverReply = nil
-        replyLowered = false  // stopping the speaker returns its level
         emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(now &- startNs) / 1e6, partial: partial))
+        if replyLowered {
+            // Stopping the speaker returns its level.
+            replyLowered = false
+            emit(.replyLevel(gain: 1, reason: "the reply was cut off"))
+        }
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()
         await abortReply()
     }
 
-    /// An utterance opened over the reply: until it interrupts or closes, the reply plays lowered.
-    private func lowerReply() async {
-        guard settings.bargeInActive, let gain = settings.lowerReplyGain, !replyLowered else { return }
+    /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
+    /// once, 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
+    /// meet less echo; if no utterance opens within `Settings.onsetHold`, it was not them and the level returns.
+    func soundOverReply() async {
+        guard state == .speaking, userSpeechStartNs == nil, !replyLowered else { return }
+        await lowerReply(reason: "sound over the reply")
+        let mine = lowering
+        let (clock, hold) = (dependencies.clock, settings.onsetHold)
+        Task { [weak self] in
+            do { try await clock.sleep(hold) } catch { return }
+            await self?.restoreReply(reason: "no utterance followed the sound", ifStill: mine)
+        }
+    }
+
+    /// An utterance opened over the reply, or sound that may be one: until it interrupts or closes, the reply
+    /// plays lowered. Called again for the utterance after its onset, it keeps the level and ends the onset's wait.
+    private func lowerReply(reason: String) async {
+        guard settings.bargeInActive, let gain = settings.lowerReplyGain else { return }
+        lowering += 1
+        guard !replyLowered else { return }
         replyLowered = true
-        logger.debug("an utterance opened over the reply: lowering it", metadata: ["talk.gain": "\(gain)"])
+        emit(.replyLevel(gain: Double(gain), reason: reason))
         await dependencies.playback.setGain(gain)
     }
 
-    private func restoreReply() async {
-        guard replyLowered else { return }
+    private func restoreReply(reason: String, ifStill generation: Int? = nil) async {
+        guard replyLowered, generation.map({ $0 == lowering }) ?? true else { return }
+        lowering += 1
         replyLowered = false
+        emit(.replyLevel(gain: 1, reason: reason))
         await dependencies.playback.setGain(1)
     }
 

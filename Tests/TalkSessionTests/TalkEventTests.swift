@@ -19,6 +19,7 @@ import Testing
         .pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "lights on"),
         .transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil),
         .relayUplink(mode: "transcription", uplink: "opus 16 kHz", bytesPerSecond: 5389), .relayNote("output cleared"),
+        .replyLevel(gain: 0.17783, reason: "sound over the reply"),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -42,6 +43,8 @@ import Testing
         }
         let bargeIn = try object(.bargeIn(offsetSeconds: 1.234, detectionLatencyMs: 398.06, partial: "go forward"))
         #expect(bargeIn["offsetSeconds"] as? Double == 1.23 && bargeIn["detectionLatencyMs"] as? Double == 398.1)
+        let level = try object(.replyLevel(gain: 0.17783, reason: "sound over the reply"))
+        #expect(level["gain"] as? Double == 0.178 && level["reason"] as? String == "sound over the reply")
         let state = try object(.stateChanged(from: .speaking, to: .listening, reason: "barge-in"))
         #expect(state["from"] as? String == "speaking" && state["to"] as? String == "listening" && state["reason"] as? String == "barge-in")
         #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)

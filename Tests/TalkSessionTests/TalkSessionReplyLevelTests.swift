@@ -59,4 +59,52 @@ import Testing
         #expect(await muted.speaker.gains.isEmpty)
         await muted.session.stop()
     }
+
+    /// Polls (bounded) until `condition` holds.
+    static func eventually(_ condition: () async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await condition()
+    }
+
+    static func speakingOnManualClock() async throws -> (Rig, ManualClock) {
+        let clock = ManualClock()
+        let rig = try await Rig(agent: .reply(TalkSessionBargeInTests.reply), holdPlayback: true, clock: clock.clock)
+        await rig.listener.utterance("how is the weather")
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        return (rig, clock)
+    }
+
+    @Test func `sound over the reply lowers it before any utterance opens, and the level returns if none does`() async throws {
+        let (rig, clock) = try await Self.speakingOnManualClock()
+        try await TalkSessionBargeInTests.speakLoudly(into: rig)
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
+        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().onsetHold))
+        clock.advance(TalkSession.Settings().onsetHold)
+        let raised = await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] }
+        let gains = await rig.speaker.gains
+        #expect(raised, "gains: \(gains)")
+        #expect(await rig.log.waitFor { if case .replyLevel(1, "no utterance followed the sound") = $0 { true } else { false } })
+        #expect(await rig.log.count { if case .replyLevel(_, "sound over the reply") = $0 { true } else { false } } == 1)
+        await rig.session.stop()
+    }
+
+    @Test func `an utterance that opens after the sound keeps the reply lowered past the onset's wait, until it closes`() async throws {
+        let (rig, clock) = try await Self.speakingOnManualClock()
+        try await TalkSessionBargeInTests.speakLoudly(into: rig)
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
+        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().onsetHold))
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await Self.settle(rig, marker: "sunny")
+        clock.advance(TalkSession.Settings().onsetHold)
+        await Self.settle(rig, marker: "warm")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(await rig.speaker.gains == [Self.lowered], "lowered once, and not raised while the utterance is open")
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 5600, closedAtMs: 6300))
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] })
+        await rig.session.stop()
+    }
 }
