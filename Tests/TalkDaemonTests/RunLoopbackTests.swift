@@ -9,8 +9,8 @@ import Testing
 /// `openclaw-talk run --source vmic --sink vsink` on a headless PulseAudio of the test's own: the user's clip is
 /// played into the null sink and heard on its monitor, the virtual microphone, and so is the daemon's reply, as
 /// a loudspeaker's sound reaches a laptop's microphone. With echo cancellation on, a user speaking over the
-/// reply must cut it off (`make test-loopback`: it still fails about one run in two); the reply's own echo
-/// must not (`RunSelfEchoLoopbackTests`, in `make test`).
+/// reply must cut it off, with their words; the reply's own echo must not (`RunSelfEchoLoopbackTests`). Both
+/// run in `make test`, in a pass of their own: the live timing they depend on needs the machine to itself.
 @Suite(.serialized) struct RunLoopbackTests {
     typealias Events = [JSONValue]
 
@@ -122,11 +122,11 @@ import Testing
             let sent = Double("\(match.1).\(match.2)") ?? -1
             #expect(abs(sent - offset) <= 0.1, "prefix says \(sent) s, the barge-in \(offset) s")
             let words = String(messages[1][match.range.upperBound...])
-            // Dictation hears the user's words poorly in double talk: the canceller weakens them while it removes
-            // the echo (its second half often to under 50 RMS on this loopback). The grammar still finds them.
-            withKnownIssue("double talk: dictation mishears the user over the reply (issue 9)", isIntermittent: true) {
-                #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
-            } when: { !grammar }
+            // Both models hear the user's words: the reply is lowered 15 dB from the first 40 ms of their voice.
+            // Before it was, WebRTC crushed them under the loud echo and dictation heard "the plumber and leaders".
+            #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
+            let levels = events.filter { $0["event"] == "replyLevel" }.compactMap { $0["reason"]?.stringValue }
+            #expect(levels.first == "sound over the reply", "the reply was not lowered as the user began: \(levels)")
         }
     }
 
