@@ -239,6 +239,7 @@ package actor TalkSession {
     func soundOverReply() async {
         guard state == .speaking, userSpeechStartNs == nil, !replyLowered else { return }
         await lowerReply(reason: "sound over the reply")
+        guard replyLowered else { return }
         let mine = lowering
         let (clock, hold) = (dependencies.clock, settings.onsetHold)
         Task { [weak self] in

@@ -35,12 +35,7 @@ import TalkLogging
             await capture.stop()
             await playback.close()
 
-            let frames = await recorder.frames
-            let captured = frames.flatMap(\.samples)
-            let says = frames.indices.compactMap { frames.captureTimeNs(ofSample: $0 * AudioFrame.samplesPerFrame) }.enumerated()
-                .map { Int64(bitPattern: $0.element) - Int64($0.offset * AudioFrame.samplesPerFrame) * 62_500 }.sorted()
-            let origin = UInt64(try #require(says.isEmpty ? nil : says[says.count / 2]))
-            let laid = reference.samples(from: origin, count: captured.count)
+            let (captured, laid) = try #require(await recorder.frames.besideReference(reference), "nothing captured")
 
             // 20 ms windows where the reference plays; the level step is where it falls under half its first level.
             let window = 320

@@ -38,14 +38,7 @@ import TalkLogging
             await capture.stop()
             await playback.close()
 
-            let frames = await recorder.frames
-            let captured = frames.flatMap(\.samples)
-            // Where sample 0 was captured: the median over all frames of what each frame's timestamp says, as
-            // one timestamp jitters by tens of milliseconds on a loaded machine.
-            let says = frames.indices.compactMap { frames.captureTimeNs(ofSample: $0 * AudioFrame.samplesPerFrame) }.enumerated()
-                .map { Int64(bitPattern: $0.element) - Int64($0.offset * AudioFrame.samplesPerFrame) * 62_500 }.sorted()
-            let origin = UInt64(try #require(says.isEmpty ? nil : says[says.count / 2]))
-            let laid = reference.samples(from: origin, count: captured.count)
+            let (captured, laid) = try #require(await recorder.frames.besideReference(reference), "nothing captured")
             var offsets: [Int] = []
             for start in Self.soundStarts(laid) {
                 let echoOf = try sweep.resampled(to: EchoReference.sampleRate).samples

@@ -150,9 +150,10 @@ final class ScriptedGateway: Sendable {
         // No ticks are ever sent: within 2 x 100 ms (+ check interval + backoff) the socket is declared dead.
         let s = await waitFor(c) { if case .reconnecting = $0 { true } else { false } }
         #expect(s != nil)
-        // About 300 ms is expected. The bound only catches a watchdog that waits dozens of ticks; a loaded
-        // machine has been seen to add seconds, so it is not tighter.
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // About 300 ms is expected. The bound only catches a watchdog that waits a hundred ticks, or a fixed
+        // timeout of its own (the client's request timeout is 30 s); a loaded machine has been seen to add
+        // seconds (5.97 s in one CI run beside 8 other suites), so it is not tighter.
+        #expect(ContinuousClock.now - start < .seconds(10))
         #expect(await gw.sockets.withLock { $0.first }?.isClosed == true)
     }
 

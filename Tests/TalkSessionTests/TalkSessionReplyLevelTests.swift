@@ -54,6 +54,7 @@ import Testing
         var settings = TalkSession.Settings()
         settings.bargeInForcedOff = true
         let muted = try await TalkSessionBargeInTests.speaking(settings)
+        try await TalkSessionBargeInTests.speakLoudly(into: muted)
         await muted.listener.hear(.speechStarted(positionMs: 5000))
         await Self.settle(muted, marker: "sunny")
         #expect(await muted.speaker.gains.isEmpty)

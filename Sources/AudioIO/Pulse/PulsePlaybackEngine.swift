@@ -7,7 +7,7 @@ import TalkLogging
 /// offset to their echo (`PlaybackTimeline`). Confined to its loop: call it only with
 /// `PulseMainloop.withLock` held.
 final class PulsePlaybackEngine {
-    private struct Sound {
+    struct Sound {
         var samples: [Int16]
         var written = 0
         /// Where in the stream its first sample went (set when it is written).
@@ -21,7 +21,7 @@ final class PulsePlaybackEngine {
         var end: Int { startIndex + samples.count }
     }
 
-    private struct Current {
+    struct Current {
         var stream: OpaquePointer
         var device: String
         var timeline: PlaybackTimeline
@@ -31,19 +31,19 @@ final class PulsePlaybackEngine {
         var idleUntil = 0
     }
 
-    private let loop: PulseMainloop
-    private let connection: PulseConnection
-    private let requestedSink: String?
-    private let events: AsyncStream<PlaybackEvent>.Continuation
-    private let logger: Logger
-    private let retryInterval: Duration
+    let loop: PulseMainloop
+    let connection: PulseConnection
+    let requestedSink: String?
+    let events: AsyncStream<PlaybackEvent>.Continuation
+    let logger: Logger
+    let retryInterval: Duration
     private let echoReference: EchoReference?
-    private var current: Current?
-    private var recoveryTimer: OpaquePointer?
+    var current: Current?
+    var recoveryTimer: OpaquePointer?
     /// Set while playback was reported on a fallback: brings it back to the requested sink when that returns.
-    private let homecoming: PulseDeviceWatch?
-    private var interrupted = false
-    private var closed = false
+    let homecoming: PulseDeviceWatch?
+    var interrupted = false
+    var closed = false
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
     private var generation = 0
     /// The level sounds are written at (`setGain`); `stop()` returns it to 1.
@@ -299,105 +299,8 @@ final class PulsePlaybackEngine {
         }
     }
 
-    /// The server moved the stream, which it does itself when the sink vanishes: playback goes on there.
-    private func moved(_ s: OpaquePointer) {
-        guard let playing = current, playing.stream == s, let context = pa_stream_get_context(s) else { return }
-        let previous = playing.device
-        let now = pa_stream_get_device_name(s).map { String(cString: $0) } ?? "default sink"
-        current?.device = now
-        PulseIntrospection.devices(.sink, context) { [unowned self] sinks in
-            guard !closed, !sinks.contains(where: { $0.name == previous }) else {
-                logger.info("Playback moved", metadata: ["audio.device": "\(now)"])
-                return
-            }
-            logger.info("Sink is gone; the server moved playback to the default sink", metadata: ["audio.device": "\(now)"])
-            events.yield(.interrupted(reason: "the sink \(previous) disappeared"))
-            events.yield(.resumed(device: now))
-            if previous == requestedSink { watchForRequestedSink() }
-        }
-    }
-
-    /// Playback was reported on a fallback: once the requested sink exists again, a sound in progress moves
-    /// back to it and `.resumed` names it (the next `play` picks it anyway).
-    private func watchForRequestedSink() {
-        homecoming?.watch(context: { [unowned self] in connection.context }) { [unowned self] context in
-            guard !closed, !interrupted, let name = requestedSink else { return }
-            guard let playing = current, playing.device != name else {
-                cameBack(to: name)  // idle, or a newer sound already plays there
-                return
-            }
-            let me = Unmanaged.passUnretained(self).toOpaque()
-            let op = pa_context_move_sink_input_by_name(context, pa_stream_get_index(playing.stream), name, { _, success, userdata in
-                guard let userdata else { return }
-                Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().movedBack(success: success != 0)
-            }, me)
-            if let op { pa_operation_unref(op) } else { watchForRequestedSink() }
-        }
-    }
-
-    private func movedBack(success: Bool) {
-        guard !closed, !interrupted, let name = requestedSink else { return }
-        guard success else {
-            // The sound may have ended meanwhile, or the sink gone again: look again (or report it idle).
-            watchForRequestedSink()
-            return
-        }
-        current?.device = name
-        cameBack(to: name)
-    }
-
-    private func cameBack(to name: String) {
-        logger.info("Sink is back; playback returns to it", metadata: ["audio.device": "\(name)"])
-        events.yield(.resumed(device: name))
-    }
-
-    private func fail(reason: String) {
-        let device = current?.device ?? requestedSink ?? "default sink"
-        finish(.failure(.playbackInterrupted(device: device, reason: reason)))
-        interrupt("playback on \(device) ended (\(reason))")
-    }
-
-    /// Reports the outage once and polls until the server (and a sink) can be used again.
-    private func interrupt(_ reason: String) {
-        if let playing = current {
-            finish(.failure(.playbackInterrupted(device: playing.device, reason: reason)))
-        }
-        guard !closed, !interrupted else { return }
-        interrupted = true
-        homecoming?.cancel()  // recovery picks the sink afresh
-        logger.info("Playback interrupted", metadata: ["audio.reason": "\(reason)"])
-        events.yield(.interrupted(reason: reason))
-        scheduleRecoveryCheck()
-    }
-
-    private func scheduleRecoveryCheck() {
-        guard recoveryTimer == nil, !closed else { return }
-        recoveryTimer = loop.addTimer(after: retryInterval, userdata: Unmanaged.passUnretained(self).toOpaque()) { _, _, _, userdata in
-            guard let userdata else { return }
-            Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().checkRecovery()
-        }
-    }
-
-    private func checkRecovery() {
-        if let recoveryTimer { loop.removeTimer(recoveryTimer) }
-        recoveryTimer = nil
-        connection.keepTrying = true
-        connection.whenReady(failFast: false) { [unowned self] result in
-            guard case .success(let context) = result, interrupted, !closed else { return }
-            PulseIntrospection.sink(named: requestedSink, context, logger: logger) { [unowned self] sink in
-                guard interrupted, !closed else { return }
-                // No sink to name yet (a restarted PipeWire before WirePlumber has picked its default): look again.
-                guard let name = sink else { return scheduleRecoveryCheck() }
-                interrupted = false
-                logger.info("Playback can resume", metadata: ["audio.device": "\(name)"])
-                events.yield(.resumed(device: name))
-                if let requestedSink, sink != requestedSink { watchForRequestedSink() }
-            }
-        }
-    }
-
     /// Closes the stream; the sound in it (if any) ends with `result`.
-    private func finish(_ result: Result<PlaybackOutcome, PulseError>) {
+    func finish(_ result: Result<PlaybackOutcome, PulseError>) {
         guard let playing = current else { return }
         current = nil
         pa_stream_set_state_callback(playing.stream, nil, nil)

@@ -68,4 +68,19 @@ extension Array where Element == AudioFrame {
         let after = UInt64(AudioFrame.samplesPerFrame - 1 - index % AudioFrame.samplesPerFrame)
         return self[frame].captureTimeNs - after * 62_500
     }
+
+    /// Where sample 0 was captured: the median over all frames of what each frame's timestamp says, as one
+    /// timestamp jitters by tens of milliseconds on a loaded machine.
+    var firstSampleNs: UInt64? {
+        let says = indices.compactMap { captureTimeNs(ofSample: $0 * AudioFrame.samplesPerFrame) }.enumerated()
+            .map { Int64(bitPattern: $0.element) - Int64($0.offset * AudioFrame.samplesPerFrame) * 62_500 }.sorted()
+        return says.isEmpty ? nil : UInt64(says[says.count / 2])
+    }
+
+    /// The samples captured, and the reference laid out beside them sample for sample (by `firstSampleNs`).
+    func besideReference(_ reference: EchoReference) -> (captured: [Int16], laid: [Int16])? {
+        guard let origin = firstSampleNs else { return nil }
+        let captured = flatMap(\.samples)
+        return (captured, reference.samples(from: origin, count: captured.count))
+    }
 }
