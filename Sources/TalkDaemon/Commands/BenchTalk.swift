@@ -25,6 +25,7 @@ extension OpenClawTalk.Bench {
                 .option("sink", value: "name", help: "The sink for the live half (default: the server's default)."),
                 .option("source", value: "name", help: "The source that hears it (default: the sink's monitor)."),
                 .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+                .option("stt", value: "local|auto|gateway", help: "Whose words the file session sends (default local: this client's own figures)."),
             ]
         )
 
@@ -40,6 +41,10 @@ extension OpenClawTalk.Bench {
         var sink: String?
         var source: String?
         var repository: String
+        /// `run --stt` for the file session. Local by default: with the reference Gateway's relay (`auto`) each
+        /// transcript also waits for its final, which it finds by matching the clip against the whole corpus in
+        /// pure Python, a Gateway's time rather than this client's.
+        var stt: String
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
@@ -49,6 +54,10 @@ extension OpenClawTalk.Bench {
             sink = parsed.option("sink")
             source = parsed.option("source")
             repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+            stt = parsed.option("stt") ?? "local"
+            guard ["local", "auto", "gateway"].contains(stt) else {
+                throw ValidationError("Invalid value '\(stt)' for '--stt': expected local, gateway or auto")
+            }
         }
 
         func run() async throws {
@@ -67,7 +76,7 @@ extension OpenClawTalk.Bench {
             _ = try gateway.control(
                 #"{"cmd": "talk-config", "config": {"talk": {"interruptOnSpeech": true, "silenceTimeoutMs": \#(Self.silenceMs)}, "session": {"mainKey": "main"}}}"#)
 
-            var report = try await Self.fileTurns(clips.map(\.path), gateway: gateway, folder: root + "/files")
+            var report = try await Self.fileTurns(clips.map(\.path), gateway: gateway, folder: root + "/files", stt: stt)
             report.clips = clips.count
             if trials > 0 {
                 do {
@@ -109,7 +118,7 @@ extension OpenClawTalk.Bench {
 
         /// One session whose microphone is every clip in turn: each next clip starts while the reply to the one
         /// before plays (1.8 s after that reply is due), so every turn is timed and every reply but the last cut.
-        static func fileTurns(_ paths: [String], gateway: ReferenceGatewayProcess, folder: String) async throws -> TalkBenchReport {
+        static func fileTurns(_ paths: [String], gateway: ReferenceGatewayProcess, folder: String, stt: String) async throws -> TalkBenchReport {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let rate = AudioFrame.sampleRate
             var input = [Int16](repeating: 0, count: 3 * rate)
@@ -125,7 +134,7 @@ extension OpenClawTalk.Bench {
             let seconds = Double(input.count) / Double(rate)
             let child = try TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--input", inputPath, "--output", outputPath, "--json",
-                 "--silence-ms", "\(silenceMs)", "--seconds", String(format: "%.1f", seconds)],
+                 "--silence-ms", "\(silenceMs)", "--seconds", String(format: "%.1f", seconds), "--stt", stt],
                 home: folder)
             let deadline = ContinuousClock.now + .seconds(Int(seconds) + 120)
             while child.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
