@@ -7,7 +7,9 @@ enum BargeInTextGuard {
     static func isNewSpeech(_ partial: String, spoken: String) -> Bool {
         let replyWords = Set(words(of: spoken))
         let fresh = words(of: partial).filter { !replyWords.contains($0) }
-        return fresh.reduce(0) { $0 + $1.count } >= minimumCharacters
+        // Letters and digits only: dictation heard a reply's echo as "o.'s", whose "o" and "'s" made 3 with
+        // the apostrophe, and cut the reply off (CI, loaded machine).
+        return fresh.reduce(0) { $0 + $1.filter { $0.isLetter || $0.isNumber }.count } >= minimumCharacters
     }
 
     static func words(of text: String) -> [String] {

@@ -9,6 +9,8 @@ import TalkLogging
 @Suite(.serialized) struct PlaybackGainLoopbackTests {
     let logger = Logger(label: "test.gain", handler: InMemoryLogHandler())
 
+    static let toneSeconds = 5.0
+
     static func rms(_ samples: ArraySlice<Int16>) -> Double {
         (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))).squareRoot()
     }
@@ -22,9 +24,16 @@ import TalkLogging
             let reference = EchoReference(historySeconds: 60)
             let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
             try await Task.sleep(for: .milliseconds(500))
-            let tone = TestSignals.tone(rate: 22_050, seconds: 2.5, hz: 440, amplitude: 0.3)
+            // Lowered once the sink is heard playing it and half a second more: on a loaded machine (CI, 8 suites
+            // at once) a fixed 1.2 s after the play call once landed at the sound's very end. The sound is long
+            // enough for a late wake still to leave a second of it lowered.
+            let tone = TestSignals.tone(rate: 22_050, seconds: Self.toneSeconds, hz: 440, amplitude: 0.3)
             let played = Task { try await playback.play(tone) }
-            try await Task.sleep(for: .milliseconds(1200))
+            let heard = await recorder.wait(upTo: .seconds(10)) { frames, _ in
+                frames.suffix(3).allSatisfy { frame in Self.rms(frame.samples[...]) > 1000 } && frames.count >= 3
+            }
+            try #require(heard, "the sink never played the tone")
+            try await Task.sleep(for: .milliseconds(500))
             await playback.setGain(0.18)
             #expect(try await played.value == .completed)
             // A stopped sound gives the level back: the next one plays at full.
@@ -47,7 +56,7 @@ import TalkLogging
             // milliseconds; the second sound's is placed early, as a new stream's start is not known to the sample).
             let playing = Set(voiced)
             let steady = voiced.filter { at in
-                at < first + 120 * window && abs(at - step) > 4 * window && (-4...4).allSatisfy { playing.contains(at + $0 * window) }
+                at < first + Int(Self.toneSeconds * 50) * window && abs(at - step) > 4 * window && (-4...4).allSatisfy { playing.contains(at + $0 * window) }
             }
             let ratios = steady.map { 20 * log10(max(1, Self.rms(captured[$0..<($0 + window)])) / Self.rms(laid[$0..<($0 + window)])) }
             let before = steady.filter { $0 < step }.map { Self.rms(captured[$0..<($0 + window)]) }
