@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean
+.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb
 
 all: build
 
@@ -14,8 +14,13 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
-release:
-	$(MAKE) build CONFIG=release
+# Release builds link the Swift runtime in (--static-swift-stdlib): an installed binary or the package needs no
+# Swift toolchain at run time, only the Debian libraries dpkg-shlibdeps finds.
+RELEASE_FLAGS = -c release --static-swift-stdlib
+RELEASE_BIN = .build/release/openclaw-talk
+# NO_DEPS=1 skips the install-deps check (debian/rules: dpkg-checkbuilddeps did it).
+release: $(if $(NO_DEPS),,deps)
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 # Tests run against a private headless PulseAudio that is stopped afterwards, also when tests fail.
 # The CPU-heavy recognition suites (and `say`, checked by the recogniser) run in a second pass: on 2 cores they
@@ -81,6 +86,72 @@ demo: deps
 bench: deps
 	$(SWIFT) build -c release
 	scripts/with-pulse.sh scripts/bench.sh .build/release/openclaw-talk
+
+# Installing: `make install PREFIX=~/.local` for yourself, `make release && sudo make install` for /usr/local;
+# the package installs to /usr (debian/rules, through DESTDIR). Each file goes where its convention says
+# (FHS; XDG's data folders for a user's prefix). `make uninstall` with the same PREFIX removes exactly those.
+PREFIX ?= /usr/local
+DESTDIR ?=
+bindir = $(PREFIX)/bin
+datadir = $(PREFIX)/share
+# systemd reads user units from PREFIX/lib/systemd/user for /usr and /usr/local, from ~/.local/share/systemd/user
+# (XDG_DATA_HOME) for a user.
+userunitdir ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(datadir)/systemd/user,$(PREFIX)/lib/systemd/user)
+# Debian's zsh reads /usr/share/zsh/vendor-completions and /usr/local/share/zsh/site-functions; for a user's prefix
+# the folder must be added to fpath (install says so).
+zshcompdir ?= $(if $(filter /usr,$(PREFIX)),$(datadir)/zsh/vendor-completions,$(datadir)/zsh/site-functions)
+MODEL_FILES = $(shell cd models && find grammars keyphrases -type f | sort)
+STAGE = out/install
+INSTALLED_FILES = \
+	$(bindir)/openclaw-talk \
+	$(addprefix $(datadir)/openclaw-talk/models/,$(MODEL_FILES)) \
+	$(userunitdir)/openclaw-talk.service \
+	$(datadir)/man/man1/openclaw-talk.1.gz \
+	$(datadir)/bash-completion/completions/openclaw-talk \
+	$(zshcompdir)/_openclaw-talk \
+	$(datadir)/fish/vendor_completions.d/openclaw-talk.fish \
+	$(datadir)/applications/openclaw-talk.desktop \
+	$(datadir)/file-manager/actions/openclaw-talk-send.desktop \
+	$(datadir)/kio/servicemenus/openclaw-talk-send.desktop \
+	$(datadir)/nemo/actions/openclaw-talk-send.nemo_action
+
+# What install copies, made from the release binary: the completions (from its command tree), the unit (pointing
+# at the installed binary) and the manual (docs/openclaw-talk.1.scd through scdoc).
+installable: release
+	mkdir -p $(STAGE)
+	$(RELEASE_BIN) completions bash >$(STAGE)/openclaw-talk.bash
+	$(RELEASE_BIN) completions zsh >$(STAGE)/_openclaw-talk
+	$(RELEASE_BIN) completions fish >$(STAGE)/openclaw-talk.fish
+	$(RELEASE_BIN) install-service --print --binary $(bindir)/openclaw-talk >$(STAGE)/openclaw-talk.service
+	scdoc <docs/openclaw-talk.1.scd | gzip -9n >$(STAGE)/openclaw-talk.1.gz
+
+install: installable
+	install -Dm755 $(RELEASE_BIN) $(DESTDIR)$(bindir)/openclaw-talk
+	for f in $(MODEL_FILES); do install -Dm644 models/$$f $(DESTDIR)$(datadir)/openclaw-talk/models/$$f || exit 1; done
+	install -Dm644 $(STAGE)/openclaw-talk.service $(DESTDIR)$(userunitdir)/openclaw-talk.service
+	install -Dm644 $(STAGE)/openclaw-talk.1.gz $(DESTDIR)$(datadir)/man/man1/openclaw-talk.1.gz
+	install -Dm644 $(STAGE)/openclaw-talk.bash $(DESTDIR)$(datadir)/bash-completion/completions/openclaw-talk
+	install -Dm644 $(STAGE)/_openclaw-talk $(DESTDIR)$(zshcompdir)/_openclaw-talk
+	install -Dm644 $(STAGE)/openclaw-talk.fish $(DESTDIR)$(datadir)/fish/vendor_completions.d/openclaw-talk.fish
+	install -Dm644 contrib/desktop/openclaw-talk.desktop $(DESTDIR)$(datadir)/applications/openclaw-talk.desktop
+	install -Dm644 contrib/desktop/openclaw-talk-send.desktop $(DESTDIR)$(datadir)/file-manager/actions/openclaw-talk-send.desktop
+	install -Dm644 contrib/desktop/openclaw-talk-send-kde.desktop $(DESTDIR)$(datadir)/kio/servicemenus/openclaw-talk-send.desktop
+	install -Dm644 contrib/desktop/openclaw-talk-send.nemo_action $(DESTDIR)$(datadir)/nemo/actions/openclaw-talk-send.nemo_action
+	@echo "Installed openclaw-talk in $(PREFIX). Next: openclaw-talk setup CODE, then systemctl --user daemon-reload && systemctl --user enable --now openclaw-talk"
+	@case "$(PREFIX)" in $(HOME)/*) echo "zsh: add $(zshcompdir) to fpath (before compinit) for completions; man and bash find theirs through PATH and XDG_DATA_HOME";; esac
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
+	-rmdir $(addprefix $(DESTDIR)$(datadir)/openclaw-talk/models/,$(sort $(dir $(MODEL_FILES)))) \
+		$(DESTDIR)$(datadir)/openclaw-talk/models $(DESTDIR)$(datadir)/openclaw-talk 2>/dev/null
+
+# The Debian package (debian/), built with dpkg-buildpackage and debhelper from this checkout; the .deb and its
+# .buildinfo/.changes end up in out/. The package's own build skips `deps` (dpkg-checkbuilddeps checks debian/control).
+deb:
+	@scripts/install-deps.sh package
+	dpkg-buildpackage -b -us -uc
+	mkdir -p out && mv ../openclaw-talk_*.deb ../openclaw-talk_*.buildinfo ../openclaw-talk_*.changes out/
+	@ls -l out/openclaw-talk_*.deb
 
 clean:
 	rm -rf .build out

@@ -47,7 +47,10 @@ let package = Package(
             dependencies: [
                 "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession",
                 "TalkService",
-            ]),
+            ],
+            plugins: ["BuildInfoPlugin"]),
+        // Writes the commit being built into the executable (`openclaw-talk --version`): scripts/build-info.sh.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),

@@ -29,6 +29,7 @@ struct OpenClawTalk: ParsableCommand {
             Events.self,
             Config.self,
             InstallService.self,
+            Completions.self,
         ]
     )
 

@@ -10,7 +10,8 @@ package struct ModelPaths: Sendable, Equatable {
 }
 
 /// Finds the acoustic model, dictionary and language model: in `--model-dir` first, then the project's
-/// `models/`, then Debian's `pocketsphinx-en-us` location. Each part is searched for on its own, so a custom
+/// `models/` (in a checkout, or installed under `PREFIX/share/openclaw-talk/models`), then Debian's
+/// `pocketsphinx-en-us` location. Each part is searched for on its own, so a custom
 /// dictionary in `models/en-us/` can sit beside Debian's acoustic model.
 package struct ModelLocator: Sendable {
     /// Folders searched in order.
@@ -33,7 +34,7 @@ package struct ModelLocator: Sendable {
     package init(modelDirectory: String?, language: String = "en-us") {
         var dirs: [String] = []
         if let modelDirectory { dirs.append(modelDirectory) }
-        dirs += Self.projectModelDirectories()
+        dirs += Self.appModelDirectories()
         dirs.append(Self.debianModelDirectory)
         self.init(searchDirectories: dirs, language: language, requiredDirectory: modelDirectory)
     }
@@ -134,11 +135,21 @@ package struct ModelLocator: Sendable {
         return paths.filter { seen.insert($0).inserted }
     }
 
+    /// The project's model folders in the order they are searched: a checkout's `models/`
+    /// (`projectModelDirectories`), then the installed copy (`installedModelDirectories`).
+    package static func appModelDirectories(
+        currentDirectory: String = FileManager.default.currentDirectoryPath, executable: String? = runningExecutable()
+    ) -> [String] {
+        var seen = Set<String>()
+        return (projectModelDirectories(currentDirectory: currentDirectory, executable: executable)
+            + installedModelDirectories(executable: executable)).filter { seen.insert($0).inserted }
+    }
+
     /// The project's `models/` folder: beside the current directory, or above the running executable
     /// (a `swift build` binary lives in `.build/<config>/`).
     static func projectModelDirectories(
         currentDirectory: String = FileManager.default.currentDirectoryPath,
-        executable: String? = CommandLine.arguments.first
+        executable: String? = runningExecutable()
     ) -> [String] {
         var candidates = [currentDirectory]
         var dir = (executable.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath() })?
@@ -151,5 +162,19 @@ package struct ModelLocator: Sendable {
         var seen = Set<String>()
         return candidates.map { ($0 as NSString).appendingPathComponent("models") }
             .filter { FileManager.default.fileExists(atPath: $0) && seen.insert($0).inserted }
+    }
+
+    /// Where `make install` and the Debian package put the models: `PREFIX/share/openclaw-talk/models` for a
+    /// binary in `PREFIX/bin` (`/usr/share/...` for the package, `~/.local/share/...` for a user's install).
+    package static func installedModelDirectories(executable: String? = runningExecutable()) -> [String] {
+        guard let executable else { return [] }
+        let prefix = URL(fileURLWithPath: executable).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = prefix.appendingPathComponent("share/openclaw-talk/models").path
+        return FileManager.default.fileExists(atPath: folder) ? [folder] : []
+    }
+
+    /// The running binary's path: `/proc/self/exe`, as `argv[0]` is only a name when the shell found it on PATH.
+    package static func runningExecutable() -> String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first
     }
 }

@@ -15,7 +15,7 @@ struct CommandParser {
 
         // Built-ins before any subcommand: `--version`, `--help`/`-h`, and `help [sub...]`.
         if command == root, let first = elements.first {
-            if first == .long("version", value: nil) { throw CleanExit.message(OpenClawTalk.version) }
+            if first == .long("version", value: nil) { throw CleanExit.message(VersionText.describe()) }
             if case .value("help") = first {
                 var target = root
                 var helpPath = path

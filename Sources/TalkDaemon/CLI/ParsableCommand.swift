@@ -31,12 +31,16 @@ struct OptionSpec: Sendable, Equatable {
     var valueName: String? = nil
     var help: String
     var repeated: Bool = false
+    /// The values the option takes, when they are a fixed list (completions offer them).
+    var choices: [String] = []
 
     static func flag(_ long: String, short: Character? = nil, help: String) -> OptionSpec {
         OptionSpec(long: long, short: short, valueName: nil, help: help)
     }
+    /// A value name listing its choices (`local|gateway|auto`) makes them the option's `choices`.
     static func option(_ long: String, short: Character? = nil, value: String, help: String, repeated: Bool = false) -> OptionSpec {
-        OptionSpec(long: long, short: short, valueName: value, help: help, repeated: repeated)
+        let choices = value.contains("|") ? value.split(separator: "|").map(String.init) : []
+        return OptionSpec(long: long, short: short, valueName: value, help: help, repeated: repeated, choices: choices)
     }
 
     var isFlag: Bool { valueName == nil }
@@ -49,6 +53,8 @@ struct ArgumentSpec: Sendable, Equatable {
     var help: String
     var optional: Bool = false
     var repeated: Bool = false
+    /// The values the argument takes, when they are a fixed list (completions offer them).
+    var choices: [String] = []
 }
 
 /// What the parser bound for the chosen command. Option names are the long names without dashes.

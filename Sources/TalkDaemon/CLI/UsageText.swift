@@ -29,9 +29,9 @@ enum UsageText {
         if !c.arguments.isEmpty {
             out += "\nARGUMENTS:\n" + table(c.arguments.map { ("<\($0.name)>", $0.help) })
         }
-        var options = c.options.map { o in ((o.short.map { "-\($0), " } ?? "") + o.synopsis, o.help) }
-        if path.count == 1 { options.append(("--version", "Show the version.")) }
-        options.append(("-h, --help", "Show help information."))
+        let options = CommandNode(path: path, command: command).helpOptions.map { o in
+            ((o.short.map { "-\($0), " } ?? "") + o.synopsis, o.help)
+        }
         out += "\nOPTIONS:\n" + table(options)
         if !c.subcommands.isEmpty {
             out += "\nSUBCOMMANDS:\n" + table(c.subcommands.map { s in

@@ -56,7 +56,7 @@ extension OpenClawTalk {
     struct PushToTalk: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ptt", abstract: "Push-to-talk on the daemon: start holds the microphone open, stop ends the turn.",
-            arguments: [ArgumentSpec(name: "action", help: "start, stop or once")])
+            arguments: [ArgumentSpec(name: "action", help: "start, stop or once", choices: ["start", "stop", "once"])])
         var action: PushToTalkAction
         init(_ parsed: ParsedArguments) throws {
             let word = parsed.arguments["action"]?.first ?? ""
@@ -107,12 +107,59 @@ extension OpenClawTalk {
     struct InstallService: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "install-service",
-            abstract: "Write the systemd user unit to ~/.config/systemd/user/ and print how to enable it.")
-        init(_ parsed: ParsedArguments) throws {}
+            abstract: "Write the systemd user unit to ~/.config/systemd/user/ and print how to enable it.",
+            discussion: """
+                The unit starts an installed openclaw-talk: this binary when it is installed, else the one on PATH \
+                (a unit pointing into a build folder breaks at the next 'make clean'). When the package or \
+                'make install' already installed a unit for that binary, nothing is written: it says how to enable it.
+                """,
+            options: [
+                .option("binary", value: "file", help: "The binary the unit starts (default: this one if installed, else the one on PATH)."),
+                .flag("print", help: "Print the unit instead of writing it."),
+            ])
+
+        var binary: String?
+        var printOnly: Bool
+        init(_ parsed: ParsedArguments) throws {
+            binary = parsed.option("binary").map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            printOnly = parsed.flag("print")
+        }
+
         func run() async throws {
-            let binary = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
-            let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? binary
-            for line in try UserServiceInstaller.install(binary: resolved, environment: ProcessInfo.processInfo.environment) {
+            let environment = ProcessInfo.processInfo.environment
+            let running = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+            let this = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? running
+            var notes: [String] = []
+            let target: String
+            if let binary {
+                target = binary
+            } else if !InstalledService.isBuildFolderBinary(this) {
+                target = this
+            } else if let installed = InstalledService.installedBinary(environment: environment) {
+                target = installed
+                notes.append("Using the installed \(installed) (this one is in a build folder).")
+            } else {
+                target = this
+                notes.append("Warning: \(this) is in a build folder; the unit breaks when it is rebuilt or cleaned ('make install' puts it in place).")
+            }
+            if printOnly {
+                print(UserServiceInstaller.unit(binary: target), terminator: "")
+                return
+            }
+            notes.forEach { print($0) }
+            func resolved(_ path: String?) -> String? { path.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path } }
+            if binary == nil, let installed = InstalledService.installedUnit(environment: environment),
+               resolved(installed.binary) == resolved(target) {
+                print("The unit is already installed: \(installed.path) (it starts \(target)).")
+                let own = UserServiceInstaller.unitDirectory(environment: environment) + "/" + UserServiceInstaller.unitName
+                if FileManager.default.fileExists(atPath: own) {
+                    print("Note: \(own) overrides it; remove that file to use the installed unit.")
+                }
+                print("Start it now and at every login:  systemctl --user daemon-reload && systemctl --user enable --now openclaw-talk")
+                print("Keep it running while you are logged out:  loginctl enable-linger \(environment["USER"] ?? "$USER")")
+                return
+            }
+            for line in try UserServiceInstaller.install(binary: target, environment: environment) {
                 print(line)
             }
         }

@@ -32,7 +32,7 @@ extension OpenClawTalk {
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
                 .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
                 .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 15; 0 keeps it)."),
-                .option("aec", value: "mode", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
+                .option("aec", value: "auto|webrtc|pulse|off", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),

@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""The benchmark report: plots and a page from the JSON `openclaw-talk bench ... --report DIR` and `make bench` write.
+
+    report.py DIR [--markdown FILE]
+
+Reads DIR/bench-*.json (each with a "run" object: date, machine, command, version), draws every plot into
+DIR/plots/ with matplotlib and writes DIR/index.html; with --markdown it also writes the figures page
+(docs/BENCHMARKS.md) from the same files, so the numbers in the docs and the pictures come from one run.
+A plot whose data is missing is drawn as a "not measured" panel naming why, never as empty axes.
+"""
+import argparse
+import html
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Every data series is drawn in one of these colours; axes and text never are (the page test looks for them).
+DATA_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+NAMES = ["speech", "speech-grammar", "audio", "aec", "talk", "gateway", "synth", "uplink"]
+
+
+def load(folder):
+    runs = {}
+    for name in NAMES:
+        path = os.path.join(folder, f"bench-{name}.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                runs[name] = json.load(f)
+    return runs
+
+
+def dig(obj, *keys):
+    for key in keys:
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+class Plot:
+    """One figure: a title, what it shows, and how many data points went into it (0: not measured)."""
+
+    def __init__(self, key, title, caption):
+        self.key, self.title, self.caption = key, title, caption
+        self.points = 0
+        self.missing = None
+        self.fig, self.ax = plt.subplots(figsize=(8, 3.6), dpi=100)
+
+    def save(self, folder):
+        if self.points == 0:
+            self.ax.clear()
+            self.ax.set_axis_off()
+            self.ax.text(0.5, 0.5, f"not measured: {self.missing or 'no data'}", ha="center", va="center", wrap=True)
+        self.ax.set_title(self.title)
+        self.fig.tight_layout()
+        self.fig.savefig(os.path.join(folder, "plots", f"{self.key}.png"))
+        plt.close(self.fig)
+
+
+def histogram(plot, series, unit="ms"):
+    """series: [(label, values)] drawn as overlapping histograms."""
+    values = [(label, [v for v in vs if v is not None]) for label, vs in series if vs]
+    if not any(vs for _, vs in values):
+        return
+    top = max(max(vs) for _, vs in values if vs)
+    bins = [top * i / 24 for i in range(25)] if top > 0 else 10
+    for i, (label, vs) in enumerate(values):
+        plot.ax.hist(vs, bins=bins, alpha=0.6, color=DATA_COLOURS[i], label=f"{label} (n={len(vs)})")
+        plot.points += len(vs)
+    plot.ax.set_xlabel(unit)
+    plot.ax.set_ylabel("count")
+    plot.ax.legend(fontsize=8)
+
+
+def bars(plot, labels, groups, ylabel):
+    """groups: [(label, values per x label)] drawn side by side."""
+    width = 0.8 / max(1, len(groups))
+    for i, (label, values) in enumerate(groups):
+        xs = [x + i * width for x in range(len(labels))]
+        drawn = [v if v is not None else 0 for v in values]
+        plot.ax.bar(xs, drawn, width=width, color=DATA_COLOURS[i], label=label)
+        plot.points += sum(1 for v in values if v is not None)
+    plot.ax.set_xticks([x + width * (len(groups) - 1) / 2 for x in range(len(labels))])
+    plot.ax.set_xticklabels(labels, rotation=60 if len(labels) > 8 else 0, ha="right" if len(labels) > 8 else "center", fontsize=7)
+    plot.ax.set_ylabel(ylabel)
+    if len(groups) > 1:
+        plot.ax.legend(fontsize=8)
+
+
+def plots(runs):
+    talk, speech, aec, uplink = runs.get("talk"), runs.get("speech"), runs.get("aec"), runs.get("uplink")
+    out = []
+
+    p = Plot("talk-latency", "End of speech to transcript sent and to first reply audio",
+             "bench talk: each clip of the corpus through `run` with the reference Gateway answering at once.")
+    samples = dig(talk, "samples") or {}
+    histogram(p, [("to transcript sent", samples.get("speechEndToTranscriptSentMs")),
+                  ("to first reply audio", samples.get("speechEndToFirstReplyAudioMs"))])
+    p.missing = dig(talk, "liveUnavailable") if talk else "bench talk did not run"
+    out.append(p)
+
+    p = Plot("barge-in", "Barge-in: start of the user's speech to the decision, decision to silence",
+             "bench talk: the clip spoken again while the reply plays.")
+    histogram(p, [("speech start to decision", samples.get("bargeInDetectionMs")),
+                  ("decision to playback silent", samples.get("bargeInToSilentMs"))])
+    p.missing = "bench talk did not run" if not talk else "no barge-in"
+    out.append(p)
+
+    p = Plot("wer-per-clip", "Word errors per clip: openclaw-talk and pocketsphinx_continuous (same model)",
+             "bench speech --baseline: word errors over reference words, per clip.")
+    files = dig(speech, "files") or []
+    if files:
+        labels = [os.path.splitext(os.path.basename(f["file"]))[0] for f in files]
+        words = [max(1, len(f["reference"].split())) for f in files]
+        ours = [f["errors"] / w for f, w in zip(files, words)]
+        base = [(f.get("baselineErrors") / w if f.get("baselineErrors") is not None else None) for f, w in zip(files, words)]
+        bars(p, labels, [("openclaw-talk", ours)] + ([("pocketsphinx_continuous", base)] if any(b is not None for b in base) else []),
+             "word error rate")
+    p.missing = "bench speech did not run"
+    out.append(p)
+
+    p = Plot("erle", "Echo return loss enhancement (higher removes more echo)",
+             "bench aec: synthetic echo paths and the sound server's loopback; bench talk: the reply's own voice.")
+    labels, values = [], []
+    for s in dig(aec, "synthetic") or []:
+        labels.append(f"synthetic {s['delayMs']} ms")
+        values.append(s["erleDb"])
+    if dig(aec, "loopback", "erleDb") is not None:
+        labels.append("live loopback")
+        values.append(aec["loopback"]["erleDb"])
+    if dig(talk, "live", "erleDb") is not None:
+        labels.append("reply's voice, live")
+        values.append(talk["live"]["erleDb"])
+    if labels:
+        bars(p, labels, [("ERLE", values)], "dB")
+    p.missing = "bench aec did not run"
+    out.append(p)
+
+    p = Plot("self-echo", "Self-echo trials: did the reply's echo cut it off or come back as a turn?",
+             "bench talk: live sessions on the loopback, the reply heard by its own microphone.")
+    modes = dig(talk, "live", "selfEcho") or {}
+    if modes:
+        names = sorted(modes, reverse=True)
+        trials = [modes[m]["trials"] for m in names]
+        cut = [modes[m]["selfInterruptions"] for m in names]
+        turns = [modes[m]["echoTurns"] for m in names]
+        clean = [max(0, t - c - e) for t, c, e in zip(trials, cut, turns)]
+        bars(p, [f"--aec {m}" for m in names], [("clean", clean), ("cut itself off", cut), ("echo sent as a turn", turns)], "trials")
+    p.missing = dig(talk, "liveUnavailable") or "bench talk's live half did not run"
+    out.append(p)
+
+    p = Plot("cpu-memory", "CPU and memory of a live Talk session over time",
+             "bench talk: the `run` child sampled every 250 ms, idle, hearing the clip, speaking the reply.")
+    timeline = dig(talk, "live", "timeline", "samples") or []
+    if timeline:
+        t = [s["t"] for s in timeline]
+        p.ax.plot(t, [s["cpuPercent"] for s in timeline], color=DATA_COLOURS[0], label="CPU (% of a core)")
+        p.ax.set_xlabel("seconds since the session started")
+        p.ax.set_ylabel("% of a core")
+        twin = p.ax.twinx()
+        twin.plot(t, [s["rssMB"] for s in timeline], color=DATA_COLOURS[1], label="resident memory (MB)")
+        twin.set_ylabel("MB")
+        for mark in dig(talk, "live", "timeline", "marks") or []:
+            p.ax.axvline(mark["t"], color="#999999", linestyle=":")
+            p.ax.text(mark["t"], p.ax.get_ylim()[1], mark["label"], fontsize=7, rotation=90, va="top")
+        p.ax.legend(loc="upper left", fontsize=8)
+        twin.legend(loc="upper right", fontsize=8)
+        p.points = len(timeline)
+    p.missing = dig(talk, "liveUnavailable") or "bench talk's live half did not run"
+    out.append(p)
+
+    p = Plot("uplink", "Relay uplink: bytes per second on the wire, per encoding",
+             "bench uplink: the corpus encoded as each relay contract, base64 in its append frame.")
+    encodings = [k for k in ("opus 16 kHz", "pcm16 24 kHz", "g711_ulaw 8 kHz") if dig(uplink, k)]
+    if encodings:
+        bars(p, encodings, [("wire bytes/s", [uplink[k]["wireBytesPerSecond"] for k in encodings])], "bytes per second")
+    p.missing = "bench uplink did not run"
+    out.append(p)
+    return out
+
+
+def run_line(run):
+    if not run:
+        return "not recorded"
+    return f"{run.get('date', '?')}, {run.get('machine', '?')}: `{run.get('command', '?')}` ({run.get('version', '?')})"
+
+
+def write_html(folder, runs, drawn):
+    rows = "".join(f"<tr><td>bench {html.escape(n)}</td><td>{html.escape(run_line(r.get('run')))}</td></tr>"
+                   for n, r in runs.items())
+    figures = "".join(
+        f'<figure><img class="plot" src="plots/{p.key}.png" alt="{html.escape(p.title)}" width="800" height="360" '
+        f'data-points="{p.points}"><figcaption>{html.escape(p.caption)}</figcaption></figure>'
+        for p in drawn)
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>openclaw-talk benchmarks</title>
+<style>body{{font-family:sans-serif;margin:1em;width:820px}} figure{{margin:0 0 1em 0}} img{{display:block}}
+figcaption{{font-size:small;color:#555}} td{{font-size:small;padding-right:1em}}</style></head>
+<body><h1>openclaw-talk benchmarks</h1>
+<table>{rows}</table>
+{figures}
+<script>
+// For the page test: where each plot is drawn and whether its image loaded.
+window.addEventListener('load', () => {{
+  for (const img of document.querySelectorAll('img.plot')) {{
+    const r = img.getBoundingClientRect();
+    img.dataset.rect = [r.left, r.top + window.scrollY, r.width, r.height].map(Math.round).join(',');
+    img.dataset.loaded = img.complete && img.naturalWidth > 0 ? 'yes' : 'no';
+  }}
+  document.body.dataset.height = document.documentElement.scrollHeight;
+}});
+</script></body></html>
+"""
+    with open(os.path.join(folder, "index.html"), "w") as f:
+        f.write(page)
+
+
+def markdown(runs, drawn):
+    """The figures page: each run's date, machine and command, and its figures, all read from the JSON."""
+    lines = ["# Benchmarks", "",
+             "Generated by `make bench` (tools/bench-report/report.py) from the JSON it wrote; do not edit by hand.",
+             "The plots are in the report page beside the JSON (`out/bench/index.html`).", ""]
+    for name, r in runs.items():
+        lines += [f"## bench {name}", "", f"Run: {run_line(r.get('run'))}", ""]
+        lines += [f"- {line}" for line in summary(name, r)] + [""]
+    lines += ["## Plots", ""] + [f"- {p.title}: {p.points} data points" + ("" if p.points else f" (not measured: {p.missing})")
+                                 for p in drawn]
+    return "\n".join(lines) + "\n"
+
+
+def fmt(value, unit=""):
+    if value is None:
+        return "not measured"
+    if isinstance(value, float):
+        value = round(value, 1)
+    return f"{value}{unit}"
+
+
+def pair(obj, key, unit=" ms"):
+    v = dig(obj, key) or {}
+    return f"p50 {fmt(v.get('p50'), unit)}, p95 {fmt(v.get('p95'), unit)} (n={v.get('count', '?')})"
+
+
+def summary(name, r):
+    if name in ("speech", "speech-grammar"):
+        b = r.get("baseline") or {}
+        out = [f"WER {fmt(r['wer'] * 100, ' %')} over {r['words']} words ({len(r['files'])} clips)",
+               f"real-time factor {fmt(r['rtf'])}; finalize p50 {fmt(r['finalize_ms']['p50'], ' ms')}, p95 {fmt(r['finalize_ms']['p95'], ' ms')}",
+               f"CPU {fmt(r['cpu_seconds'], ' s')}, peak RSS {fmt(r['peak_rss_mb'], ' MB')}"]
+        if b:
+            out.append(f"baseline {b['engine']}: WER {fmt(b['wer'] * 100, ' %')}")
+        return out
+    if name == "talk":
+        out = [f"{r['clips']} clips, silence window {r['silenceMs']} ms, {r['transcriptsSent']} transcripts sent, {r['bargeIns']} barge-ins",
+               f"end of speech to transcript sent: {pair(r, 'speechEndToTranscriptSentMs')}",
+               f"end of speech to first reply audio: {pair(r, 'speechEndToFirstReplyAudioMs')} "
+               f"(target p95 {fmt(dig(r, 'targets', 'firstReplyAudioP95Ms'), ' ms')}); the agent's share {pair(r, 'agentMs')}",
+               f"barge-in: speech start to decision {pair(r, 'bargeInDetectionMs')}; decision to silence {pair(r, 'bargeInToSilentMs')}"]
+        live = r.get("live")
+        if live:
+            cpu = live.get("cpuPercent", {})
+            out.append(f"live on {live['sink']} -> {live['source']}: ERLE of the reply's voice {fmt(live.get('erleDb'), ' dB')}; "
+                       f"CPU p50 idle {fmt(dig(cpu, 'idle', 'p50'), ' %')}, speaking {fmt(dig(cpu, 'speaking', 'p50'), ' %')} of a core")
+            for mode, e in sorted(live.get("selfEcho", {}).items(), reverse=True):
+                out.append(f"self-echo --aec {mode}: cut itself off in {e['selfInterruptions']} of {e['trials']}, echo sent as a turn in {e['echoTurns']}")
+        else:
+            out.append(f"live half not measured: {r.get('liveUnavailable')}")
+        return out
+    if name == "aec":
+        out = ["ERLE on synthetic paths: " + ", ".join(f"{s['delayMs']} ms {fmt(s['erleDb'], ' dB')}" for s in r.get("synthetic", []))]
+        loop = r.get("loopback")
+        out.append(f"ERLE live loopback: {fmt(loop['erleDb'], ' dB')}" if loop else f"live loopback not measured: {r.get('loopbackUnavailable')}")
+        out.append(f"double talk kept at correlation {fmt(r.get('doubleTalkCorrelation'))}; {fmt(r.get('microsecondsPerFrameMedian'), ' µs')} per 20 ms frame")
+        return out
+    if name == "uplink":
+        out = []
+        for k in ("opus 16 kHz", "pcm16 24 kHz", "g711_ulaw 8 kHz"):
+            u = r.get(k)
+            if u:
+                lat = u.get("speechEndToFinalMs")
+                tail = f"; end of speech to relay final median {fmt(lat['median'], ' ms')}" if lat else ""
+                out.append(f"{k}: {fmt(u['wireBytesPerSecond'], ' B/s')} on the wire, {fmt(u['cpuCoreShare'] * 100, ' %')} of a core{tail}")
+        return out
+    if name == "synth":
+        return [f"first audio after a sentence arrives: p50 {fmt(r['firstAudioMs']['p50'], ' ms')}, p95 {fmt(r['firstAudioMs']['p95'], ' ms')} "
+                f"(target {fmt(r.get('targetFirstAudioMs'), ' ms')}); engine start {fmt(r.get('coldFirstAudioMs'), ' ms')}; rtf {fmt(r.get('rtf'))}"]
+    if name == "gateway":
+        c = r.get("connectToHelloOkMs", {})
+        cs = r.get("chatSendMs", {})
+        return [f"connect to hello-ok median: ws {fmt(dig(c, 'ws', 'median'), ' ms')}, wss {fmt(dig(c, 'wss', 'median'), ' ms')}",
+                f"reconnect after the Gateway is back: median {fmt(dig(r, 'reconnectAfterRestartMs', 'afterGatewayBack', 'median'), ' ms')}",
+                f"chat.send to ack p50 {fmt(dig(cs, 'toAck', 'p50'), ' ms')}, to first delta p50 {fmt(dig(cs, 'toFirstDelta', 'p50'), ' ms')}"]
+    if name == "audio":
+        o = r.get("opus", {})
+        p = r.get("pulse") or {}
+        return [f"Opus encode {fmt(o.get('encodeMicrosecondsMedian'), ' µs')}, decode {fmt(o.get('decodeMicrosecondsMedian'), ' µs')} per frame",
+                f"capture latency p50 {fmt(p.get('captureLatencyP50Ms'), ' ms')}, idle capture CPU {fmt(p.get('idleCaptureCPUPercent'), ' %')}"]
+    return []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder")
+    parser.add_argument("--markdown", help="also write the figures page here (docs/BENCHMARKS.md)")
+    args = parser.parse_args()
+    runs = load(args.folder)
+    if not runs:
+        sys.exit(f"no bench-*.json in {args.folder}")
+    os.makedirs(os.path.join(args.folder, "plots"), exist_ok=True)
+    drawn = plots(runs)
+    for p in drawn:
+        p.save(args.folder)
+    write_html(args.folder, runs, drawn)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(runs, drawn))
+    empty = [p.key for p in drawn if p.points == 0]
+    print(f"report: {os.path.join(args.folder, 'index.html')} ({len(drawn) - len(empty)} of {len(drawn)} plots with data"
+          + (f"; not measured: {', '.join(empty)})" if empty else ")"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The report page as a person sees it: report.py draws it from benchmark JSON, Debian's chromium renders it
+headless (--dump-dom for where each plot is, --screenshot for what is drawn), and every plot must show data
+in its data colours. `make bench` runs check_page() on the real run; the unit test runs it on fixtures/.
+
+    python3 -m unittest discover -s tools/bench-report -t tools/bench-report
+    python3 tools/bench-report/test_report.py DIR      # check an existing report folder
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# A plot's own pixels in a data colour (a legend's swatches are about 150-300): more than this means data was drawn.
+MIN_DATA_PIXELS = 600
+
+
+def chromium(*args):
+    """Runs headless chromium on the page (no sandbox: tests run as root here; no GPU, no scrollbars, scale 1)."""
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               "--force-device-scale-factor=1", "--virtual-time-budget=5000", *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"chromium failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout
+
+
+def is_data_colour(pixel):
+    r, g, b = pixel[:3]
+    return max(r, g, b) - min(r, g, b) > 60  # saturated: not the black, grey and white of axes and text
+
+
+def check_page(folder):
+    """Renders folder/index.html; returns [(plot, data pixels)] and raises when a plot did not load or has no data."""
+    from PIL import Image
+
+    url = "file://" + os.path.abspath(os.path.join(folder, "index.html"))
+    dom = chromium("--dump-dom", url)
+    height = int(re.search(r'data-height="(\d+)"', dom).group(1))
+    plots = re.findall(r'<img class="plot" src="plots/([^"]+)\.png"[^>]*data-points="(\d+)"[^>]*data-rect="([\d,]+)"[^>]*data-loaded="(\w+)"', dom)
+    if not plots:
+        raise AssertionError("no plots found on the page")
+    shot = os.path.join(folder, "screenshot.png")
+    chromium(f"--window-size=860,{height}", f"--screenshot={shot}", url)
+    image = Image.open(shot).convert("RGB")
+    found = []
+    for name, points, rect, loaded in plots:
+        if loaded != "yes":
+            raise AssertionError(f"plot {name} did not load")
+        x, y, w, h = map(int, rect.split(","))
+        crop = image.crop((x, y, x + w, y + h))
+        pixels = sum(1 for p in crop.getdata() if is_data_colour(p))
+        found.append((name, int(points), pixels))
+    empty = [f"{name} ({points} data points, {pixels} data pixels)" for name, points, pixels in found
+             if points == 0 or pixels < MIN_DATA_PIXELS]
+    if empty:
+        raise AssertionError("plots drawn without data: " + ", ".join(empty))
+    return found
+
+
+@unittest.skipUnless(CHROMIUM or os.environ.get("CI") == "true", "chromium (Debian package chromium) is not installed")
+class ReportPageTests(unittest.TestCase):
+    def render(self, names):
+        folder = tempfile.mkdtemp(prefix="oct-report-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        for name in names:
+            shutil.copy(os.path.join(HERE, "fixtures", f"bench-{name}.json"), folder)
+        markdown = os.path.join(folder, "BENCHMARKS.md")
+        subprocess.run([sys.executable, os.path.join(HERE, "report.py"), folder, "--markdown", markdown], check=True,
+                       capture_output=True, timeout=120)
+        return folder, markdown
+
+    def test_every_plot_is_drawn_with_data(self):
+        folder, _ = self.render(["talk", "speech", "aec", "uplink"])
+        found = check_page(folder)
+        self.assertEqual({name for name, _, _ in found},
+                         {"talk-latency", "barge-in", "wer-per-clip", "erle", "self-echo", "cpu-memory", "uplink"})
+
+    def test_a_plot_without_data_is_caught(self):
+        # Without bench talk the latency, barge-in, self-echo and CPU plots say "not measured": the check must fail.
+        folder, _ = self.render(["speech", "aec", "uplink"])
+        with self.assertRaises(AssertionError) as caught:
+            check_page(folder)
+        self.assertIn("talk-latency", str(caught.exception))
+        self.assertIn("cpu-memory", str(caught.exception))
+
+    def test_the_figures_page_gives_each_run_its_date_machine_and_command(self):
+        _, markdown = self.render(["talk", "speech", "aec", "uplink"])
+        text = open(markdown).read()
+        self.assertIn("`openclaw-talk bench talk --json`", text)
+        self.assertIn("2026-12-02T16:00:00Z, fixture (2 cores)", text)
+        self.assertIn("end of speech to first reply audio: p50", text)
+        self.assertIn("self-echo --aec webrtc: cut itself off in 0 of 3", text)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 2 and os.path.isdir(sys.argv[1]):
+        for name, points, pixels in check_page(sys.argv[1]):
+            print(f"  {name}: {points} data points, {pixels} data pixels")
+        print("report page: every plot drawn with data")
+    else:
+        unittest.main()
