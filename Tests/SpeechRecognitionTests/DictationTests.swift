@@ -92,20 +92,27 @@ import Testing
     /// Whole-file WER on the real-speech dev set. The bound is set from measurement (43.5 % with this rough
     /// scoring on 2026-11-29, against 46.3 % for Debian's pocketsphinx_continuous): a rise above it is a
     /// regression.
+    /// Clips in the shared corpus's dev set (corpus/speech/manifest.tsv), the set the bound was measured on.
+    static let devSetClips = 36
+
     @Test(.requires(.sharedCorpus)) func `dictation WER on the dev set stays below its measured bound`() async throws {
         let corpus = try TestInput.sharedCorpus.path()
         let recognizer = try TestAudio.recognizer(.dictation())
         let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
+        // A rate over no words would be 0 and pass: the manifest must list clips, each with words to say.
+        let rows = manifest.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
+        try #require(rows.count >= Self.devSetClips, "the dev set lists \(rows.count) clips, expected \(Self.devSetClips)")
         var errors = 0
         var words = 0
-        for row in manifest.split(separator: "\n").dropFirst() {
-            let columns = row.split(separator: "\t").map(String.init)
+        for columns in rows {
+            try #require(columns.count >= 2, "a manifest row without a transcript: \(columns)")
             let hypothesis = try await TestAudio.decode(try TestAudio.wav(corpus + "/" + columns[0]), with: recognizer)
             let reference = RoughWER.normalise(columns[1])
+            try #require(!reference.isEmpty, "\(columns[0]) has an empty transcript")
             errors += RoughWER.editDistance(reference, RoughWER.normalise(hypothesis.text))
             words += reference.count
         }
-        let wer = Double(errors) / Double(max(words, 1))
+        let wer = Double(errors) / Double(words)
         print("dictation whole-file WER on \(corpus): \(String(format: "%.1f", wer * 100)) % (\(errors)/\(words))")
         #expect(wer <= 0.46)
     }

@@ -38,12 +38,48 @@ import Testing
         #expect(fast.durationSeconds < slow.durationSeconds * 0.6, "\(fast.durationSeconds) s vs \(slow.durationSeconds) s")
     }
 
+    /// Each name gives the voice it names, whichever voice spoke before: French reads "The year 2024." as
+    /// French (its numbers in French words, about 40 % shorter than British English says them; a run's length
+    /// varies by up to 5 % with what espeak-ng spoke before), and the female variant speaks about twice as high
+    /// (f3's pitch range is 140-240 Hz; about 250 Hz here, 117 Hz for en-gb). A voice switch that did nothing
+    /// would give the same length and pitch each time.
     @Test func `a language name selects a voice, as espeak-ng's -v does`() async throws {
         let engine = try EspeakSynthesizer(logger: Self.logger)
-        for voice in ["en-gb", "en", "en+f3", "en-us"] {
-            let audio = try await engine.synthesizeAll("Hello there.", settings: VoiceSettings(voice: voice))
-            #expect((0.4...3).contains(audio.durationSeconds), "\(voice): \(audio.durationSeconds) s")
+        let text = "The year 2024 and 1/2/2024."
+        var length: [String: [Int]] = [:]
+        var pitch: [String: [Double]] = [:]
+        // Twice, in two orders, so each voice follows a different one.
+        for voice in ["en-gb", "en+f3", "fr", "en-us", "en-us", "fr", "en+f3", "en-gb"] {
+            let audio = try await engine.synthesizeAll(text, settings: VoiceSettings(voice: voice))
+            #expect((2...15).contains(audio.durationSeconds), "\(voice): \(audio.durationSeconds) s")
+            length[voice, default: []].append(audio.samples.count)
+            pitch[voice, default: []].append(try Self.pitchHz(audio.samples))
         }
+        let fr = length["fr"] ?? [], gb = length["en-gb"] ?? []
+        #expect(fr.count == 2 && gb.count == 2 && Double(fr.max()!) < Double(gb.min()!) * 0.8, "fr \(fr) samples, en-gb \(gb)")
+        let f3 = pitch["en+f3"] ?? [], gbPitch = pitch["en-gb"] ?? []
+        #expect(f3.count == 2 && gbPitch.count == 2 && f3.min()! > gbPitch.max()! * 1.5, "en+f3 \(f3) Hz, en-gb \(gbPitch) Hz")
+    }
+
+    /// A rough fundamental frequency: the autocorrelation peak between 60 and 400 Hz over the loudest 100 ms.
+    static func pitchHz(_ samples: [Int16], rate: Double = 22_050) throws -> Double {
+        let window = Int(rate / 10)
+        try #require(samples.count > window * 2, "too little audio")
+        var loudest = 0
+        var best = 0.0
+        for start in stride(from: 0, to: samples.count - window, by: window / 2) {
+            let energy = samples[start..<start + window].reduce(0.0) { $0 + Double($1) * Double($1) }
+            if energy > best { (best, loudest) = (energy, start) }
+        }
+        let part = samples[loudest..<loudest + window].map(Double.init)
+        var bestLag = 0
+        var bestScore = -Double.infinity
+        for lag in Int(rate / 400)...Int(rate / 60) {
+            var score = 0.0
+            for i in 0..<(part.count - lag) { score += part[i] * part[i + lag] }
+            if score > bestScore { (bestScore, bestLag) = (score, lag) }
+        }
+        return rate / Double(bestLag)
     }
 
     /// About eighty seconds of speech (a few hundredths of a second of espeak-ng's CPU, 3.5 MB of audio): long

@@ -86,7 +86,8 @@ import Testing
         #expect(second != first)
         #expect(h.log.contains("cleared the lock of a daemon that died (pid \(first))"), "\(h.log)")
         r = try await h.run(["status", "--json"])
-        #expect(r.status == 0 && r.stdout.contains("\"pid\" : \(second)") || r.stdout.contains("\"pid\":\(second)"), "\(r.stdout)")
+        let shown = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(r.status == 0 && shown?["pid"] as? Int == Int(second), "\(r.stdout)")
     }
 
     @Test(.requires(.builtBinary))
@@ -199,7 +200,9 @@ import Testing
     }
 
     /// status.json is replaced atomically: read in a tight loop while the daemon rewrites it as fast as commands
-    /// change the state, every read is one whole JSON document.
+    /// change the state, every read is one whole JSON document. Every command must succeed (each one is a
+    /// rewrite), and the reader must have raced them: it counts how often the file changed between two of its
+    /// reads and the states it saw, so reads that all came after the last rewrite fail.
     @Test(.requires(.builtBinary))
     func `status.json is always one valid JSON document while it is rewritten under load`() async throws {
         let h = try await DaemonHarness.make()
@@ -208,29 +211,47 @@ import Testing
         let socket = h.paths.socketPath
         let file = h.paths.statusPath
         let done = Flag()
+        let reading = Flag()
         let writer = Task {
             defer { done.set() }
-            try await offPool {
+            return try await offPool { () -> [String] in
+                // Not before the reader runs: on a loaded machine its thread may start late.
+                while !reading.isSet { usleep(1000) }
                 let client = try ControlClient(path: socket)
-                for i in 0..<200 { _ = try client.call(i % 2 == 0 ? "talk.start" : "talk.stop") }
+                var refused: [String] = []
+                for i in 0..<200 {
+                    let cmd = i % 2 == 0 ? "talk.start" : "talk.stop"
+                    if case .failure(let error) = try client.call(cmd).outcome { refused.append("\(cmd): \(error)") }
+                }
+                return refused
             }
         }
-        let (reads, broken) = try await offPool { () -> (Int, [String]) in
+        let (reads, changes, states, broken) = try await offPool { () -> (Int, Int, Set<String>, [String]) in
             var reads = 0
+            var changes = 0
+            var last = Data()
+            var states = Set<String>()
             var broken: [String] = []
-            // Until the writer is done (and at least 3000 reads), so every read races a rewrite.
-            while !done.isSet || reads < 3000 {
+            reading.set()
+            while !done.isSet {
                 guard let data = FileManager.default.contents(atPath: file) else { continue }
                 reads += 1
-                if (try? JSONDecoder.serviceDecoder.decode(ServiceStatus.self, from: data)) == nil {
+                if data != last { changes += 1 }
+                last = data
+                if let status = try? JSONDecoder.serviceDecoder.decode(ServiceStatus.self, from: data) {
+                    states.insert(status.state)
+                } else {
                     broken.append(String(decoding: data.prefix(200), as: UTF8.self))
                 }
             }
-            return (reads, broken)
+            return (reads, changes, states, broken)
         }
-        try await writer.value
-        #expect(reads >= 3000)
-        #expect(broken.isEmpty, "\(broken.count) torn reads, e.g. \(broken.first ?? "")")
+        let refused = try await writer.value
+        #expect(refused.isEmpty, "\(refused.count) commands failed, e.g. \(refused.first ?? "")")
+        #expect(broken.isEmpty, "\(broken.count) torn reads of \(reads), e.g. \(broken.first ?? "")")
+        // 200 state changes, each a rewrite: the reader saw a good share of them, in both states.
+        #expect(changes >= 20 && states.isSuperset(of: ["listening", "idle"]),
+                "\(reads) reads saw the file change \(changes) times, in states \(states)")
     }
 }
 

@@ -109,6 +109,8 @@ import Testing
         // talk.mode: idle while waiting for the phrase, then the turn's phases.
         let phases = try await offPool { try gw.control("talk-modes") }["modes"]?.arrayValue?.compactMap { $0["phase"]?.stringValue } ?? []
         #expect(phases.first == "idle" && phases.contains("thinking") && phases.contains("speaking"), "\(phases)")
+        // Counted only when refgw checked the frames against the schema (without it: skipped, a failure under CI).
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         let violations = try await offPool { try gw.control("violations") }
         #expect(violations["count"] == 0, "schema violations: \(violations)")
     }
@@ -187,6 +189,8 @@ import Testing
         // With no directive, talk.speak asks for talk.config's voice.
         let speaks = try await offPool { try gw.control("speak-log") }["speaks"]?.arrayValue ?? []
         #expect(!speaks.isEmpty && speaks.allSatisfy { $0["params"]?["voiceId"] == "refgw-voice" }, "\(speaks)")
+        // Counted only when refgw checked the frames against the schema (without it: skipped, a failure under CI).
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         let violations = try await offPool { try gw.control("violations") }
         #expect(violations["count"] == 0, "schema violations: \(violations)")
     }
@@ -259,6 +263,8 @@ import Testing
         #expect(params["voiceId"] == "Rachel" && params["modelId"] == "eleven_turbo_v2" && params["rateWpm"]?.intValue == 200, "\(params)")
         let events = RunCommandTests.events(r.stdout)
         #expect(events.contains { $0["event"] == "speakingStarted" && $0["voice"] == "gateway" })
+        // Counted only when refgw checked the frames against the schema (without it: skipped, a failure under CI).
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         let violations = try await offPool { try gw.control("violations") }
         #expect(violations["count"] == 0, "schema violations: \(violations)")
     }

@@ -111,7 +111,15 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let first = try #require(report["firstAudioMs"] as? [String: Double])
-        #expect((first["p50"] ?? 0) > 0 && (first["p95"] ?? 0) >= (first["p50"] ?? 0))
+        let voiced = try #require(report["firstVoicedAudioMs"] as? [String: Double])
+        // Measured, not defaulted: a trial that never saw audio (or speech) counts 0 ms.
+        let firstP50 = try #require(first["p50"]), voicedP50 = try #require(voiced["p50"])
+        #expect(firstP50 > 0 && voicedP50 > 0, "first \(first), voiced \(voiced)")
+        // espeak-ng begins with a little silence: the first speech comes with or after the first chunk.
+        #expect(voicedP50 >= firstP50, "first \(first), voiced \(voiced)")
+        // The paragraph (51 words) at 175 words a minute is about 17 s of speech.
+        let paragraph = try #require(report["paragraphAudioSeconds"] as? Double)
+        #expect((10...30).contains(paragraph), "paragraph \(paragraph) s")
         let rtf = try #require(report["rtf"] as? Double)
         // espeak-ng is about a thousand times faster than real time; anything near 1 would be a broken measurement.
         #expect(rtf > 0 && rtf < 0.5, "rtf \(rtf)")

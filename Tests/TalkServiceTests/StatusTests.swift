@@ -134,8 +134,12 @@ import TalkLogging
         #expect(value["heartbeatAt"] == .string("2027-01-15T08:00:00Z"))
     }
 
-    /// A reader parsing status.json as fast as it can while it is rewritten never sees a torn file.
+    /// A reader parsing status.json as fast as it can while it is rewritten never sees a torn file. The reader
+    /// must have raced the writer: it counts the versions it saw (each update names its number), and the
+    /// writer goes on until it saw `racedVersions` of them, so a reader that only ran after the last write
+    /// (or a file never rewritten) fails the test instead of passing it with one clean read.
     @Test func theStatusFileIsValidJSONAtEveryInstant() async throws {
+        let racedVersions = 200
         let folder = try TemporaryFolder()
         try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)
         let file = StatusFile(path: folder.paths.statusPath)
@@ -143,27 +147,39 @@ import TalkLogging
         let p = publisher(clock, file: file)
         await p.update(SessionSnapshot())
         let done = Mutex(false)
+        let versionsSeen = Mutex(0)
         let reader = Task {
             try await offPool { () -> (reads: Int, torn: Int) in
                 var reads = 0, torn = 0
-                while !done.withLock({ $0 }) || reads == 0 {
-                    if (try? file.read()) == nil { torn += 1 }
+                var last: String?
+                while !done.withLock({ $0 }) {
                     reads += 1
+                    guard let status = try? file.read() else {
+                        torn += 1
+                        continue
+                    }
+                    if status.lastTranscript != last {
+                        last = status.lastTranscript
+                        versionsSeen.withLock { $0 += 1 }
+                    }
                 }
                 return (reads, torn)
             }
         }
         var s = SessionSnapshot()
-        for i in 0..<3000 {
-            s.lastTranscript = String(repeating: "word \(i) ", count: i % 50)
-            s.talkActive = i % 7 != 0
+        var updates = 0
+        // Bounded only so a reader that never runs ends the test (as a failure) instead of hanging it.
+        while versionsSeen.withLock({ $0 }) < racedVersions && updates < 200_000 {
+            updates += 1
+            s.lastTranscript = "update \(updates) " + String(repeating: "word ", count: updates % 50)
+            s.talkActive = updates % 7 != 0
             clock.advance(1)
             await p.update(s)
         }
         done.withLock { $0 = true }
         let result = try await reader.value
-        #expect(result.torn == 0)
-        #expect(result.reads > 0)
+        #expect(result.torn == 0, "\(result.torn) of \(result.reads) reads were torn")
+        #expect(versionsSeen.withLock { $0 } >= racedVersions, "the reader saw \(versionsSeen.withLock { $0 }) versions in \(updates) updates")
         var info = stat()
         #expect(stat(file.path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
