@@ -179,7 +179,7 @@ import Testing
         let op = try await h.connect(TalkGatewayHarness.operatorProfile)
         defer { op.stop() }
         try await h.gateway.control(#"{"cmd":"voicewake-set","triggers":["hey kitchen"]}"#)
-        let tracker = VoiceWakeTracker(gateway: op.connection, logger: h.logger)
+        let tracker = VoiceWakeTracker(reader: op.connection, logger: h.logger)
         final class Seen: Sendable { let lists = Mutex<[[String]]>([]) }
         let seen = Seen()
         let updates = await tracker.updates()

@@ -123,7 +123,12 @@ class TalkVoiceTests(GatewayTestCase):
     async def test_wake_phrases_are_read_set_and_announced(self):
         client, _ = await self.operator()
         node, _ = await self.node()
+        # Pushed to a node right after hello-ok (docs nodes/voicewake.md); voicewake.get is for operators only.
+        event = await node.wait_event("voicewake.changed")
+        self.assertEqual(event["payload"], {"triggers": ["openclaw", "claude", "computer"]})
         res = await node.request("voicewake.get", {})
+        self.assertEqual((res["error"]["code"], res["error"]["message"]), ("INVALID_REQUEST", "unauthorized role: node"))
+        res = await client.request("voicewake.get", {})
         self.assertEqual(res["payload"], {"triggers": ["openclaw", "claude", "computer"]})
         self.gw.control({"cmd": "voicewake-set", "triggers": [" hey talk ", "", "computer"]})
         event = await node.wait_event("voicewake.changed")

@@ -1,23 +1,32 @@
 import Foundation
 import TalkLogging
 
-/// Keeps the Gateway's wake phrases current: `voicewake.get` each time the socket connects, then every
-/// `voicewake.changed` event. The Talk loop follows `updates()` to re-arm its wake-phrase search.
+/// Keeps the Gateway's wake phrases current: `voicewake.get` on the operator socket each time it connects
+/// (a node caller is refused upstream), and every `voicewake.changed` on either socket, including the one the
+/// Gateway pushes to a node right after `hello-ok`. Until a list arrives, the Gateway's documented defaults apply.
+/// The Talk loop follows `updates()` to re-arm its wake-phrase search.
 package actor VoiceWakeTracker {
-    /// The Gateway's own defaults, until it says otherwise.
+    /// The Gateway's own defaults, until it says otherwise (docs nodes/voicewake.md).
     package static let defaultTriggers = ["openclaw", "claude", "computer"]
     /// The Gateway's bounds: a longer list or phrase can only come from a hostile peer.
     static let maxTriggers = 32
     static let maxTriggerUTF16 = 64
 
-    private let gateway: any GatewayCalling
+    private let reader: any GatewayCalling
+    private let listeners: [any GatewayCalling]
     private let logger: Logger
     package private(set) var triggers: [String]
     private var subscribers: [Int: AsyncStream<[String]>.Continuation] = [:]
     private var nextSubscriber = 0
+    private var followed: (events: [AsyncStream<GatewayFrame.Event>], states: AsyncStream<ConnectionState>)?
 
-    package init(gateway: any GatewayCalling, initial: [String] = VoiceWakeTracker.defaultTriggers, logger: Logger) {
-        self.gateway = gateway
+    /// - Parameters:
+    ///   - reader: the socket `voicewake.get` goes to (the operator's).
+    ///   - listeners: the sockets whose `voicewake.changed` events count (node and operator); `reader` when empty.
+    package init(reader: any GatewayCalling, listeners: [any GatewayCalling] = [], initial: [String] = VoiceWakeTracker.defaultTriggers,
+                 logger: Logger) {
+        self.reader = reader
+        self.listeners = listeners.isEmpty ? [reader] : listeners
         self.logger = logger
         triggers = initial
     }
@@ -35,14 +44,25 @@ package actor VoiceWakeTracker {
 
     private func unsubscribe(_ id: Int) { subscribers[id] = nil }
 
-    /// Follows the socket until the task is cancelled or the connection's streams end.
+    /// Subscribes to the sockets' events and the reader's states. Call it before the sockets connect: the list a
+    /// node is sent right after `hello-ok` reaches only the subscribers already there. `run()` calls it if needed.
+    package func subscribe() async {
+        guard followed == nil else { return }
+        var events: [AsyncStream<GatewayFrame.Event>] = []
+        for socket in listeners { events.append(await socket.eventUpdates()) }
+        followed = (events, await reader.stateUpdates())
+    }
+
+    /// Follows the sockets until the task is cancelled or the connections' streams end.
     package func run() async {
-        let events = await gateway.eventUpdates()
-        let states = await gateway.stateUpdates()
+        await subscribe()
+        guard let (events, states) = followed else { return }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events where event.name == "voicewake.changed" {
-                    await self.apply(event.payload, source: "voicewake.changed")
+            for stream in events {
+                group.addTask {
+                    for await event in stream where event.name == "voicewake.changed" {
+                        await self.apply(event.payload, source: "voicewake.changed")
+                    }
                 }
             }
             group.addTask {
@@ -59,7 +79,7 @@ package actor VoiceWakeTracker {
     /// Asks the Gateway for the phrases now.
     package func refresh() async {
         do {
-            let reply = try await gateway.request(method: "voicewake.get", params: .object([:]), timeout: nil)
+            let reply = try await reader.request(method: "voicewake.get", params: .object([:]), timeout: nil)
             apply(reply, source: "voicewake.get")
         } catch {
             logger.warning("could not read the wake phrases", metadata: ["error": "\(error)"])

@@ -129,6 +129,7 @@ extension OpenClawTalk {
                 logger: logger)
             let configs = await chat.talkConfigUpdates()
             let configWait = Task { await Self.firstConfig(from: configs, within: .seconds(3)) }
+            let wakePhrases = await RunModes.wakePhrases(gatewaySession, logger: logger)   // before the sockets connect
             let gatewayTasks = Task {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await gatewaySession.run() }
@@ -212,7 +213,7 @@ extension OpenClawTalk {
                 await devices.close()
                 throw error
             }
-            let handsFree = RunModes.serve(talk, gateway: gatewaySession, paths: paths, logger: logger)
+            let handsFree = RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths, logger: logger)
             await daemon.ready()
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
             let connection = Task {

@@ -33,10 +33,19 @@ struct RunModes: Sendable {
         }
     }
 
+    /// The Gateway's wake phrases, subscribed to both sockets now: call it before the sockets connect, so the list the
+    /// Gateway pushes to the node right after `hello-ok` is not lost. `voicewake.get` goes to the operator socket.
+    static func wakePhrases(_ gateway: GatewaySession, logger: Logger) async -> VoiceWakeTracker {
+        let tracker = VoiceWakeTracker(reader: gateway.operatorConnection, listeners: [gateway.node, gateway.operatorConnection],
+                                       logger: logger)
+        await tracker.subscribe()
+        return tracker
+    }
+
     /// Follows the Gateway's wake phrases into the session and serves the node's push-to-talk commands with it,
     /// until cancelled. Both run in every mode: the node declares the commands in `connect` whatever the mode.
-    static func serve(_ talk: TalkSession, gateway: GatewaySession, paths: StoragePaths, logger: Logger) -> Task<Void, Never> {
-        let tracker = VoiceWakeTracker(gateway: gateway.node, logger: logger)
+    static func serve(_ talk: TalkSession, wake tracker: VoiceWakeTracker, gateway: GatewaySession, paths: StoragePaths,
+                      logger: Logger) -> Task<Void, Never> {
         let nodeId = (try? DeviceIdentity.loadOrCreate(paths: paths).deviceId) ?? ""
         let router = NodeCommandRouter(
             node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,

@@ -195,6 +195,10 @@ class Connection:
             (self.device_id or "-")[:12]))
         if changed:
             await gw.broadcast_presence()
+        if self.role == "node":
+            # A node receives the wake phrases as a snapshot right after connecting (it may not call
+            # voicewake.get): openclaw/openclaw docs nodes/voicewake.md, src/gateway/server-node-events.ts.
+            await self.send_event("voicewake.changed", {"triggers": list(gw.talk_voice.triggers)})
 
     async def _request(self, frame):
         try:

@@ -23,7 +23,9 @@ METHOD_GATES = {
     "talk.speak": ("operator.talk", ("operator",)),
     "tts.speak": ("operator.write", ("operator",)),
     "talk.mode": ("operator.talk", ("operator",)),
-    "voicewake.get": ("operator.read", ("operator", "node")),
+    # A node caller is refused upstream ("unauthorized role: node"): nodes hear voicewake.changed instead
+    # (openclaw/openclaw src/gateway/role-policy.ts, server-methods.ts; docs nodes/voicewake.md).
+    "voicewake.get": ("operator.read", ("operator",)),
     "voicewake.set": ("operator.write", ("operator",)),
     "node.invoke": ("operator.write", ("operator",)),
     "node.invoke.result": (None, ("node",)),
@@ -34,6 +36,10 @@ EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.p
           "device.pair.resolved",
           "talk.mode", "voicewake.changed",
           "node.invoke.request"] + RELAY_EVENTS
+
+
+# Methods upstream refuses by role with INVALID_REQUEST "unauthorized role: <role>" (role-policy.ts).
+ROLE_REFUSED_AS_INVALID = {"voicewake.get"}
 
 
 class MethodError(Exception):
@@ -57,6 +63,8 @@ def check_gate(method, role, scopes):
     if method not in METHOD_GATES:
         raise MethodError(error_shape("INVALID_REQUEST", "unknown method: %s" % method))
     scope, roles = METHOD_GATES[method]
+    if role not in roles and method in ROLE_REFUSED_AS_INVALID:
+        raise MethodError(error_shape("INVALID_REQUEST", "unauthorized role: %s" % role))
     if role not in roles:
         raise MethodError(error_shape("FORBIDDEN", "method %s is not available to role %s"
                                       % (method, role)))
