@@ -5,8 +5,10 @@ import TalkLogging
 
 /// The Gateway's transcription relay as the loop's `TranscriptSource` (`--stt gateway|auto`): local
 /// PocketSphinx still endpoints; each utterance's audio, from its pre-roll, is streamed to the relay as it is
-/// spoken, encoded as the session's contract asks; at the local final the relay's final is used if it comes
-/// within `finalWait` of the local endpoint, else the local words. One relay session serves every utterance
+/// spoken, encoded as the session's contract asks, and goes on after the local endpoint (what the microphone
+/// hears next, the silence a provider's endpointing waits for: about 800 ms received) until the relay's final
+/// arrives or `finalWait` ends; at the local final the relay's final is used if it comes within `finalWait` of
+/// the local endpoint, else the local words. One relay session serves every utterance
 /// while it lives (`TalkRelayClient` recreates it after a reconnect or an expiry) and is closed at the end.
 package actor RelayTranscription: TranscriptSource {
     package struct Settings: Sendable {
@@ -38,7 +40,10 @@ package actor RelayTranscription: TranscriptSource {
         var finals: [String: String] = [:]
         /// Finals without a turn id (the older era's events carry none).
         var unkeyedFinals: [String] = []
+        /// The local endpoint; the audio after it still goes to the relay until the words are chosen.
         var endNs: UInt64?
+        /// When the speech ended (the endpoint less the silence the endpointer waited for), on the same clock.
+        var speechEndNs: UInt64?
         /// When the last final arrived: end of speech to it is the relay's time.
         var finalNs: UInt64?
         var failure: String?
@@ -90,7 +95,9 @@ package actor RelayTranscription: TranscriptSource {
             utterance = next
             return
         }
-        next.backlog = ring.filter { $0.streamPositionMs >= from }
+        // What the previous utterance's uplink already sent after its endpoint is not sent again.
+        let sent = utterance.flatMap { $0.uplink == .live ? $0.nextPositionMs : nil } ?? from
+        next.backlog = ring.filter { $0.streamPositionMs >= max(from, sent) }
         next.nextPositionMs = (next.backlog.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? from
         utterance = next
         let index = count
@@ -98,19 +105,21 @@ package actor RelayTranscription: TranscriptSource {
         tasks.append(Task { await self.connect(index) })
     }
 
+    /// The local endpoint. The uplink stays open: a provider ends a turn only on silence it has received, so what
+    /// the microphone hears now goes on to the relay until its final or `finalWait` (see `transcript`).
     package func utteranceEnded(lastSpeechEndMs: Int) async {
         guard var current = utterance, current.endNs == nil else { return }
-        current.endNs = clock.nowNs()
-        let wasLive = current.uplink == .live
-        current.uplink = .ended
+        let now = clock.nowNs()
+        current.endNs = now
+        let heardUpTo = (ring.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? lastSpeechEndMs
+        current.speechEndNs = now &- UInt64(max(0, heardUpTo - lastSpeechEndMs)) &* 1_000_000
         utterance = current
-        if wasLive { await sendTail(index: current.index) }
     }
 
     package func transcript(localText: String, discard: Bool) async -> TranscriptChoice {
         guard let current = utterance else { return local(localText, "no audio reached the relay") }
         if discard {
-            utterance = nil
+            finishUtterance()
             return local(localText, "heard while the reply played")
         }
         let endNs = current.endNs ?? clock.nowNs()
@@ -123,21 +132,21 @@ package actor RelayTranscription: TranscriptSource {
         while true {
             guard let u = utterance, u.index == current.index else { return local(localText, "the utterance was replaced") }
             if let failure = u.failure {
-                utterance = nil
+                finishUtterance()
                 return local(localText, failure)
             }
             if let words = Self.words(of: u) {
-                utterance = nil
-                // Negative when the relay's final beat the local endpoint.
-                let relayMs = (Double(u.finalNs ?? clock.nowNs()) - Double(endNs)) / 1e6
+                finishUtterance()
+                // From the end of speech (the endpoint less its silence window) to the relay's final.
+                let relayMs = (Double(u.finalNs ?? clock.nowNs()) - Double(u.speechEndNs ?? endNs)) / 1e6
                 return TranscriptChoice(text: words, engine: settings.engineName, relayMs: relayMs)
             }
             if !u.spokenTurns.isEmpty, u.finals.isEmpty, u.spokenTurns.isSubset(of: u.endedTurns) {
-                utterance = nil
+                finishUtterance()
                 return local(localText, "the relay heard no words")
             }
             if clock.nowNs() >= deadline {
-                utterance = nil
+                finishUtterance()
                 return local(localText, "the relay's final took longer than \(Self.milliseconds(settings.finalWait)) ms")
             }
             await withCheckedContinuation { waiter = $0 }
@@ -163,6 +172,13 @@ package actor RelayTranscription: TranscriptSource {
         ring.append(frame)
         if ring.count > Self.ringFrames { ring.removeFirst(ring.count - Self.ringFrames) }
         guard var current = utterance, frame.streamPositionMs >= current.nextPositionMs else { return }
+        if let endNs = current.endNs, clock.nowNs() &- endNs > UInt64(Self.nanoseconds(settings.finalWait)) {
+            // Nobody asked for the words within the wait: the audio after the endpoint stops here.
+            current.uplink = .ended
+            utterance = current
+            endUplink()
+            return
+        }
         switch current.uplink {
         case .connecting:
             current.backlog.append(frame)
@@ -233,6 +249,17 @@ package actor RelayTranscription: TranscriptSource {
             }
         }
         if !gathered.bytes.isEmpty { await append(gathered, index: index) }
+    }
+
+    /// The words are chosen: the audio after the endpoint stops, and what the encoder still holds of it is not sent
+    /// (the next utterance starts from its own pre-roll).
+    private func finishUtterance() {
+        utterance = nil
+        endUplink()
+    }
+
+    private func endUplink() {
+        _ = try? encoder?.finish()
     }
 
     private func sendTail(index: Int) async {

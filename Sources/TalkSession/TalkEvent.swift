@@ -14,7 +14,8 @@ package struct TalkEvent: Sendable, Equatable {
         case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int)
         case partialTranscript(String)
         case finalTranscript(text: String, engine: String, startMs: Int, endMs: Int, endToFinalMs: Double)
-        /// Which engine's words an utterance sends (relay or local), the relay's time, and why not the relay's.
+        /// Which engine's words an utterance sends (relay or local), the relay's time (end of speech to its final),
+        /// and why not the relay's.
         case transcriptSource(engine: String, relayMs: Double?, fallbackReason: String?)
         /// A relay session in use: its mode, uplink (`opus 16 kHz`) and the uplink's bytes per second on the wire.
         case relayUplink(mode: String, uplink: String, bytesPerSecond: Int)

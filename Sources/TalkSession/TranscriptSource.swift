@@ -18,7 +18,8 @@ package protocol TranscriptSource: Sendable {
 package struct TranscriptChoice: Sendable, Equatable {
     package var text: String
     package var engine: String
-    /// The local endpoint to the relay's final (negative: the final came first), when the relay's words are used.
+    /// The end of speech (the local endpoint less the silence it waited for) to the relay's final, when the relay's
+    /// words are used.
     package var relayMs: Double?
     /// Why the local words are used, when a relay was meant to give them.
     package var fallbackReason: String?

@@ -81,6 +81,30 @@ import Testing
         #expect(try await Self.control(gw, "violations")["count"] == 0)
     }
 
+    @Test(.requires(.builtBinary, RunCommandTests.clip))
+    func `the audio after the local endpoint goes on to the relay until its final, as a provider ends a turn on silence it received`() async throws {
+        // refgw's relay, as Deepgram's and OpenAI's endpointing, ends a turn only on silence it has received, never
+        // because appends stopped. Its energy VAD hears this clip's quiet last syllable end 100-200 ms before the
+        // endpointer does, so with its default 800 ms the 700 ms before the local endpoint could already do: 1200 ms
+        // here makes a provider that needs more than the client has sent by its endpoint.
+        let gw = try await Self.gateway()
+        defer { gw.stop() }
+        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["\#(Self.relayWords)"], "silenceMs": 1200}"#)
+        let r = try await Self.run(gw, ["--max-turns", "1", "--stt", "gateway"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.transcripts == [Self.relayWords], "the relay's final came: \(r.transcripts)")
+        let source = Self.sourceEvents(r.events)
+        #expect(source.count == 1 && source.first?["engine"] == "gateway-relay", "\(source)")
+        // End of speech to the final: most of the provider's 1200 ms (the VADs disagree by up to 200 ms), at most the
+        // endpoint (700 ms) and the relay wait (1500 ms).
+        let relayMs = try #require(Self.number(source.first?["relayMs"]), "\(source)")
+        #expect((900...2_200).contains(relayMs), "end of speech to the relay's final: \(relayMs) ms")
+        let turns = try await Self.control(gw, "relay-turns")["turns"]?.arrayValue ?? []
+        #expect(turns.contains { $0["text"]?.stringValue == Self.relayWords }, "\(turns)")
+        try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
+        #expect(try await Self.control(gw, "violations")["count"] == 0)
+    }
+
     /// Faults of the relay, each ending in the local words, sent once.
     static let faults: [(name: String, command: String)] = [
         ("not ready", #"{"cmd": "talk-relay", "ready": false}"#),

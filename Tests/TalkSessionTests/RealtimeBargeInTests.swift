@@ -18,7 +18,7 @@ import Testing
     static func answering() async throws -> Rig {
         let rig = try await Rig.start(speed: 1, relay: relay)
         try await rig.speak(amplitude: 3_000, frames: 50)
-        try await rig.speak(amplitude: 0, frames: 30)
+        try await rig.speak(amplitude: 0, frames: 45)   // the relay ends a turn on 800 ms of silence received
         #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
         try await Task.sleep(for: .milliseconds(400))
         return rig

@@ -14,7 +14,7 @@ import Testing
         let rig = try await RealtimeTalkSessionTests.Rig.start(
             speed: 1, relay: #"{"cmd": "talk-relay", "texts": ["first", "second"], "audioPace": 0.5, "reply": "a long answer that takes a good few seconds to say out loud, and then some more"}"#)
         try await rig.speak(amplitude: 3_000, frames: 50)
-        try await rig.speak(amplitude: 0, frames: 30)
+        try await rig.speak(amplitude: 0, frames: 45)   // the relay ends a turn on 800 ms of silence received
         #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
         try await Task.sleep(for: .milliseconds(300))
         try await rig.session.pause()
@@ -29,7 +29,7 @@ import Testing
         try await rig.session.resume()
         #expect(await rig.session.talkState == .listening)
         try await rig.speak(amplitude: 3_000, frames: 50)
-        try await rig.speak(amplitude: 0, frames: 30)
+        try await rig.speak(amplitude: 0, frames: 45)   // the relay ends a turn on 800 ms of silence received
         #expect(await rig.log.waitFor { if case .finalTranscript("second", _, _, _, _) = $0 { true } else { false } },
                 "after resume the relay hears the microphone again")
 

@@ -149,7 +149,7 @@ import Testing
     @Test func `speech over the reply cancels its turn and its late audio is dropped`() async throws {
         let rig = try await Rig.start(speed: 1, relay: #"{"cmd": "talk-relay", "texts": ["x"], "audioPace": 0.5, "reply": "a long answer that takes a good few seconds to say out loud, and then some more"}"#)
         try await rig.speak(amplitude: 3_000, frames: 50)
-        try await rig.speak(amplitude: 0, frames: 30)
+        try await rig.speak(amplitude: 0, frames: 45)   // the relay ends a turn on 800 ms of silence received
         #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
         try await Task.sleep(for: .milliseconds(400))
         try await rig.speak(amplitude: 6_000, frames: 10)   // RMS 6000 > 0.08 of full scale
@@ -195,7 +195,7 @@ import Testing
         let rig = try await Rig.start(speed: 1, relay: #"{"cmd": "talk-relay", "texts": ["x"], "audioPace": 0.05, "reply": "a long answer that takes a good few seconds to say out loud"}"#,
                                       settings: settings)
         try await rig.speak(amplitude: 3_000, frames: 50)
-        try await rig.speak(amplitude: 0, frames: 30)
+        try await rig.speak(amplitude: 0, frames: 45)   // the relay ends a turn on 800 ms of silence received
         #expect(await rig.log.waitFor { $0 == .error("the relay's audio came faster than it plays; the output is cut") })
         // The cancel is sent after that event: on a loaded machine the Gateway may not have it yet.
         #expect(try await rig.eventually { try await rig.relayLog().contains { $0["kind"] == "cancel" } }, "no cancel reached the Gateway")

@@ -15,7 +15,7 @@ from refgw_harness import SHARED_TOKEN, GatewayProcess, GatewayTestCase
 from minimal_client import Identity
 from shared_dir import is_ci, shared_dir
 
-from gateway.talk_audio import OpusStream, read_wav
+from gateway.talk_audio import OpusStream, read_wav, rms
 
 SPEECH_RAW = "/usr/share/pocketsphinx/test/data/goforward.raw"
 TALK = ["operator.read", "operator.write", "operator.talk"]
@@ -228,6 +228,23 @@ class TranscriptionRelayTests(RelayTestCase):
         seen = await self.events_until(client, lambda p: p["type"] == "transcript" and p["text"])
         self.assertEqual(seen[-1]["text"], "go forward ten meters")
 
+    async def test_a_turn_ends_only_on_received_silence(self):
+        """As a provider's endpointing: 800 ms of silence received, not a pause in the appends."""
+        self.gw.control({"cmd": "talk-relay", "texts": ["go forward ten meters"]})
+        client, _ = await self.operator()
+        sid = (await client.request("talk.session.create", {"mode": "transcription"}))["payload"]["sessionId"]
+        speech = speech_16k()[:-16000]
+        window = 320
+        last_loud = max(i for i in range(0, len(speech) - window, window)
+                        if rms(speech[i:i + window]) >= 400) + window
+        speech = speech[:last_loud]
+        await self.stream(client, sid, encode(speech + [0] * (16 * 700), "g711_ulaw"))
+        with self.assertRaises(asyncio.TimeoutError):   # 700 ms received, then nothing: no final however long
+            await self.events_until(client, lambda p: p["type"] == "transcript" and p["text"], timeout=1.5)
+        await self.stream(client, sid, encode([0] * (16 * 200), "g711_ulaw"))
+        seen = await self.events_until(client, lambda p: p["type"] == "transcript" and p["text"], timeout=5)
+        self.assertEqual(seen[-1]["text"], "go forward ten meters")
+
     async def test_close_commits_and_drains(self):
         self.gw.control({"cmd": "talk-relay", "texts": ["late words"], "idleMs": 5000,
                          "silenceMs": 99999})
@@ -259,13 +276,13 @@ class TranscriptionRelayTests(RelayTestCase):
         gone = await client.request("talk.session.appendAudio", {"sessionId": sid, "audioBase64": "AAAA"})
         self.assertIn("Unknown", gone["error"]["message"])
         self.assertEqual(error_code(gone), "UNAVAILABLE")
-        self.gw.control({"cmd": "talk-relay", "errorAfterAppends": 0, "finalDelayMs": 800,
+        self.gw.control({"cmd": "talk-relay", "errorAfterAppends": 0, "finalDelayMs": 1500,
                          "texts": ["slow"]})
         sid = (await client.request("talk.session.create", {"mode": "transcription"}))["payload"]["sessionId"]
         await self.stream(client, sid, encode(speech_16k(), "g711_ulaw"))
         sent = time.monotonic()
         await self.events_until(client, lambda p: p["type"] == "transcript" and p["text"] == "slow")
-        self.assertGreater(time.monotonic() - sent, 0.6)
+        self.assertGreater(time.monotonic() - sent, 1.0)   # the turn ended 200 ms before the last append
         expired = self.gw.control({"cmd": "relay-expire"})["expired"]
         self.assertIn(sid, expired)
         seen = await self.events_until(client, lambda p: p["type"] == "close")

@@ -1,8 +1,13 @@
 """The Talk relays: transcription (audio in, transcripts out) and realtime (audio in, a voice out).
 
 A session belongs to the connection that created it and hears its audio through `append`. Turns are
-found as a provider's server VAD would: the first append after a final opens one; `silenceMs` of quiet
-after speech, or `idleMs` without audio, ends it. The final's text is the next configured text, else the
+found as a provider's server VAD would: the first append after a final opens one; `silenceMs` (800) of
+quiet *received* after speech ends it. As upstream, there is no commit verb and no timer: a client that
+stops appending never gets a final until it closes the session (openclaw/openclaw
+src/gateway/talk-transcription-relay.ts; Deepgram's 800 ms endpointing in
+extensions/deepgram/realtime-transcription-provider.ts, OpenAI's server VAD with 800 ms of silence in
+extensions/openai/realtime-transcription-provider.ts). `idleMs` (0 = off, the default) is a test knob
+that ends a turn when no audio arrives for that long. The final's text is the next configured text, else the
 transcript of the corpus clip the audio matches (by loudness envelope), else "". Every received turn is
 kept (decoded) so tests can compare what the Gateway got with what was spoken.
 """
@@ -29,8 +34,8 @@ DEFAULT_SETTINGS = {
     "finalDelaysMs": [],          # per final, first used first (then finalDelayMs)
     "errorAfterAppends": 0,       # error mid-utterance after this many appends of a turn
     "appendDelayMs": 0,           # hold each append's answer (in-flight checks)
-    "silenceMs": 600,
-    "idleMs": 600,
+    "silenceMs": 800,             # received silence that ends a turn (providers' endpointing)
+    "idleMs": 0,                  # end a turn when no audio arrives this long (0: never, as providers)
     "drainMs": 5000,
     "ttlMs": 30 * 60 * 1000,
     "texts": [],                  # finals' texts, first used first; then `text`; then the clip index
@@ -197,6 +202,9 @@ class RelaySession:
     def _arm_idle(self):
         if self._idle:
             self._idle.cancel()
+            self._idle = None
+        if int(self.relay.settings["idleMs"]) <= 0:
+            return
         turn = self.turn
 
         async def idle():
