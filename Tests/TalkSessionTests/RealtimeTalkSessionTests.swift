@@ -146,6 +146,21 @@ import Testing
         try await rig.stop()
     }
 
+    @Test func `a control tool call goes to talk.session.steer and its result is spoken`() async throws {
+        let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "texts": ["are you on it"], "audioPace": 0.3, "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "status", "text": "status"}}}"#)
+        try await rig.speak(amplitude: 3_000, frames: 50)
+        try await rig.speak(amplitude: 0, frames: 45)
+        #expect(await rig.log.waitFor { $0 == .relayNote("tool call openclaw_agent_control answered") })
+        #expect(await rig.log.waitFor { if case .replyFinal("No run is active.") = $0 { true } else { false } })
+        let log = try await rig.relayLog()
+        let steer = log.first { $0["kind"] == "steer" }
+        #expect(steer?["mode"] == "status" && steer?["text"] == "status" && steer?["sessionKey"] == "agent:main:main", "\(String(describing: steer))")
+        #expect(!log.contains { $0["kind"] == "consult" }, "the control tool went out as a consult: \(log)")
+        let result = log.first { $0["kind"] == "tool-result" }
+        #expect(result?["result"]?["mode"] == "status" && result?["result"]?["active"] == false, "\(String(describing: result))")
+        try await rig.stop()   // and no violation: refgw records a control answered without a steer
+    }
+
     @Test func `speech over the reply cancels its turn and its late audio is dropped`() async throws {
         let rig = try await Rig.start(speed: 1, relay: #"{"cmd": "talk-relay", "texts": ["x"], "audioPace": 0.5, "reply": "a long answer that takes a good few seconds to say out loud, and then some more"}"#)
         try await rig.speak(amplitude: 3_000, frames: 50)

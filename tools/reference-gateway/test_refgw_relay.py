@@ -397,6 +397,46 @@ class RealtimeRelayTests(RelayTestCase):
         spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
         self.assertEqual(spoken, ["it is noon"])
 
+    async def test_tool_call_control_goes_through_steer(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["are you still on it"], "audioPace": 0.1,
+                         "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "status", "text": "status"}}})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        call = (await self.events_until(client, lambda p: p["type"] == "toolCall", timeout=20))[-1]
+        self.assertEqual(call["name"], "openclaw_agent_control")
+        steered = await client.request("talk.session.steer", {"sessionId": sid, "sessionKey": "agent:main:main",
+                                                              "text": "status", "mode": "status"})
+        self.assertEqual(steered["payload"], {"ok": True, "mode": "status", "sessionKey": "agent:main:main",
+                                              "active": False, "message": "No run is active."})
+        res = await client.request("talk.session.submitToolResult", {
+            "sessionId": sid, "callId": call["callId"], "result": steered["payload"]})
+        self.assertTrue(res["ok"], res)
+        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
+        self.assertEqual(spoken, ["No run is active."])
+        self.assertEqual([e["mode"] for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "steer"],
+                         ["status"])
+
+    async def test_a_control_result_without_steer_is_a_violation(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["stop that"], "audioPace": 0.1,
+                         "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "cancel", "text": "stop"}}})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        call = (await self.events_until(client, lambda p: p["type"] == "toolCall", timeout=20))[-1]
+        await client.request("talk.client.toolCall", {"sessionKey": "main", "callId": call["callId"],
+                                                      "name": call["name"], "args": call["args"], "relaySessionId": sid})
+        await client.request("talk.session.submitToolResult", {"sessionId": sid, "callId": call["callId"],
+                                                               "result": {"text": "done"}})
+        violations = self.gw.control({"cmd": "violations"})["violations"]
+        self.assertEqual(sorted(v["errors"][0] for v in violations),
+                         ["openclaw_agent_control answered without talk.session.steer",
+                          "openclaw_agent_control sent as a consult; it goes to talk.session.steer"])
+        self.expected_violations = 2
+
 
 class LegacyEraTests(RealtimeRelayTests.__base__):
     ARGS = ("--talk-era", "legacy")

@@ -231,6 +231,20 @@ package actor TalkRelayClient {
         try await control(method, [session.names.sessionKey: .string(session.id), "callId": .string(callId), "result": result])
     }
 
+    /// Controls the agent run behind the relay session (`talk.session.steer`): `mode` status, steer, cancel or followup.
+    package func steer(text: String?, mode: String?) async throws(TalkRelayError) -> JSONValue {
+        guard let session, let method = session.names.steer else { throw .notListed(self.mode) }
+        var params: [String: JSONValue] = ["sessionId": .string(session.id), "sessionKey": .string(settings.sessionKey ?? "main")]
+        let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        params["text"] = .string(trimmed.isEmpty ? "status" : trimmed)
+        if let mode = mode?.trimmingCharacters(in: .whitespacesAndNewlines), !mode.isEmpty { params["mode"] = .string(mode) }
+        do {
+            return try await gateway.request(method: method, params: .object(params), timeout: settings.controlTimeout) ?? .object([:])
+        } catch {
+            throw .request(error)
+        }
+    }
+
     /// A consult for a relay tool call: the agent run's id, whose `chat` final carries the answer.
     package func consult(callId: String, name: String, args: JSONValue) async throws(TalkRelayError) -> String {
         guard let session, let method = session.names.toolCall else { throw .notListed(mode) }

@@ -1,11 +1,18 @@
 import Foundation
 
-/// A realtime relay's `toolCall` answered by the agent (fact sheet §5.4): `talk.client.toolCall` starts a run,
-/// its `chat` final is the answer, `submitToolResult` hands it back as `{text}` (or `{error}`).
+/// A realtime relay's `toolCall` answered as the Apple relay session does (fact sheet §5.4, upstream
+/// `RealtimeTalkRelaySession.swift`): the consult tool (`openclaw_agent_consult`) through `talk.client.toolCall`,
+/// whose run's `chat` final is the answer, handed back with `submitToolResult` as `{text}` (or `{error}`); the
+/// control tool (`openclaw_agent_control`: status, steer, cancel, follow up the running consult) through
+/// `talk.session.steer {sessionId, sessionKey, text, mode?}`, whose result is handed back as it came.
 extension TalkRelayClient {
+    package static let consultToolName = "openclaw_agent_consult"
+    package static let controlToolName = "openclaw_agent_control"
+
     package func answerToolCall(callId: String, name: String, args: JSONValue, timeout: Duration = .seconds(120)) async
         -> Result<String, TalkRelayError>
     {
+        if name == Self.controlToolName, currentSession?.names.steer != nil { return await answerControl(callId: callId, args: args) }
         let chat = await gateway.eventUpdates()   // before the call: the run's final may come right after its answer
         let outcome: Result<String, TalkRelayError>
         do {
@@ -25,6 +32,28 @@ extension TalkRelayClient {
             return .failure(error)
         }
         return outcome
+    }
+
+    /// The control tool: `talk.session.steer` with the call's `text` (default "status") and `mode`, its result
+    /// submitted as the tool's result (or `{error}`). The returned text is the result's `message`.
+    private func answerControl(callId: String, args: JSONValue) async -> Result<String, TalkRelayError> {
+        let outcome: Result<JSONValue, TalkRelayError>
+        do {
+            outcome = .success(try await steer(text: args["text"]?.stringValue, mode: args["mode"]?.stringValue))
+        } catch {
+            outcome = .failure(error)
+        }
+        let result: JSONValue = switch outcome {
+        case .success(let reply): reply.objectValue != nil ? reply : ["result": reply]
+        case .failure(let error): ["error": .string("\(error)")]
+        }
+        do {
+            try await submitToolResult(callId: callId, result: result)
+        } catch {
+            logger.warning("the tool result did not reach the relay", metadata: ["error": "\(error)"])
+            return .failure(error)
+        }
+        return outcome.map { $0["message"]?.stringValue ?? "" }
     }
 
     /// The text of the run's `chat` final (or why there is none).

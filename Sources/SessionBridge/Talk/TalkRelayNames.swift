@@ -18,6 +18,8 @@ package struct TalkRelayNames: Sendable, Equatable {
     package let acknowledgeMark: String?
     package let submitToolResult: String?
     package let toolCall: String?
+    /// The control tool's verb (`talk.session.steer`), when listed.
+    package var steer: String? = nil
     /// The key the session id travels under in requests.
     package let sessionKey: String
     package let event: String
@@ -34,6 +36,7 @@ package struct TalkRelayNames: Sendable, Equatable {
                 acknowledgeMark: mode == .realtime ? optional("talk.session.acknowledgeMark") : nil,
                 submitToolResult: mode == .realtime ? optional("talk.session.submitToolResult") : nil,
                 toolCall: mode == .realtime ? optional("talk.client.toolCall") : nil,
+                steer: mode == .realtime ? optional("talk.session.steer") : nil,
                 sessionKey: "sessionId", event: "talk.event")
         }
         switch mode {

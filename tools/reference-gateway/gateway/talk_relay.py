@@ -119,6 +119,8 @@ class RelaySession:
         self._idle = None
         self.output = None        # realtime: the answer being played {turnId, cancelled}
         self.tool_waits = {}      # callId -> future of the submitted result
+        self.tool_calls = {}      # callId -> (tool name, steers before it was called)
+        self.steers = 0           # talk.session.steer requests for this session
         self._expiry = gateway.spawn(self._expire_later())
 
     @property
@@ -310,6 +312,7 @@ class RelaySession:
             future = asyncio.get_running_loop().create_future()
             self.tool_waits[call_id] = future
             call = s["toolCall"]
+            self.tool_calls[call_id] = (call.get("name", "openclaw_agent_consult"), self.steers)
             self.relay.record("tool-call", sessionId=self.session_id, callId=call_id,
                               name=call.get("name"))
             await self.emit("toolCall", {"itemId": "item-" + call_id, "callId": call_id,
@@ -319,7 +322,8 @@ class RelaySession:
                 result = await asyncio.wait_for(future, 60)
             except asyncio.TimeoutError:
                 result = {"error": "no tool result"}
-            reply = str(result.get("text") or result.get("error") or reply) \
+            # A consult's result is {text} (or {error}); a control's is the steer result, spoken by its message.
+            reply = str(result.get("text") or result.get("message") or result.get("error") or reply) \
                 if isinstance(result, dict) else str(result)
         await self.emit("transcript", {"role": "assistant", "text": reply, "final": True},
                         "output.text.done", turn_id, True)

@@ -13,7 +13,11 @@ _TALK = ("operator.talk", ("operator",))
 _WRITE = ("operator.write", ("operator",))
 UNIFIED = ["talk.catalog", "talk.session.create", "talk.session.appendAudio",
            "talk.session.cancelOutput", "talk.session.acknowledgeMark",
-           "talk.session.submitToolResult", "talk.session.close", "talk.client.toolCall"]
+           "talk.session.submitToolResult", "talk.session.steer", "talk.session.close",
+           "talk.client.toolCall"]
+# The relay's two tools (openclaw/openclaw src/gateway/talk-session.ts): consult goes through
+# talk.client.toolCall, control through talk.session.steer (apps/shared/OpenClawKit RealtimeTalkRelaySession.swift).
+CONSULT_TOOL, CONTROL_TOOL = "openclaw_agent_consult", "openclaw_agent_control"
 LEGACY = ["talk.realtime.session", "talk.realtime.relayAudio", "talk.realtime.relayMark",
           "talk.realtime.relayStop", "talk.realtime.relayToolResult"]
 TRANSITIONAL_ONLY = ["talk.realtime.toolCall", "talk.realtime.relayCancel",
@@ -241,6 +245,12 @@ class TalkRelayMethods:
         future = session.tool_waits.pop(call_id, None)
         if future is None:
             raise MethodError(error_shape("INVALID_REQUEST", "unknown tool call %s" % call_id))
+        name, steers_then = session.tool_calls.pop(call_id, (None, 0))
+        if name == CONTROL_TOOL and session.steers == steers_then:
+            # The control tool acts only through talk.session.steer (talk-session.ts): a result without one
+            # steered nothing.
+            self.gateway.violations.record(conn.conn_id, "protocol", {"callId": call_id},
+                                           ["%s answered without talk.session.steer" % CONTROL_TOOL])
         if not future.done():
             future.set_result(result)
         return {"ok": True}
@@ -254,6 +264,9 @@ class TalkRelayMethods:
 
     async def _tool_call(self, conn, params):
         """A consult: a chat run of the scripted agent whose `chat` final the client waits for."""
+        if params.get("name") == CONTROL_TOOL:
+            self.gateway.violations.record(conn.conn_id, "protocol", {"name": params.get("name")},
+                                           ["%s sent as a consult; it goes to talk.session.steer" % CONTROL_TOOL])
         agent = self.chat
         from .chat_agent import Run
         args = params.get("args") or {}
@@ -274,6 +287,29 @@ class TalkRelayMethods:
     async def _talk_realtime_toolCall(self, conn, params):
         self._relay_check(conn, "talk.realtime.toolCall", params)
         return await self._tool_call(conn, params)
+
+    async def _talk_session_steer(self, conn, params):
+        """The control tool's verb: status, steer, cancel or follow up the session's agent run (talk-session.ts)."""
+        from .methods import MethodError
+        self._relay_check(conn, "talk.session.steer", params)
+        session = self._session(conn, params["sessionId"])
+        if session.mode != "realtime":
+            raise MethodError(error_shape("INVALID_REQUEST",
+                                          "talk.session.steer requires an agent-backed Talk session"))
+        session.steers += 1
+        mode = params.get("mode") or "steer"
+        session_key = params.get("sessionKey") or "main"
+        runs = [r for r in self.chat.runs_by_id.values()
+                if r.session_key == session_key and r.task is not None and not r.task.done()]
+        self.gateway.talk_relay.record("steer", sessionId=session.session_id, sessionKey=session_key,
+                                       text=params["text"], mode=mode, active=bool(runs))
+        if mode == "cancel":
+            for run in runs:
+                run.task.cancel()
+        message = ("OpenClaw is working on it." if runs else "No run is active.") if mode == "status" \
+            else ("Cancelled." if mode == "cancel" and runs else "Noted: %s" % params["text"])
+        # The shape of controlRealtimeVoiceAgentRun's result: {ok, mode, sessionKey, active, message}.
+        return {"ok": True, "mode": mode, "sessionKey": session_key, "active": bool(runs), "message": message}
 
     # -- close ---------------------------------------------------------------------------------
 
