@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb
+.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb check-install check-deb
 
 all: build
 
@@ -16,7 +16,7 @@ build: deps
 
 # Release builds link the Swift runtime in (--static-swift-stdlib): an installed binary or the package needs no
 # Swift toolchain at run time, only the Debian libraries dpkg-shlibdeps finds.
-RELEASE_FLAGS = -c release --static-swift-stdlib
+RELEASE_FLAGS = -c release --static-swift-stdlib --product openclaw-talk
 RELEASE_BIN = .build/release/openclaw-talk
 # NO_DEPS=1 skips the install-deps check (debian/rules: dpkg-checkbuilddeps did it).
 release: $(if $(NO_DEPS),,deps)
@@ -83,9 +83,15 @@ demo: deps
 	$(SWIFT) build -c release
 	timeout $(TEST_TIME_LIMIT) scripts/demo.sh .build/release/openclaw-talk
 
-bench: deps
-	$(SWIFT) build -c release
-	scripts/with-pulse.sh scripts/bench.sh .build/release/openclaw-talk
+# Every benchmark on the release build: the tables on stdout, the JSON and the report page with its plots in
+# out/bench/ (open out/bench/index.html), and docs/BENCHMARKS.md written from the same JSON. The page is then
+# rendered in headless chromium and every plot checked for data (tools/bench-report/test_report.py).
+# Figures to report: run it under `flock /work/coord/heavy.lock` on a shared machine.
+BENCH_DIR = out/bench
+bench: release
+	scripts/with-pulse.sh scripts/bench.sh $(RELEASE_BIN) $(BENCH_DIR)
+	python3 tools/bench-report/report.py $(BENCH_DIR) --markdown docs/BENCHMARKS.md
+	python3 tools/bench-report/test_report.py $(BENCH_DIR)
 
 # Installing: `make install PREFIX=~/.local` for yourself, `make release && sudo make install` for /usr/local;
 # the package installs to /usr (debian/rules, through DESTDIR). Each file goes where its convention says
@@ -113,7 +119,8 @@ INSTALLED_FILES = \
 	$(datadir)/applications/openclaw-talk.desktop \
 	$(datadir)/file-manager/actions/openclaw-talk-send.desktop \
 	$(datadir)/kio/servicemenus/openclaw-talk-send.desktop \
-	$(datadir)/nemo/actions/openclaw-talk-send.nemo_action
+	$(datadir)/nemo/actions/openclaw-talk-send.nemo_action \
+	$(datadir)/openclaw-talk/bench-report.py
 
 # What install copies, made from the release binary: the completions (from its command tree), the unit (pointing
 # at the installed binary) and the manual (docs/openclaw-talk.1.scd through scdoc).
@@ -137,6 +144,7 @@ install: installable
 	install -Dm644 contrib/desktop/openclaw-talk-send.desktop $(DESTDIR)$(datadir)/file-manager/actions/openclaw-talk-send.desktop
 	install -Dm644 contrib/desktop/openclaw-talk-send-kde.desktop $(DESTDIR)$(datadir)/kio/servicemenus/openclaw-talk-send.desktop
 	install -Dm644 contrib/desktop/openclaw-talk-send.nemo_action $(DESTDIR)$(datadir)/nemo/actions/openclaw-talk-send.nemo_action
+	install -Dm755 tools/bench-report/report.py $(DESTDIR)$(datadir)/openclaw-talk/bench-report.py
 	@echo "Installed openclaw-talk in $(PREFIX). Next: openclaw-talk setup CODE, then systemctl --user daemon-reload && systemctl --user enable --now openclaw-talk"
 	@case "$(PREFIX)" in $(HOME)/*) echo "zsh: add $(zshcompdir) to fpath (before compinit) for completions; man and bash find theirs through PATH and XDG_DATA_HOME";; esac
 
@@ -150,8 +158,14 @@ uninstall:
 deb:
 	@scripts/install-deps.sh package
 	dpkg-buildpackage -b -us -uc
-	mkdir -p out && mv ../openclaw-talk_*.deb ../openclaw-talk_*.buildinfo ../openclaw-talk_*.changes out/
+	mkdir -p out && mv ../openclaw-talk_*.deb ../openclaw-talk-dbgsym_*.deb ../openclaw-talk_*.buildinfo ../openclaw-talk_*.changes out/
 	@ls -l out/openclaw-talk_*.deb
+
+# make install/uninstall into a scratch PREFIX, and the package installed, walked through and removed (root).
+check-install: release
+	scripts/check-install.sh
+check-deb:
+	scripts/check-deb.sh
 
 clean:
 	rm -rf .build out

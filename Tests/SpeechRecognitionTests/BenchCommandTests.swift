@@ -33,7 +33,7 @@ import Testing
         }
         let files = try #require(object["files"] as? [[String: Any]])
         #expect(files.count == 2)
-        #expect(files.allSatisfy { Set($0.keys) == ["file", "reference", "hypothesis", "errors", "finalize_ms"] })
+        #expect(files.allSatisfy { Set($0.keys) == ["file", "reference", "hypothesis", "errors", "finalize_ms", "words", "baseline_errors"] })
         #expect(files.first?["file"] as? String == "clips/card1.wav")
         let errors = files.compactMap { $0["errors"] as? Int }.reduce(0, +)
         #expect(abs((object["wer"] as? Double ?? -1) - Double(errors) / 6) < 1e-9, "WER is errors summed over reference words")
@@ -41,7 +41,26 @@ import Testing
         #expect(baseline["engine"] as? String == "pocketsphinx_continuous")
         #expect((baseline["wall_seconds"] as? Double ?? 0) > 0)
         #expect(baseline["wer"] is Double)
+        let baselineErrors = files.compactMap { $0["baseline_errors"] as? Int }.reduce(0, +)
+        #expect(abs((baseline["wer"] as? Double ?? -1) - Double(baselineErrors) / 6) < 1e-9, "the baseline's WER is its errors per clip summed")
         #expect((object["rtf"] as? Double ?? 0) > 0)
+    }
+
+    @Test func `--report writes the JSON with the run's date, machine and command, and still prints the table`() async throws {
+        let (dir, path) = try makeManifest(rows: ["clips/card1.wav\tten of clubs\tx"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = dir.appendingPathComponent("report").path
+        let r = try await BuiltCommand.run(["bench", "speech", path, "--grammar", SpeechTestAudio.testData + "/cards/cards.gram", "--report", folder])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("WER "))
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/bench-speech-grammar.json"))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["wer"] is Double)
+        let run = try #require(object["run"] as? [String: Any])
+        #expect((run["command"] as? String)?.hasPrefix("openclaw-talk bench speech \(path) --grammar ") == true, "\(run)")
+        #expect((run["machine"] as? String)?.contains(" cores, ") == true, "\(run)")
+        #expect((run["version"] as? String)?.hasPrefix("openclaw-talk ") == true, "\(run)")
+        #expect((run["date"] as? String).flatMap { ISO8601DateFormatter().date(from: $0) } != nil, "\(run)")
     }
 
     @Test func `without JSON it prints a readable table`() async throws {

@@ -39,11 +39,12 @@ import Testing
          ["webrtc", "off"].flatMap { ["live.selfEcho.\($0).selfInterruptions", "live.selfEcho.\($0).echoTurns", "live.selfEcho.\($0).trials"] }),
     ]
 
-    /// The README lines that describe `out/<file>`, joined (a description may wrap onto following lines).
+    /// The lines of docs/DEVELOPMENT.md (*Benchmarks*, where the README's list of figures moved) that describe
+    /// `<file>`, joined (a description may wrap onto following lines).
     static func readmeDescription(of file: String) throws -> String {
-        let readme = try String(contentsOfFile: TestInputs.packageRoot + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: TestInputs.packageRoot + "/docs/DEVELOPMENT.md", encoding: .utf8)
         let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard let start = lines.firstIndex(where: { $0.contains("`out/\(file)`") }) else { return "" }
+        guard let start = lines.firstIndex(where: { $0.hasPrefix("- `\(file)`") }) else { return "" }
         let rest = lines[(start + 1)...].prefix { !$0.hasPrefix("- ") && !$0.isEmpty }
         return ([lines[start]] + rest).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
@@ -81,7 +82,7 @@ import Testing
         for (file, figures) in [("bench-audio.json", Self.audioFigures), ("bench-gateway.json", Self.gatewayFigures), ("bench-talk.json", Self.talkFigures)] {
             let description = try Self.readmeDescription(of: file)
             let covered = figures.map(\.readme).reduce(description) { $0.replacingOccurrences(of: $1, with: "") }
-            let leftover = covered.replacingOccurrences(of: "- `out/\(file)`:", with: "")
+            let leftover = covered.replacingOccurrences(of: "- `\(file)`:", with: "")
                 .components(separatedBy: CharacterSet(charactersIn: ",;.")).map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty && $0 != "and" }
             #expect(leftover.isEmpty, "README items for \(file) without a checked field: \(leftover)")

@@ -116,9 +116,9 @@ def plots(runs):
     files = dig(speech, "files") or []
     if files:
         labels = [os.path.splitext(os.path.basename(f["file"]))[0] for f in files]
-        words = [max(1, len(f["reference"].split())) for f in files]
+        words = [max(1, f.get("words") or len(f["reference"].split())) for f in files]
         ours = [f["errors"] / w for f, w in zip(files, words)]
-        base = [(f.get("baselineErrors") / w if f.get("baselineErrors") is not None else None) for f, w in zip(files, words)]
+        base = [(f["baseline_errors"] / w if f.get("baseline_errors") is not None else None) for f, w in zip(files, words)]
         bars(p, labels, [("openclaw-talk", ours)] + ([("pocketsphinx_continuous", base)] if any(b is not None for b in base) else []),
              "word error rate")
     p.missing = "bench speech did not run"

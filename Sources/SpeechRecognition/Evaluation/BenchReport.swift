@@ -9,10 +9,15 @@ package struct BenchReport: Sendable, Equatable, Encodable {
         package var errors: Int
         /// The slowest finalisation among the file's utterances; null when none was found.
         package var finalizeMs: Double?
+        /// Reference words, after normalisation (the denominator of this file's WER).
+        package var words: Int = 0
+        /// Word errors of the baseline decoder on the same file (with `--baseline`; the report's plot per clip).
+        package var baselineErrors: Int? = nil
 
         enum CodingKeys: String, CodingKey {
-            case file, reference, hypothesis, errors
+            case file, reference, hypothesis, errors, words
             case finalizeMs = "finalize_ms"
+            case baselineErrors = "baseline_errors"
         }
 
         /// Written by hand because the synthesised encoder leaves nil out; the promised shape keeps
@@ -24,6 +29,8 @@ package struct BenchReport: Sendable, Equatable, Encodable {
             try c.encode(hypothesis, forKey: .hypothesis)
             try c.encode(errors, forKey: .errors)
             try c.encode(finalizeMs, forKey: .finalizeMs)
+            try c.encode(words, forKey: .words)
+            try c.encodeIfPresent(baselineErrors, forKey: .baselineErrors)
         }
     }
 

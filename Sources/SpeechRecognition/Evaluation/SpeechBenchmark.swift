@@ -38,7 +38,7 @@ package struct SpeechBenchmark: Sendable {
             audioSeconds += result.audioSeconds
             files.append(BenchReport.FileResult(
                 file: entry.file, reference: entry.transcript, hypothesis: result.text, errors: errors.errors,
-                finalizeMs: result.utterances.map(\.finalizeMs).max()))
+                finalizeMs: result.utterances.map(\.finalizeMs).max(), words: errors.referenceWords))
             progress?("\(entry.file): \(errors.errors) error(s)")
         }
         let usage = ResourceUsage.current()
@@ -50,9 +50,11 @@ package struct SpeechBenchmark: Sendable {
         if let baseline {
             var baseTally = WordErrors()
             var wall = 0.0
-            for entry in manifest.entries {
+            for (index, entry) in manifest.entries.enumerated() {
                 let (text, seconds) = try baseline.transcribe(entry.path)
-                baseTally = baseTally + WordErrors.between(reference: entry.transcript, hypothesis: text)
+                let errors = WordErrors.between(reference: entry.transcript, hypothesis: text)
+                baseTally = baseTally + errors
+                report.files[index].baselineErrors = errors.errors
                 wall += seconds
                 progress?("baseline \(entry.file)")
             }

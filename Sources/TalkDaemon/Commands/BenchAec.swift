@@ -14,6 +14,7 @@ extension OpenClawTalk.Bench {
                 + "Speech comes from Debian's pocketsphinx-testdata.",
             options: [
                 .flag("json", help: "Print the figures as JSON."),
+                BenchReportFolder.option,
                 .option("sink", value: "name", help: "The sink to play into (default: the server's default)."),
                 .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
                 .flag("no-live", help: "Skip the sound-server loopback."),
@@ -27,6 +28,7 @@ extension OpenClawTalk.Bench {
         static let speechFolder = "/usr/share/pocketsphinx/test/data"
 
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var sink: String?
         var source: String?
         var live: Bool
@@ -36,6 +38,7 @@ extension OpenClawTalk.Bench {
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             sink = parsed.option("sink")
             source = parsed.option("source")
             live = !parsed.flag("no-live")
@@ -75,15 +78,16 @@ extension OpenClawTalk.Bench {
             } else {
                 report.loopbackUnavailable = "skipped (--no-live)"
             }
-            json ? try printJSON(report) : printText(report)
+            try reportFolder?.write(try jsonText(report), name: "aec")
+            json ? print(try jsonText(report)) : printText(report)
         }
 
-        private func printJSON(_ report: EchoBenchmark.Report) throws {
+        private func jsonText(_ report: EchoBenchmark.Report) throws -> String {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             encoder.nonConformingFloatEncodingStrategy = .convertToString(
                 positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            return String(decoding: try encoder.encode(report), as: UTF8.self)
         }
 
         private func printText(_ report: EchoBenchmark.Report) {

@@ -13,6 +13,7 @@ extension OpenClawTalk.Bench {
                 + "(or against a headless server: scripts/with-pulse.sh openclaw-talk bench audio).",
             options: [
                 .flag("json", help: "Print the figures as JSON."),
+                BenchReportFolder.option,
                 .option("source", value: "name", help: "The source to measure capture on (default: the server's default)."),
                 .option("sink", value: "name", help: "The sink to measure playback on (default: the server's default)."),
                 .option("seconds", value: "n", help: "How long to measure idle capture (default 3)."),
@@ -21,6 +22,7 @@ extension OpenClawTalk.Bench {
         )
 
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var source: String?
         var sink: String?
         var seconds: Double
@@ -28,6 +30,7 @@ extension OpenClawTalk.Bench {
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             source = parsed.option("source")
             sink = parsed.option("sink")
             seconds = try parsed.doubleOption("seconds", range: 0.5...600) ?? 3
@@ -54,13 +57,17 @@ extension OpenClawTalk.Bench {
             } catch {
                 report.pulseUnavailable = String(describing: error)
             }
-            if json {
+            if json || reportFolder != nil {
                 let encoder = JSONEncoder()
                 // No strategy for NaN: a figure that was not measured is null with a reason, never a
                 // number that is not one, so a NaN that slips through fails here instead of reaching a reader.
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-                return
+                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
+                try reportFolder?.write(text, name: "audio")
+                if json {
+                    print(text)
+                    return
+                }
             }
             func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
             func us(_ v: Double) -> String { String(format: "%.0f µs", v) }

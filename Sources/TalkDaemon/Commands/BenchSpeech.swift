@@ -16,6 +16,7 @@ extension OpenClawTalk.Bench {
                 """,
             options: [
                 .flag("json", help: "Print one JSON object instead of a table."),
+                BenchReportFolder.option,
                 .flag("realtime", help: "Feed each file at the pace of a live microphone."),
                 .flag("baseline", help: "Also run pocketsphinx_continuous with the same model on every file."),
                 .option(
@@ -30,6 +31,7 @@ extension OpenClawTalk.Bench {
 
         var manifest: String
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var realTime: Bool
         var baseline: Bool
         var recognizer: RecognizerOptions
@@ -38,6 +40,7 @@ extension OpenClawTalk.Bench {
         init(_ parsed: ParsedArguments) throws {
             manifest = parsed.argument("manifest") ?? ""
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             realTime = parsed.flag("realtime")
             baseline = parsed.flag("baseline")
             recognizer = try RecognizerOptions(parsed)
@@ -68,11 +71,14 @@ extension OpenClawTalk.Bench {
                     recognizer: engine, realTime: realTime, audioProcessing: audioProcessing, logger: logger),
                 baseline: reference)
             let report = try await benchmark.run()
-            if json {
+            if json || reportFolder != nil {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
-            } else {
+                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
+                try reportFolder?.write(text, name: grammar == nil ? "speech" : "speech-grammar")
+                if json { print(text) }
+            }
+            if !json {
                 print(Self.table(report))
             }
         }

@@ -28,6 +28,8 @@ struct LiveTalkFigures {
     /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
     var erleDb: Double?
     var erleUnavailable: String?
+    /// CPU and memory over the first session with echo cancellation (`ResourceTimeline`).
+    var timeline: JSONValue?
 
     var json: JSONValue {
         var object: [String: JSONValue] = [
@@ -37,6 +39,7 @@ struct LiveTalkFigures {
         ]
         object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
         if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
+        if let timeline { object["timeline"] = timeline }
         return .object(object)
     }
 
@@ -96,20 +99,27 @@ extension OpenClawTalk.Bench.Talk {
                     ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", mode, "--json",
                      "--silence-ms", "\(silenceMs)", "--seconds", "90"],
                     home: home)
+                let timeline = mode == "webrtc" && trial == 0 ? ResourceTimeline(child: child) : nil
+                await timeline?.begin()
                 guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                     await child.stop()
                     throw ValidationError("the live session did not start: \(child.stderr.suffix(600))")
                 }
+                await timeline?.mark("listening")
                 try await Task.sleep(for: .milliseconds(500))
                 let idle = await child.cpuPercent(over: 3)
+                await timeline?.mark("clip played")
                 _ = try await speaker.play(clip)
                 var speaking: Double?
                 if await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) {
+                    await timeline?.mark("speaking")
                     speaking = await child.cpuPercent(over: 3)
                     _ = await child.waitFor(#""from":"speaking""#, upTo: .seconds(60))
+                    await timeline?.mark("reply done")
                     // The echo's last words close an utterance only after the silence window.
                     try await Task.sleep(for: .seconds(3))
                 }
+                if let timeline { figures.timeline = await timeline.finish() }
                 await child.stop()
                 let events = child.events
                 echo.trials += 1

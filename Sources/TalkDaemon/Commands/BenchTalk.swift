@@ -19,6 +19,7 @@ extension OpenClawTalk.Bench {
                 + "Gateway (tools/reference-gateway, python3).",
             options: [
                 .flag("json", help: "Print the figures as one JSON object."),
+                BenchReportFolder.option,
                 .option("manifest", value: "file.tsv", help: "Clips and transcripts (default ../shared/corpus/speech/manifest.tsv)."),
                 .option("clips", value: "n", help: "Use the first n clips (default: all)."),
                 .option("trials", value: "n", help: "Live self-echo sessions per echo cancellation mode (default 3; 0 skips the live half)."),
@@ -35,6 +36,7 @@ extension OpenClawTalk.Bench {
         static let reply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze."
 
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var manifest: String
         var clipLimit: Int?
         var trials: Int
@@ -48,6 +50,7 @@ extension OpenClawTalk.Bench {
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             manifest = parsed.option("manifest") ?? "../shared/corpus/speech/manifest.tsv"
             clipLimit = try parsed.intOption("clips", range: 1...10_000)
             trials = try parsed.intOption("trials", range: 0...100) ?? 3
@@ -89,6 +92,7 @@ extension OpenClawTalk.Bench {
             } else {
                 report.liveUnavailable = "skipped (--trials 0)"
             }
+            try reportFolder?.write(report.json.jsonText, name: "talk")
             print(json ? report.json.jsonText : report.text)
         }
 
@@ -232,6 +236,12 @@ struct TalkBenchReport {
             "bargeInDetectionMs": Self.summary(bargeInDetectionMs),
             "targets": ["firstReplyAudioP95Ms": .double(Self.firstAudioTargetMs), "bargeInP95Ms": .double(Self.bargeInTargetMs),
                         "erleDb": .double(Self.erleTargetDb)],
+        ]
+        // Every measurement, for the report's histograms.
+        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 10).rounded() / 10) }) }
+        object["samples"] = [
+            "speechEndToTranscriptSentMs": list(speechEndToSentMs), "speechEndToFirstReplyAudioMs": list(speechEndToFirstAudioMs),
+            "bargeInDetectionMs": list(bargeInDetectionMs), "bargeInToSilentMs": list(bargeInToSilentMs),
         ]
         if let live { object["live"] = live.json }
         if let liveUnavailable { object["liveUnavailable"] = .string(liveUnavailable) }

@@ -17,6 +17,7 @@ extension OpenClawTalk {
                 + "returns the manifest transcript of the clip it recognises by its sound.",
             options: [
                 .flag("json", help: "Print the figures as one JSON object."),
+                BenchReportFolder.option,
                 .option("clips", value: "n", help: "Clips streamed to the relay per uplink for the latency (default 6; 0 skips it)."),
                 .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
             ],
@@ -28,12 +29,14 @@ extension OpenClawTalk {
         ]
 
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var clips: Int
         var repository: String
         var manifest: String
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             clips = try parsed.intOption("clips", range: 0...100) ?? 6
             repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
             manifest = parsed.argument("manifest") ?? ""
@@ -69,7 +72,7 @@ extension OpenClawTalk {
                 all.append(figures)
             }
             let pcm = all.first { $0.contract.encoding == .pcm16 }?.wireBytesPerSecond ?? 0
-            if json {
+            if json || reportFolder != nil {
                 var out: [String: JSONValue] = ["clips": .int(Int64(audio.count)), "manifest": .string(manifest)]
                 for f in all {
                     var entry: [String: JSONValue] = [
@@ -86,8 +89,10 @@ extension OpenClawTalk {
                     }
                     out[f.contract.description] = .object(entry)
                 }
-                print(JSONValue.object(out).jsonText)
-            } else {
+                try reportFolder?.write(JSONValue.object(out).jsonText, name: "uplink")
+                if json { print(JSONValue.object(out).jsonText) }
+            }
+            if !json {
                 for f in all {
                     var line = String(format: "%@: %.0f B/s on the wire (%.3f of PCM16), %.3f %% of a core", f.contract.description,
                                       f.wireBytesPerSecond, pcm > 0 ? f.wireBytesPerSecond / pcm : 0, f.coreShare * 100)

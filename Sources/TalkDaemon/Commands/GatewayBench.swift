@@ -13,6 +13,7 @@ extension OpenClawTalk {
             discussion: "Starts the reference Gateway (tools/reference-gateway/refgw.py, python3) on loopback.",
             options: [
                 .flag("json", help: "Print the figures as one JSON object."),
+                BenchReportFolder.option,
                 .option("rounds", value: "n", help: "Connects to time per scheme (default 30)."),
                 .option("connections", value: "n", help: "Connections held open for the memory figure (default 50)."),
                 .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
@@ -20,12 +21,14 @@ extension OpenClawTalk {
         )
 
         var json: Bool
+        var reportFolder: BenchReportFolder?
         var rounds: Int
         var connections: Int
         var repository: String
 
         init(_ parsed: ParsedArguments) throws {
             json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             rounds = try parsed.intOption("rounds", range: 1...1000) ?? 30
             connections = try parsed.intOption("connections", range: 1...500) ?? 50
             repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
@@ -39,7 +42,7 @@ extension OpenClawTalk {
             let reconnect = try await Self.measureReconnect(repository: repository, logger: logger)
             let speak = try await Self.measureSpeakDecode(rounds: 10, repository: repository, logger: logger)
             let chat = try await Self.measureChat(rounds: rounds, repository: repository, logger: logger)
-            if json {
+            if json || reportFolder != nil {
                 let out: JSONValue = [
                     "connectToHelloOkMs": ["ws": ws.connect.json, "wss": wss.connect.json],
                     "reconnectAfterRestartMs": [
@@ -52,8 +55,10 @@ extension OpenClawTalk {
                     "talkSpeakDecode": .object(Dictionary(uniqueKeysWithValues: speak.map { ($0.format, $0.json) })),
                     "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
-                print(out.jsonText)
-            } else {
+                try reportFolder?.write(out.jsonText, name: "gateway")
+                if json { print(out.jsonText) }
+            }
+            if !json {
                 print("Connect to hello-ok (loopback, \(rounds) rounds): ws \(ws.connect.text), wss \(wss.connect.text)")
                 print("Reconnect after a Gateway restart (down \(Self.restartDownMs) ms): \(reconnect.sinceRestart.text) since the restart, "
                       + "\(reconnect.afterBack.text) after it came back")
