@@ -58,6 +58,7 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(ALONE_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(LIVE_IN_TEST)'
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
+	python3 -m unittest discover -s tools/bench-report -t tools/bench-report
 	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
 
 test-loopback: deps

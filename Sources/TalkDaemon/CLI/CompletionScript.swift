@@ -53,6 +53,27 @@ enum CompletionScript {
 
     // MARK: bash
 
+    /// The walk's case arms in sh syntax (bash writes `pattern)`, zsh `(pattern)`): subcommands, default
+    /// subcommands, options that take a value, then the start of the value completions, one arm per option.
+    static func walk(_ nodes: [CommandNode], arm: (String) -> String, action: (ValueCompletion) -> String?) -> String {
+        var s = ""
+        for t in transitions(nodes) { s += "            \(arm(t.pattern)) node=\(t.to); npos=0; continue ;;\n" }
+        s += "        esac\n        case $node in\n"
+        for d in defaults(nodes) { s += "            \(arm(d.from)) node=\(d.to); npos=0 ;;\n" }
+        s += "        esac\n        case \"$node:$word\" in\n"
+        s += "            \(arm(valueOptions(nodes).joined(separator: "|"))) value=$word ;;\n"
+        s += "            \(arm("*:-*")) ;;\n            \(arm("*")) npos=$((npos + 1)) ;;\n        esac\n    done\n"
+        s += "    if [[ -n $value ]]; then\n        case \"$node:$value\" in\n"
+        for node in nodes {
+            for o in node.configuration.options where !o.isFlag {
+                guard let a = action(o.valueCompletion) else { continue }
+                let patterns = ["\(node.id):--\(o.long)"] + (o.short.map { ["\(node.id):-\($0)"] } ?? [])
+                s += "            \(arm(patterns.joined(separator: "|"))) \(a) ;;\n"
+            }
+        }
+        return s
+    }
+
     static func bash(_ nodes: [CommandNode], name: String) -> String {
         func words(_ list: [String]) -> String { list.joined(separator: " ") }
         func reply(_ completion: ValueCompletion) -> String? {
@@ -74,20 +95,7 @@ enum CompletionScript {
                     case "$node:$word" in
 
             """
-        for t in transitions(nodes) { s += "            \(t.pattern)) node=\(t.to); npos=0; continue ;;\n" }
-        s += "        esac\n        case $node in\n"
-        for d in defaults(nodes) { s += "            \(d.from)) node=\(d.to); npos=0 ;;\n" }
-        s += "        esac\n        case \"$node:$word\" in\n"
-        s += "            \(valueOptions(nodes).joined(separator: "|"))) value=$word ;;\n"
-        s += "            *:-*) ;;\n            *) npos=$((npos + 1)) ;;\n        esac\n    done\n"
-        s += "    if [[ -n $value ]]; then\n        case \"$node:$value\" in\n"
-        for node in nodes {
-            for o in node.configuration.options where !o.isFlag {
-                guard let r = reply(o.valueCompletion) else { continue }
-                let patterns = ["\(node.id):--\(o.long)"] + (o.short.map { ["\(node.id):-\($0)"] } ?? [])
-                s += "            \(patterns.joined(separator: "|"))) \(r) ;;\n"
-            }
-        }
+        s += walk(nodes, arm: { "\($0))" }, action: reply)
         s += "        esac\n        return 0\n    fi\n    if [[ $cur == -* ]]; then\n        case $node in\n"
         for node in nodes {
             let opts = node.helpOptions.flatMap { o in ["--\(o.long)"] + (o.short.map { ["-\($0)"] } ?? []) }
@@ -145,20 +153,7 @@ enum CompletionScript {
                     case "$node:$word" in
 
             """
-        for t in transitions(nodes) { s += "            (\(t.pattern)) node=\(t.to); npos=0; continue ;;\n" }
-        s += "        esac\n        case $node in\n"
-        for d in defaults(nodes) { s += "            (\(d.from)) node=\(d.to); npos=0 ;;\n" }
-        s += "        esac\n        case \"$node:$word\" in\n"
-        s += "            (\(valueOptions(nodes).joined(separator: "|")))) value=$word ;;\n"
-        s += "            (*:-*) ;;\n            (*) npos=$((npos + 1)) ;;\n        esac\n    done\n"
-        s += "    if [[ -n $value ]]; then\n        case \"$node:$value\" in\n"
-        for node in nodes {
-            for o in node.configuration.options where !o.isFlag {
-                guard let a = action(o.valueCompletion) else { continue }
-                let patterns = ["\(node.id):--\(o.long)"] + (o.short.map { ["\(node.id):-\($0)"] } ?? [])
-                s += "            (\(patterns.joined(separator: "|")))) \(a) ;;\n"
-            }
-        }
+        s += walk(nodes, arm: { "(\($0))" }, action: action)
         s += "            (*) _message \"${value#--}\" ;;\n        esac\n        return\n    fi\n"
         s += "    if [[ ${words[CURRENT]} == -* ]]; then\n        case $node in\n"
         for node in nodes {
