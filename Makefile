@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb check-install check-deb
+.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb check-install check-deb check-deb-fresh
 
 all: build
 
@@ -15,8 +15,9 @@ build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 # Release builds link the Swift runtime in (--static-swift-stdlib): an installed binary or the package needs no
-# Swift toolchain at run time, only the Debian libraries dpkg-shlibdeps finds.
-RELEASE_FLAGS = -c release --static-swift-stdlib --product openclaw-talk
+# Swift toolchain at run time, only the Debian libraries dpkg-shlibdeps finds. Bound at load (-z now): with relro
+# the GOT is read-only, as Debian builds its binaries (lintian hardening-no-bindnow).
+RELEASE_FLAGS = -c release --static-swift-stdlib --product openclaw-talk -Xlinker -z -Xlinker now
 RELEASE_BIN = .build/release/openclaw-talk
 # NO_DEPS=1 skips the install-deps check (debian/rules: dpkg-checkbuilddeps did it).
 release: $(if $(NO_DEPS),,deps)
@@ -167,6 +168,9 @@ check-install: release
 	scripts/check-install.sh
 check-deb:
 	scripts/check-deb.sh
+# The package on a fresh minimal Debian 12 (debootstrap), without Swift or the build's libraries (root).
+check-deb-fresh:
+	scripts/check-deb-fresh.sh
 
 clean:
 	rm -rf .build out

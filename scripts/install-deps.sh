@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian and PyPI packages openclaw-talk builds and tests with, when missing.
 # As root it installs them; otherwise it prints the exact command to run and fails.
-# `install-deps.sh package` adds what `make deb` needs (debhelper, lintian, desktop-file-utils).
+# `install-deps.sh package` adds what `make deb` and its checks need (debhelper, lintian, debootstrap).
 set -euo pipefail
 
 DEB_PACKAGES=(
@@ -13,12 +13,12 @@ DEB_PACKAGES=(
     libmpg123-dev lame libwebrtc-audio-processing-dev libspeexdsp-dev
     libsystemd-dev
     pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
-    scdoc man-db                         # the manual (docs/openclaw-talk.1.scd) and its test
+    scdoc man-db desktop-file-utils      # the manual (docs/openclaw-talk.1.scd) and its test; the desktop entry's test
     bash zsh fish                        # the completion tests run each shell
     chromium                             # the benchmark report's test renders the page headless
 )
 if [ "${1:-}" = package ]; then
-    DEB_PACKAGES+=(dpkg-dev debhelper fakeroot lintian desktop-file-utils git)
+    DEB_PACKAGES+=(dpkg-dev debhelper fakeroot lintian git debootstrap)
 fi
 PY_MODULES=(websockets cryptography jsonschema matplotlib)  # matplotlib: the benchmark report's plots
 
