@@ -12,6 +12,18 @@ package struct LogEvent: Sendable {
     package var file: String
     package var function: String
     package var line: UInt
+
+    package init(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata, label: String, source: String,
+                 file: String, function: String, line: UInt) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata
+        self.label = label
+        self.source = source
+        self.file = file
+        self.function = function
+        self.line = line
+    }
 }
 
 /// Where log lines go. A value type: a copied logger given another level leaves the original alone.
@@ -41,6 +53,9 @@ package struct StreamLogHandler: LogHandler {
     package static let defaultLevel: Logger.Level =
         ProcessInfo.processInfo.environment["OPENCLAW_TALK_LOG_LEVEL"].flatMap(Logger.Level.init(caseInsensitive:)) ?? .notice
     package var logLevel: Logger.Level = StreamLogHandler.defaultLevel
+    /// A message or metadata value longer than this many UTF-8 bytes is cut with "…": one line stays readable and
+    /// a peer's megabytes do not fill the journal.
+    package static let maxLineBytes = 16 * 1024
     package var metadata: Logger.Metadata = [:]
     private let label: String
 
@@ -55,11 +70,22 @@ package struct StreamLogHandler: LogHandler {
     }()
 
     package func log(event: LogEvent) {
-        let meta = event.metadata.isEmpty ? "" : " " + event.metadata.sorted { $0.key < $1.key }
-            .map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let prefix = Self.journalPrefixes ? "<\(event.level.syslogPriority)>" : ""
-        let line = "\(prefix)\(Self.timestamp()) \(event.level.rawValue) \(label):\(meta) [\(event.source)] \(event.message)\n"
+        let line = Self.line(for: event, label: label, timestamp: Self.timestamp(), journal: Self.journalPrefixes)
         Self.writeLock.withLock { _ in StandardStream.write(line, to: STDERR_FILENO) }
+    }
+
+    /// The line written for `event`, its newline included: every message and metadata value neutralised
+    /// (`LogText`) here, in the handler, so no caller can forget it for text a peer chose.
+    package static func line(for event: LogEvent, label: String, timestamp: String, journal: Bool) -> String {
+        func safe(_ text: String) -> String {
+            LogText.isClean(text, limit: maxLineBytes) ? text : LogText.neutralized(text, limit: maxLineBytes)
+        }
+        let meta = event.metadata.isEmpty ? "" : " " + event.metadata.sorted { $0.key < $1.key }
+            .map { "\(safe($0.key))=\(safe($0.value.description))" }.joined(separator: " ")
+        let prefix = journal ? "<\(event.level.syslogPriority)>" : ""
+        let line = "\(timestamp) \(event.level.rawValue) \(label):\(meta) [\(event.source)] \(safe(event.message.description))"
+        // The whole line within the bound too, however many metadata values it has.
+        return prefix + (line.utf8.count <= maxLineBytes + 64 ? line : LogText.neutralized(line, limit: maxLineBytes)) + "\n"
     }
 
     private static func timestamp() -> String {
