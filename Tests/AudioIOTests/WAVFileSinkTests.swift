@@ -82,7 +82,7 @@ import Testing
     }
 
     @Test func `an unwritable path is reported`() {
-        #expect(throws: WAVError.unwritable(path: "/nonexistent/out.wav", reason: "it cannot be created")) {
+        #expect(throws: WAVError.unwritable(path: "/nonexistent/out.wav", reason: "No such file or directory")) {
             try WAVFileSink(path: "/nonexistent/out.wav", logger: logger)
         }
     }

@@ -6,6 +6,8 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
     /// A format this build cannot decode (MP3, FLAC, µ-law ...), as named by the clip or sniffed from it.
     case unsupportedFormat(String)
     case invalidPCMRate(String)
+    /// The clip decodes to more audio than `AudioClipDecoder.maxSeconds`.
+    case tooLong(seconds: Int)
 
     package var description: String {
         switch self {
@@ -15,6 +17,8 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
             return "Cannot play an audio clip in \(format); ask the Gateway for outputFormat pcm_24000, opus or mp3"
         case .invalidPCMRate(let format):
             return "The audio clip format \(format) names no usable sample rate (expected e.g. pcm_24000)"
+        case .tooLong(let seconds):
+            return "The audio clip decodes to more than \(seconds) s of audio; it was refused"
         }
     }
 }
@@ -24,6 +28,11 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
 /// little-endian mono), WAV, Ogg Opus (decoded at 48 kHz) or MP3 (libmpg123, at the stream's rate). What
 /// the clip says it is wins; when it says nothing, the bytes are sniffed (`OggS`, `RIFF`, `ID3`, an MPEG sync).
 package enum AudioClipDecoder {
+    /// The longest clip accepted, in seconds of audio, whatever its format: a hostile Gateway must not make us
+    /// decode (and then resample and hold) hours of audio from a few megabytes. A `talk.speak` clip is one
+    /// sentence; 10 minutes is far more than any, and at Opus's 48 kHz it is 58 MB of PCM, the most one clip holds.
+    package static let maxSeconds = 600
+
     /// Decodes on a thread of its own (this is CPU-heavy C work, kept off the cooperative pool) and, when
     /// `sampleRate` is given, resamples to it; otherwise the PCM keeps the clip's own rate, which playback takes.
     package static func decodeOffPool(
@@ -42,7 +51,9 @@ package enum AudioClipDecoder {
         }
     }
 
-    /// - Throws: `AudioClipError` for empty or unsupported clips, `WAVError`, `OpusError` or `MP3Error` for broken ones.
+    /// Every format is held to `maxSeconds` as it is decoded, before anything is resampled.
+    /// - Throws: `AudioClipError` for empty, unsupported or too long clips, `WAVError`, `OpusError` or `MP3Error` for
+    ///   broken ones.
     package static func decode(
         _ bytes: [UInt8],
         outputFormat: String? = nil,
@@ -61,17 +72,17 @@ package enum AudioClipDecoder {
             || format.hasPrefix("opus")
             || bytes.starts(with: Array("OggS".utf8))
         {
-            return try OggOpusReader.decode(bytes, source: "audio clip (\(mime.isEmpty ? "Ogg" : mime))")
+            return try OggOpusReader.decode(bytes, source: "audio clip (\(mime.isEmpty ? "Ogg" : mime))", maxSeconds: maxSeconds)
         }
         if ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"].contains(mime) || ext == "wav"
             || format.hasPrefix("wav") || bytes.starts(with: Array("RIFF".utf8))
         {
-            return try WAVAudio.parse(Data(bytes), path: "audio clip").mixedToMono()
+            return try WAVAudio.parse(Data(bytes), path: "audio clip", maxSeconds: maxSeconds).mixedToMono()
         }
         if ["audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg"].contains(mime) || ext == "mp3"
             || format.hasPrefix("mp3") || (format.isEmpty && mime.isEmpty && ext.isEmpty && looksLikeMP3(bytes))
         {
-            return try MP3Decoder.decode(bytes)
+            return try MP3Decoder.decode(bytes, maxSeconds: maxSeconds)
         }
         let named = [outputFormat, mimeType, fileExtension].compactMap { $0 }.first
         throw AudioClipError.unsupportedFormat(named ?? sniffedName(bytes))
@@ -82,6 +93,7 @@ package enum AudioClipDecoder {
         guard let rate = format.split(separator: "_").last.flatMap({ Int($0) }), (8_000...192_000).contains(rate) else {
             throw AudioClipError.invalidPCMRate(format)
         }
+        guard bytes.count / 2 <= maxSeconds * rate else { throw AudioClipError.tooLong(seconds: maxSeconds) }
         let samples = bytes.withUnsafeBytes { raw in
             (0..<bytes.count / 2).map { Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self)) }
         }

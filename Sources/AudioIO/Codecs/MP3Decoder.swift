@@ -4,13 +4,11 @@ import CMpg123
 package enum MP3Error: Error, Equatable, CustomStringConvertible {
     case mpg123(operation: String, message: String)
     case noAudio
-    case tooLong(seconds: Int)
 
     package var description: String {
         switch self {
         case .mpg123(let operation, let message): return "libmpg123 failed to \(operation): \(message)"
         case .noAudio: return "The MP3 clip holds no decodable MPEG audio frames"
-        case .tooLong(let seconds): return "The MP3 clip decodes to more than \(seconds) s of audio; it was refused"
         }
     }
 }
@@ -19,10 +17,8 @@ package enum MP3Error: Error, Equatable, CustomStringConvertible {
 /// (ElevenLabs accounts without PCM access get `mp3_44100_128`). Gapless decoding drops the encoder's
 /// padding, so the length matches what was spoken.
 package enum MP3Decoder {
-    /// The longest clip accepted: a hostile Gateway must not make us allocate without bound.
-    package static let maxSeconds = 600
-
-    package static func decode(_ bytes: [UInt8]) throws -> PCMBuffer {
+    /// Refused (`AudioClipError.tooLong`) as soon as it decodes to more than `maxSeconds`.
+    package static func decode(_ bytes: [UInt8], maxSeconds: Int = AudioClipDecoder.maxSeconds) throws -> PCMBuffer {
         var error: Int32 = 0
         guard let handle = mpg123_new(nil, &error) else {
             throw MP3Error.mpg123(operation: "start", message: String(cString: mpg123_plain_strerror(error)))
@@ -61,7 +57,7 @@ package enum MP3Decoder {
                 if samples.isEmpty { try check(status, handle, "decode") }
                 break
             }
-            if rate > 0, samples.count > maxSeconds * rate { throw MP3Error.tooLong(seconds: maxSeconds) }
+            if rate > 0, samples.count > maxSeconds * rate { throw AudioClipError.tooLong(seconds: maxSeconds) }
         }
         guard rate > 0, !samples.isEmpty else { throw MP3Error.noAudio }
         return PCMBuffer(sampleRate: rate, samples: samples)

@@ -21,10 +21,11 @@ package enum OggOpusReader {
         return try decode([UInt8](data), source: "file \(path)", sampleRate: sampleRate)
     }
 
-    /// Decodes a whole Ogg Opus stream held in memory.
-    package static func decode(_ bytes: [UInt8], source: String = "stream in memory", sampleRate: Int = decodeRate)
-        throws -> PCMBuffer
-    {
+    /// Decodes a whole Ogg Opus stream held in memory. With `maxSeconds`, a stream that decodes to more audio is
+    /// refused (`AudioClipError.tooLong`) as soon as it has, before anything is resampled.
+    package static func decode(
+        _ bytes: [UInt8], source: String = "stream in memory", sampleRate: Int = decodeRate, maxSeconds: Int? = nil
+    ) throws -> PCMBuffer {
         if bytes.isEmpty { throw OpusError.oggReader(source: source, code: -132, message: "the data is empty") }
         let samples = try bytes.withUnsafeBufferPointer { buffer -> [Int16] in
             var error: Int32 = 0
@@ -33,16 +34,16 @@ package enum OggOpusReader {
                 throw OpusError.oggReader(source: source, code: error, message: OpusError.opusfileMessage(error))
             }
             defer { op_free(file) }
-            return try readAll(file, source: source)
+            return try readAll(file, source: source, maxSamples: maxSeconds.map { $0 * decodeRate })
         }
         return try PCMBuffer(sampleRate: decodeRate, samples: samples).resampled(to: sampleRate)
     }
 
-    /// Reads every link as stereo (opusfile's down-mix for any channel layout) and averages to mono.
-    private static func readAll(_ file: OpaquePointer, source: String) throws -> [Int16] {
+    /// Reads every link as stereo (opusfile's down-mix for any channel layout) and averages to mono. Nothing is
+    /// sized from the stream's headers (`op_pcm_total` comes from the last page's granule position, which a forged
+    /// page sets anywhere up to 2^63): the samples grow as they are decoded, up to `maxSamples`.
+    private static func readAll(_ file: OpaquePointer, source: String, maxSamples: Int?) throws -> [Int16] {
         var mono: [Int16] = []
-        let total = op_pcm_total(file, -1)
-        if total > 0 { mono.reserveCapacity(Int(total)) }
         var stereo = [Int16](repeating: 0, count: 2 * 5760)
         var holes = 0
         while true {
@@ -55,6 +56,9 @@ package enum OggOpusReader {
             }
             guard count > 0 else {
                 throw OpusError.oggReader(source: source, code: count, message: OpusError.opusfileMessage(count))
+            }
+            if let maxSamples, mono.count + Int(count) > maxSamples {
+                throw AudioClipError.tooLong(seconds: maxSamples / decodeRate)
             }
             for i in 0..<Int(count) {
                 mono.append(Int16((Int32(stereo[2 * i]) + Int32(stereo[2 * i + 1])) / 2))

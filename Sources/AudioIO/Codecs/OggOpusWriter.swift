@@ -1,5 +1,6 @@
 import COggOpus
 import Foundation
+import Glibc
 
 /// Writes mono 16-bit PCM as an Ogg Opus stream (RFC 7845) with libopusenc, to a file or to memory.
 ///
@@ -47,14 +48,15 @@ package final class OggOpusWriter {
         }
         defer { ope_comments_destroy(comments) }
         var error: Int32 = 0
-        switch destination {
-        case .file(let path):
-            encoder = ope_encoder_create_file(path, comments, Int32(sampleRate), 1, 0, &error)
-        case .memory:
-            var callbacks = OpusEncCallbacks(write: ByteSink.write, close: ByteSink.close)
-            let context = Unmanaged.passUnretained(sink).toOpaque()
-            encoder = ope_encoder_create_callbacks(&callbacks, context, comments, Int32(sampleRate), 1, 0, &error)
+        if case .file(let path) = destination {
+            // Our own descriptor rather than libopusenc's fopen: the file is owner-only (`PrivateFile`).
+            do { sink.fd = try PrivateFile.create(path) } catch {
+                throw OpusError.oggWriter(destination: name, operation: "create", code: OPE_CANNOT_OPEN, message: "\(error)")
+            }
         }
+        var callbacks = OpusEncCallbacks(write: ByteSink.write, close: ByteSink.close)
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        encoder = ope_encoder_create_callbacks(&callbacks, context, comments, Int32(sampleRate), 1, 0, &error)
         guard let encoder, error == OPE_OK else { throw Self.failure(name, "create", error) }
         for (operation, code) in [
             ("set the bitrate of", cogg_set_bitrate(encoder, Int32(settings.bitrate))),
@@ -119,16 +121,31 @@ package final class OggOpusWriter {
 @available(*, unavailable)
 extension OggOpusWriter: Sendable {}
 
-/// Collects the pages libopusenc hands to its write callback.
+/// Takes the pages libopusenc hands to its write callback: into memory, or to the file's descriptor.
 private final class ByteSink {
     var bytes: [UInt8] = []
+    /// The file written to, when the destination is a file.
+    var fd: Int32 = -1
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     static let write: ope_write_func = { context, pointer, length in
         guard let context, let pointer, length >= 0 else { return 1 }
         let sink = Unmanaged<ByteSink>.fromOpaque(context).takeUnretainedValue()
-        sink.bytes.append(contentsOf: UnsafeBufferPointer(start: pointer, count: Int(length)))
+        let pages = UnsafeRawBufferPointer(start: pointer, count: Int(length))
+        if sink.fd >= 0 { return PrivateFile.write(sink.fd, pages) ? 0 : 1 }
+        sink.bytes.append(contentsOf: pages)
         return 0
     }
 
-    static let close: ope_close_func = { _ in 0 }
+    static let close: ope_close_func = { context in
+        guard let context else { return 0 }
+        let sink = Unmanaged<ByteSink>.fromOpaque(context).takeUnretainedValue()
+        if sink.fd >= 0 {
+            let closed = Glibc.close(sink.fd)
+            sink.fd = -1
+            return closed == 0 ? 0 : 1
+        }
+        return 0
+    }
 }

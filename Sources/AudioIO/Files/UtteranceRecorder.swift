@@ -3,7 +3,7 @@ import TalkLogging
 
 /// Records each utterance to its own Ogg Opus file in one directory (`--record-dir DIR`), 16 kHz mono at
 /// the project's speech settings: `begin`, `append` every frame of the utterance, `finish` for the URL.
-/// The directory is created if missing. A file is complete (and playable) once `finish` returns.
+/// The directory is created (0700) if missing; each file is 0600. A file is complete (and playable) once `finish` returns.
 package actor UtteranceRecorder {
     package let directory: URL
     private let settings: OggOpusWriter.Settings
@@ -20,7 +20,9 @@ package actor UtteranceRecorder {
         logger: Logger
     ) throws {
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // A folder made here is owner-only, as each recording in it is (`PrivateFile`); one that exists is the user's.
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw OpusError.recordingDirectory(path: directory.path, reason: (error as NSError).localizedDescription)
         }

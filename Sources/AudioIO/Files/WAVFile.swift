@@ -81,7 +81,8 @@ extension WAVAudio {
         return try parse(data, path: path)
     }
 
-    package static func parse(_ data: Data, path: String = "<memory>") throws -> WAVAudio {
+    /// With `maxSeconds`, audio longer than that is refused (`AudioClipError.tooLong`) before it is decoded.
+    package static func parse(_ data: Data, path: String = "<memory>", maxSeconds: Int? = nil) throws -> WAVAudio {
         let bytes = [UInt8](data)
         if bytes.isEmpty { throw WAVError.empty(path: path) }
         if bytes.count < 12 { throw WAVError.truncatedHeader(path: path, bytes: bytes.count) }
@@ -117,6 +118,7 @@ extension WAVAudio {
                 if size > available { throw WAVError.sizeMismatch(path: path, declared: size, available: available) }
                 let usable = size - size % f.blockAlign
                 if usable == 0 { throw WAVError.noSamples(path: path) }
+                if let maxSeconds, usable / f.blockAlign > maxSeconds * f.rate { throw AudioClipError.tooLong(seconds: maxSeconds) }
                 return WAVAudio(
                     sampleRate: f.rate,
                     channels: f.channels,
@@ -156,9 +158,9 @@ extension WAVAudio {
         return stride(from: start, to: start + count, by: 2).map { Float(Int16(bitPattern: readLE16(b, $0))) / 32768 }
     }
 
-    /// Writes the audio as a canonical 44-byte-header WAV file.
+    /// Writes the audio as a canonical 44-byte-header WAV file, owner-only (`PrivateFile`).
     package func write(path: String, format: SampleFormat = .int16) throws {
-        try encoded(format: format).write(to: URL(fileURLWithPath: path))
+        try PrivateFile.write(encoded(format: format), to: path)
     }
 
     package func encoded(format: SampleFormat = .int16) -> Data {

@@ -32,9 +32,12 @@ package actor WAVFileSink: AudioPlaybackDevice {
         self.pacing = pacing
         self.logger = logger
         let header = WAVAudio(sampleRate: sampleRate, channels: 1, samples: []).encoded()
-        guard FileManager.default.createFile(atPath: path, contents: header),
-            let handle = FileHandle(forUpdatingAtPath: path)
-        else { throw WAVError.unwritable(path: path, reason: "it cannot be created") }
+        // Owner-only: the file holds what was said (`PrivateFile`).
+        let fd = try PrivateFile.create(path)
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do { try handle.write(contentsOf: header) } catch {
+            throw WAVError.unwritable(path: path, reason: (error as NSError).localizedDescription)
+        }
         self.handle = handle
     }
 
