@@ -30,6 +30,7 @@ import TalkLogging
         let start = clock.now
         #expect(await p.current.heartbeatAt == start)
         #expect(await p.current.staleAt == start + 300)
+        await p.beaconSent()
         #expect(beats.count == 1)
 
         clock.advance(239)
@@ -39,6 +40,7 @@ import TalkLogging
         await p.tick()
         #expect(await p.current.staleAt == start + 540)
         #expect(await p.current.stale == false)
+        await p.beaconSent()
         #expect(beats.count == 2)
 
         // A daemon that stops beating (suspended, hung) goes stale once staleAt passes.

@@ -68,11 +68,19 @@ package struct ControlService: Sendable {
     package func relayEvents(to server: ControlServer) async {
         for await event in session.events {
             var fields: [String: ControlJSON] = ["event": .string(event.kind)]
-            for (k, v) in event.detail where k != "event" { fields[k] = .string(v) }
+            // Shortened like the status: a line over a subscriber's output limit would disconnect every subscriber.
+            for (k, v) in event.detail.prefix(Self.maxEventFields) where k != "event" {
+                fields[ServiceStatus.shortened(k, limit: ServiceStatus.maxNameCharacters)] =
+                    .string(ServiceStatus.shortened(v, limit: Self.maxEventFieldCharacters))
+            }
             server.broadcast(.object(fields))
             await status.update(await session.snapshot())
         }
     }
+
+    /// The most fields of one event, and characters of one field, broadcast to subscribers.
+    static let maxEventFields = 32
+    static let maxEventFieldCharacters = 4000
 
     /// The event line each published status becomes.
     package static func statusEvent(_ status: ServiceStatus) -> ControlJSON {

@@ -95,3 +95,37 @@ package struct ServiceStatus: Codable, Sendable, Equatable {
 
     package func jsonData() throws -> Data { try JSONEncoder.serviceEncoder.encode(self) }
 }
+
+extension ServiceStatus {
+    /// The most of a transcript, reply or error the status holds: status.json is rewritten and broadcast to every
+    /// subscriber on each event, and a bar shows a line or two (a realtime transcript grew to 25 MiB).
+    package static let maxTextCharacters = 600
+    /// The most of a name, version, device or URL.
+    package static let maxNameCharacters = 200
+
+    /// `text` cut to `limit` characters, "…" marking the cut.
+    package static func shortened(_ text: String, limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit)) + "…"
+    }
+
+    /// Every field a peer can fill, shortened.
+    package func bounded() -> ServiceStatus {
+        func name(_ s: String?) -> String? { s.map { Self.shortened($0, limit: Self.maxNameCharacters) } }
+        func text(_ s: String?) -> String? { s.map { Self.shortened($0, limit: Self.maxTextCharacters) } }
+        var s = self
+        s.state = Self.shortened(state, limit: Self.maxNameCharacters)
+        s.talk.mode = name(talk.mode)
+        s.talk.sessionKey = name(talk.sessionKey)
+        s.gateway.url = name(gateway.url)
+        s.gateway.version = name(gateway.version)
+        s.gateway.state = Self.shortened(gateway.state, limit: Self.maxNameCharacters)
+        s.audio.source = name(audio.source)
+        s.audio.sink = name(audio.sink)
+        s.audio.uplink = name(audio.uplink)
+        s.audio.echoCancellation = name(audio.echoCancellation)
+        s.lastTranscript = text(lastTranscript)
+        s.lastReply = text(lastReply)
+        s.error = text(error)
+        return s
+    }
+}

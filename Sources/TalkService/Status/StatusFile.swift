@@ -12,7 +12,9 @@ package struct StatusFile: Sendable {
         var data = try status.jsonData()
         data.append(UInt8(ascii: "\n"))
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Made afresh, never through a link: whatever was planted under that name is removed, not written through.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw UnixSocket.Failure(call: "open \(temporary)", code: errno) }
         defer { close(fd) }
         var offset = 0
@@ -97,9 +99,31 @@ package enum StatusReading: Equatable, Sendable {
         if let t = s.lastTranscript { tooltip.append("You: \(t)") }
         if let r = s.lastReply { tooltip.append("Reply: \(r)") }
         if let e = s.error { tooltip.append("Error: \(e)") }
+        // waybar reads `text` and `tooltip` as Pango markup: what the user said and the agent replied is escaped, so
+        // `&` and `<` show as themselves and no markup of theirs takes effect.
         let value = ControlJSON.object([
-            "text": .string(text), "tooltip": .string(tooltip.joined(separator: "\n")), "class": .string(cssClass),
+            "text": .string(Self.pangoEscaped(text)), "tooltip": .string(Self.pangoEscaped(tooltip.joined(separator: "\n"))),
+            "class": .string(cssClass),
         ])
         return String(decoding: value.line().dropLast(), as: UTF8.self)
+    }
+}
+
+extension StatusReading {
+    /// Text as Pango markup shows it literally: `&`, `<`, `>`, `'` and `"` as entities.
+    package static func pangoEscaped(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "'": out += "&apos;"
+            case "\"": out += "&quot;"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 }

@@ -31,6 +31,8 @@ package actor StatusPublisher {
     private var snapshot = SessionSnapshot()
     private var heartbeatAt: Date?
     private var connectionStaleAt: Date?
+    /// The presence beacon on its way, if any: a network round trip (up to 15 s) that no status update waits for.
+    private var beacon: Task<Void, Never>?
 
     package init(settings: Settings = Settings(), now: @escaping @Sendable () -> Date = Date.init,
                  pid: Int32 = getpid(), file: StatusFile?, hooks: Hooks = Hooks(), logger: Logger) {
@@ -83,11 +85,23 @@ package actor StatusPublisher {
         }
     }
 
+    /// Renews the stale date and publishes now; the presence beacon goes out on its own, one at a time, so a
+    /// command that changed the status (`talk start`) is answered without waiting for the Gateway.
     private func beat(at t: Date) async {
         heartbeatAt = t
         publish(at: t)
-        await hooks.alive()
+        guard beacon == nil else { return }
+        let alive = hooks.alive
+        beacon = Task {
+            await alive()
+            self.beaconDone()
+        }
     }
+
+    private func beaconDone() { beacon = nil }
+
+    /// Returns once the beacon on its way (if any) is sent or failed.
+    package func beaconSent() async { await beacon?.value }
 
     private func publish(at t: Date) {
         let status = compose(at: t)
@@ -130,7 +144,7 @@ package actor StatusPublisher {
             audio: .init(source: snapshot.audioSource, sink: snapshot.audioSink, uplink: snapshot.uplink,
                          uplinkBytesPerSecond: snapshot.uplinkBytesPerSecond, echoCancellation: snapshot.echoCancellation),
             pid: pid, heartbeatAt: heartbeatAt, staleAt: staleAt, stale: staleAt.map { $0 < t } ?? false,
-            lastTranscript: snapshot.lastTranscript, lastReply: snapshot.lastReply, error: snapshot.error)
+            lastTranscript: snapshot.lastTranscript, lastReply: snapshot.lastReply, error: snapshot.error).bounded()
     }
 }
 
