@@ -167,7 +167,7 @@ class WalkthroughBase:
                 os.waitpid(self.daemon_pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
-        lock = os.path.join(self.env["XDG_RUNTIME_DIR"], "openclaw-talk", "daemon.lock")
+        lock = os.path.join(self.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.lock")
         try:
             pid = int(open(lock).read().strip() or 0)
             if pid:

@@ -58,7 +58,7 @@ import Testing
         defer { command.removeHome() }
         let r = try await command.run(["start", "--idle"])
         #expect(r.status == 1 && r.stderr.contains("No Gateway is configured yet"), "\(r.stdout) \(r.stderr)")
-        #expect(InstanceLock.holder(path: command.runtimeFolder + "/openclaw-talk/daemon.lock") == nil, "nothing keeps running")
+        #expect(InstanceLock.holder(path: command.stateFolder + "/daemon.lock") == nil, "nothing keeps running")
     }
 
     @Test(.requires(.builtBinary))

@@ -9,6 +9,8 @@ package enum ControlClientError: Error, Equatable, CustomStringConvertible {
     case connectionClosed
     case badReply(String)
     case io(String)
+    /// The socket is served by another user's process (a planted socket): nothing was sent to it.
+    case foreignServer(path: String, uid: UInt32?)
 
     package var description: String {
         switch self {
@@ -17,6 +19,10 @@ package enum ControlClientError: Error, Equatable, CustomStringConvertible {
         case .connectionClosed: "the daemon closed the connection"
         case .badReply(let line): "the daemon sent an unreadable reply: \(line.prefix(120))"
         case .io(let why): "control socket: \(why)"
+        case .foreignServer(let path, let uid?):
+            "the control socket \(path) is served by uid \(uid), not by you: refusing to talk to it"
+        case .foreignServer(let path, nil):
+            "the control socket \(path) is served by a process that cannot be identified: refusing to talk to it"
         }
     }
 
@@ -30,7 +36,9 @@ package final class ControlClient {
     private var buffer: [UInt8] = []
     private var nextID = 1
 
-    package init(path: String, timeout: Duration = .seconds(10)) throws(ControlClientError) {
+    /// Connects, and talks only to a server of our own user (SO_PEERCRED, checked by `peerCheck`): a socket another
+    /// user planted would otherwise receive what we `say`.
+    package init(path: String, timeout: Duration = .seconds(10), peerCheck: PeerCheck = PeerCheck()) throws(ControlClientError) {
         let fd: Int32
         do { fd = try UnixSocket.stream() } catch { throw .io(error.description) }
         let connected: Int32
@@ -43,6 +51,11 @@ package final class ControlClient {
             close(fd)
             if code == ENOENT || code == ECONNREFUSED || code == ENOTDIR { throw .noDaemon(path: path) }
             throw .io("connect \(path): \(String(cString: strerror(code)))")
+        }
+        guard let server = peerCheck.credentials(fd), server.uid == peerCheck.allowedUID else {
+            let uid = peerCheck.credentials(fd)?.uid
+            close(fd)
+            throw .foreignServer(path: path, uid: uid)
         }
         self.fd = fd
         setReadTimeout(timeout)

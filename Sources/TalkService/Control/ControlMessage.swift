@@ -56,6 +56,7 @@ package struct ControlError: Error, Sendable, Equatable {
     package static func badArgs(_ why: String) -> ControlError { .init(code: "bad_args", message: why) }
     package static let lineTooLong = ControlError(code: "line_too_long", message: "request line too long")
     package static let forbidden = ControlError(code: "forbidden", message: "peer belongs to another user")
+    package static let busy = ControlError(code: "busy", message: "too many control connections are open; try again")
 }
 
 package struct ControlFailure: Error, Sendable {

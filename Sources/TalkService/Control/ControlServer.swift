@@ -22,7 +22,19 @@ package final class ControlServer: Sendable {
         package var maxInFlight = 16
         /// A subscriber that lets this much output pile up is dropped, so it cannot grow our memory.
         package var maxPendingOutput = 1 << 20
+        /// Connections beyond this many are answered `busy` and closed: a local process opening thousands cannot
+        /// take every descriptor the daemon has (the Gateway's sockets, the sound server's) or grow its memory.
+        package var maxClients = 64
+        /// Test seams for what another thread may do between two steps of the poll loop.
+        var hooks = Hooks()
         package init() {}
+    }
+
+    struct Hooks: Sendable {
+        /// Right before a polled client descriptor is serviced, with what poll() reported for it.
+        var beforeService: @Sendable (Int32, Int16) -> Void = { _, _ in }
+        /// Right after a client's descriptor was closed.
+        var afterClose: @Sendable (Int32) -> Void = { _ in }
     }
 
     private struct Client {
@@ -43,6 +55,15 @@ package final class ControlServer: Sendable {
         var nextSerial: UInt64 = 0
     }
 
+    /// Accepting stops for a while when the process is out of descriptors (or memory): the pending connection
+    /// keeps the listener readable, and retrying at once would spin the poll loop at 100 %. Poll thread only.
+    private struct AcceptBackoff {
+        static let first: Duration = .milliseconds(100)
+        static let longest: Duration = .seconds(2)
+        var until: ContinuousClock.Instant?
+        var next = first
+    }
+
     package let path: String
     private let listener: Int32
     private let wake: (reader: Int32, writer: Int32)
@@ -52,10 +73,12 @@ package final class ControlServer: Sendable {
     private let peerCheck: PeerCheck
     private let limits: Limits
     private let logger: Logger
+    private let acceptConnection: @Sendable (Int32) -> Int32
 
     /// Binds `path` (owner-only, in a folder `RuntimePaths` made 0700) and starts serving.
     package static func start(
         path: String, peerCheck: PeerCheck = PeerCheck(), limits: Limits = Limits(), logger: Logger,
+        accept: @escaping @Sendable (Int32) -> Int32 = { Glibc.accept($0, nil, nil) },
         handler: @escaping Handler
     ) throws -> ControlServer {
         let fd = try UnixSocket.stream()
@@ -68,7 +91,7 @@ package final class ControlServer: Sendable {
             UnixSocket.setNonBlocking(fd)
             let server = ControlServer(
                 path: path, listener: fd, wake: try UnixSocket.wakePipe(), handler: handler,
-                peerCheck: peerCheck, limits: limits, logger: logger)
+                peerCheck: peerCheck, limits: limits, logger: logger, accept: accept)
             let thread = Thread { server.serve() }
             thread.name = "control-socket"
             thread.start()
@@ -80,7 +103,7 @@ package final class ControlServer: Sendable {
     }
 
     private init(path: String, listener: Int32, wake: (reader: Int32, writer: Int32), handler: @escaping Handler,
-                 peerCheck: PeerCheck, limits: Limits, logger: Logger) {
+                 peerCheck: PeerCheck, limits: Limits, logger: Logger, accept: @escaping @Sendable (Int32) -> Int32) {
         self.path = path
         self.listener = listener
         self.wake = wake
@@ -88,6 +111,7 @@ package final class ControlServer: Sendable {
         self.peerCheck = peerCheck
         self.limits = limits
         self.logger = logger
+        self.acceptConnection = accept
     }
 
     /// Sends one event line to every subscriber.
@@ -133,30 +157,44 @@ package final class ControlServer: Sendable {
     }
 
     private func serve() {
+        var backoff = AcceptBackoff()
         while true {
-            let (stopping, watched) = state.withLock { s in
-                (s.stopping, s.clients.values.map { client -> pollfd in
+            let (stopping, watched, done) = state.withLock { s in
+                // A client to be closed once its output is sent, with nothing left to send, goes now.
+                let done = s.clients.values.filter { $0.closeAfterFlush && $0.output.isEmpty }.map(\.fd)
+                let watched = s.clients.values.filter { !($0.closeAfterFlush && $0.output.isEmpty) }.map { client in
                     var events = Int16(0)
                     // A client that does not read its answers is not read either: its output stays bounded.
                     if client.inFlight < limits.maxInFlight && !client.closeAfterFlush
                         && client.output.count < limits.maxPendingOutput { events |= Int16(POLLIN) }
                     if !client.output.isEmpty { events |= Int16(POLLOUT) }
-                    return pollfd(fd: client.fd, events: events, revents: 0)
-                })
+                    return (pollfd(fd: client.fd, events: events, revents: 0), client.serial)
+                }
+                return (s.stopping, watched, done)
             }
+            for fd in done { drop(fd: fd) }
             if stopping {
                 finishReplies(within: 3_000)
                 break
             }
+            var timeout: Int32 = -1
+            if let until = backoff.until {
+                let left = until - ContinuousClock.now
+                if left <= .zero { backoff.until = nil } else { timeout = Int32(max(1, left / .milliseconds(1))) }
+            }
+            let listening = backoff.until == nil
             var fds = [pollfd(fd: wake.reader, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: listener, events: Int16(POLLIN), revents: 0)] + watched
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else {
+                       pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0)] + watched.map(\.0)
+            guard poll(&fds, nfds_t(fds.count), timeout) >= 0 || errno == EINTR else {
                 logger.error("control socket poll failed: \(String(cString: strerror(errno)))")
                 break
             }
             if fds[0].revents != 0 { drainWake() }
-            if fds[1].revents & Int16(POLLIN) != 0 { acceptClients() }
-            for p in fds.dropFirst(2) where p.revents != 0 { service(fd: p.fd, revents: p.revents) }
+            if listening, fds[1].revents & Int16(POLLIN) != 0 { acceptClients(&backoff) }
+            for (p, (_, serial)) in zip(fds.dropFirst(2), watched) where p.revents != 0 {
+                limits.hooks.beforeService(p.fd, p.revents)
+                service(fd: p.fd, serial: serial, revents: p.revents)
+            }
         }
         shutdown()
     }
@@ -187,34 +225,64 @@ package final class ControlServer: Sendable {
         while read(wake.reader, &buffer, buffer.count) > 0 {}
     }
 
-    private func acceptClients() {
+    private func acceptClients(_ backoff: inout AcceptBackoff) {
         while true {
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { return }
+            let fd = acceptConnection(listener)
+            guard fd >= 0 else {
+                let code = errno
+                if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) {
+                    if backoff.next == AcceptBackoff.first {
+                        logger.warning("control socket: cannot accept connections (\(String(cString: strerror(code)))); retrying in a while")
+                    }
+                    backoff.until = ContinuousClock.now + backoff.next
+                    backoff.next = min(backoff.next * 2, AcceptBackoff.longest)
+                }
+                return
+            }
+            backoff.next = AcceptBackoff.first
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             UnixSocket.setNonBlocking(fd)
             let allowed = peerCheck.allows(socket: fd)
             if !allowed { logger.warning("control socket: refused a peer of another user") }
-            state.withLock { s in
+            let turnedAway = state.withLock { s -> Bool in
+                let full = s.clients.count >= limits.maxClients
                 s.nextSerial += 1
                 var client = Client(fd: fd, serial: s.nextSerial)
-                if !allowed {
-                    client.output = ControlResponse(id: .null, outcome: .failure(.forbidden)).json.line()
+                if !allowed || full {
+                    client.output = ControlResponse(id: .null, outcome: .failure(allowed ? .busy : .forbidden)).json.line()
                     client.closeAfterFlush = true
                 }
                 s.clients[fd] = client
+                return !allowed || full
             }
+            // Its one line fits the socket's buffer: sent and closed now, so a flood cannot pile up turned-away clients.
+            if turnedAway { flush(fd: fd) }
         }
     }
 
-    private func service(fd: Int32, revents: Int16) {
-        if revents & Int16(POLLOUT) != 0 { flush(fd: fd) }
+    /// Whether `fd` still belongs to the client polled with `serial`: one dropped meanwhile (its number perhaps
+    /// already another descriptor's, opened by another thread) is neither read nor written.
+    private func owns(_ fd: Int32, serial: UInt64) -> Bool {
+        state.withLock { $0.clients[fd]?.serial == serial }
+    }
+
+    private func service(fd: Int32, serial: UInt64, revents: Int16) {
+        guard owns(fd, serial: serial) else { return }
         if revents & Int16(POLLIN) != 0 {
             var buffer = [UInt8](repeating: 0, count: 4096)
             let n = read(fd, &buffer, buffer.count)
-            if n > 0 { receive(fd: fd, bytes: buffer[..<n]) }
-            else if n == 0 || (errno != EAGAIN && errno != EINTR) { drop(fd: fd) }
-        } else if revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+            if n > 0 {
+                receive(fd: fd, bytes: buffer[..<n])  // which flushes
+                return
+            }
+            if n == 0 || (errno != EAGAIN && errno != EINTR) {
+                drop(fd: fd)
+                return
+            }
+        }
+        if revents & Int16(POLLOUT) != 0 {
+            flush(fd: fd)
+        } else if revents & Int16(POLLIN) == 0, revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
             drop(fd: fd)
         }
     }
@@ -291,9 +359,12 @@ package final class ControlServer: Sendable {
     }
 
     private func drop(fd: Int32) {
-        state.withLock { s in
-            if s.clients.removeValue(forKey: fd) != nil { Glibc.close(fd) }
+        let closed = state.withLock { s -> Bool in
+            guard s.clients.removeValue(forKey: fd) != nil else { return false }
+            Glibc.close(fd)
+            return true
         }
+        if closed { limits.hooks.afterClose(fd) }
     }
 
     private func shutdown() {

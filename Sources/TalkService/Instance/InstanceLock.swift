@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 
-/// One daemon per user: an exclusive `flock` on a file in the runtime folder, holding the owner's pid.
+/// One daemon per user: an exclusive `flock` on a file in the state folder, holding the owner's pid.
 /// The kernel drops the lock when its holder dies, however it dies, so a lock file left by a SIGKILLed
 /// daemon is found unlocked; its pid is then reported as cleared and replaced by ours.
 package final class InstanceLock: Sendable {
@@ -30,7 +30,8 @@ package final class InstanceLock: Sendable {
     }
 
     package static func acquire(path: String, pid: Int32 = getpid()) throws(Failure) -> InstanceLock {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // Never through a link: a planted one would have us truncate the file it points at.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .io("open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -50,7 +51,7 @@ package final class InstanceLock: Sendable {
 
     /// The pid recorded in the lock file, if a daemon holds it (for `status` and a second `start`).
     package static func holder(path: String) -> Int32? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         // A shared lock we can take means nobody holds the exclusive one. Unlocked explicitly: a child
