@@ -104,7 +104,7 @@ import Testing
         let out = try await run(["install-service"], runtime: folder.path, home: folder.path)
         #expect(out.status == 0)
         let unit = try String(contentsOfFile: folder.path + "/.config/systemd/user/openclaw-talk.service", encoding: .utf8)
-        #expect(unit.contains("ExecStart=\(try TestInput.builtBinary.path()) run"))
+        #expect(unit.contains("ExecStart=\"\(try TestInput.builtBinary.path())\" run"))
         #expect(out.stdout.contains("systemctl --user daemon-reload && systemctl --user enable --now openclaw-talk"))
         #expect(out.stdout.contains("loginctl enable-linger ada"))
     }

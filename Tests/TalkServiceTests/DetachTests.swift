@@ -73,3 +73,43 @@ import Testing
         #expect(heard.count == 1)
     }
 }
+
+/// daemon.log holds what the user said and heard: owner-only even when an older file (made under another umask,
+/// or by hand) was readable by others.
+@Suite struct LogFileModeTests {
+    @Test func `an existing world-readable daemon.log is made 0600 by start and by a detaching daemon`() async throws {
+        let folder = try TemporaryFolder()
+        let log = folder.path + "/daemon.log"
+        for attach in [false, true] {
+            FileManager.default.createFile(atPath: log, contents: Data("old\n".utf8))
+            chmod(log, 0o644)
+            if attach {
+                // Detaching on SIGHUP: a descriptor of our own stands in for stdout and stderr.
+                let stream = open(folder.path + "/elsewhere", O_WRONLY | O_CREAT, 0o600)
+                defer { close(stream) }
+                try LogFile(path: log).attach(streams: [stream])
+            } else {
+                let outcome = try await offPool {
+                    try DetachedLaunch.spawn(executable: "/bin/sh", arguments: ["-c", #"echo "READY $$" >&3"#],
+                                             environment: ["PATH": "/usr/bin:/bin"], logPath: log)
+                }
+                guard case .ready = outcome else { Issue.record("\(outcome)"); continue }
+            }
+            var info = stat()
+            #expect(stat(log, &info) == 0 && info.st_mode & 0o777 == 0o600, "attach \(attach): mode \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
+    @Test func `a link planted as daemon.log is not followed`() async throws {
+        let folder = try TemporaryFolder()
+        let victim = folder.path + "/victim.txt"
+        FileManager.default.createFile(atPath: victim, contents: Data("precious\n".utf8))
+        let log = folder.path + "/daemon.log"
+        #expect(symlink(victim, log) == 0)
+        _ = try? await offPool {
+            try DetachedLaunch.spawn(executable: "/bin/sh", arguments: ["-c", #"echo appended; echo "READY $$" >&3"#],
+                                     environment: ["PATH": "/usr/bin:/bin"], logPath: log)
+        }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+    }
+}

@@ -58,8 +58,8 @@ import Testing
         let written = try String(contentsOfFile: path, encoding: .utf8)
         let repository = try String(contentsOfFile: TestInputs.packageRoot + "/contrib/systemd/openclaw-talk.service",
                                     encoding: .utf8)
-        #expect(written == repository.replacingOccurrences(of: "@BINARY@", with: "/opt/bin/openclaw-talk"))
-        for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "ExecStart=/opt/bin/openclaw-talk run"] {
+        #expect(written == repository.replacingOccurrences(of: "@BINARY@", with: "\"/opt/bin/openclaw-talk\""))
+        for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "ExecStart=\"/opt/bin/openclaw-talk\" run"] {
             #expect(written.contains(needle))
         }
         #expect(lines[0] == "Wrote \(path)")

@@ -14,11 +14,19 @@ extension OpenClawTalk {
             options: Run.configuration.options)
 
         var arguments: [String]
+        /// The Gateway's token and password, read here (a `-` file from our standard input, which the daemon does not
+        /// have) and handed to the daemon in its environment, which only its own user can read: never in its argv,
+        /// which every user sees for as long as it runs.
+        var secrets: [String: String] = [:]
 
         init(_ parsed: ParsedArguments) throws {
             // The options are run's: checked here (and the config file with them) so a mistake fails in front of the user.
-            _ = try Run(parsed)
-            arguments = RunConfiguration.arguments(of: parsed)
+            let run = try Run(parsed)
+            var forDaemon = parsed
+            for option in ["token", "password", "token-file", "password-file"] { forDaemon.options[option] = nil }
+            arguments = RunConfiguration.arguments(of: forDaemon)
+            if let token = run.token { secrets[SecretOptions.tokenVariable] = token }
+            if let password = run.password { secrets[SecretOptions.passwordVariable] = password }
         }
 
         func run() async throws {
@@ -32,6 +40,7 @@ extension OpenClawTalk {
             let arguments = ["run"] + self.arguments
             var environment = ProcessInfo.processInfo.environment
             environment.removeValue(forKey: "NOTIFY_SOCKET")  // systemd's notifications belong to a unit's own process
+            environment.merge(secrets) { $1 }
             let childEnvironment = environment
             let outcome = try await onThread {
                 try DetachedLaunch.spawn(executable: executable, arguments: arguments, environment: childEnvironment,

@@ -29,12 +29,20 @@ package enum DetachedLaunch {
         _ = fcntl(writer, F_SETFD, FD_CLOEXEC)  // dup2 onto fd 3 clears it for the child only
         defer { close(reader) }
 
+        // Opened here (owner-only, an older file's mode fixed, no link followed) and handed over as stdout and stderr.
+        let log: Int32
+        do { log = try LogFile.open(logPath) } catch {
+            close(writer)
+            throw error
+        }
+        defer { close(log) }
+
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_adddup2(&actions, log, 1)
+        posix_spawn_file_actions_adddup2(&actions, log, 2)
         posix_spawn_file_actions_adddup2(&actions, writer, readyDescriptor)
         // Nothing else of ours reaches the daemon: a pipe or socket it inherited would stay open as long as it runs,
         // and whoever waits for that descriptor to close (a caller's `$(...)`, Foundation's Process watching `start`)

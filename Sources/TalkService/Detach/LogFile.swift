@@ -20,10 +20,9 @@ package struct LogFile: Sendable {
     /// Points `streams` (stdout and stderr; stdin goes to /dev/null when listed) at the log file. Used when
     /// the terminal went away: writes to it would fail with EIO or raise SIGPIPE.
     package func attach(streams: [Int32] = [0, 1, 2]) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw UnixSocket.Failure(call: "open \(path)", code: errno) }
+        let fd = try Self.open(path)
         defer { close(fd) }
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let null = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { if null >= 0 { close(null) } }
         for s in streams {
             let source = s == 0 ? null : fd
@@ -42,6 +41,19 @@ package struct LogFile: Sendable {
         shift()
         try attach(streams: streams.filter { $0 != 0 })
         return true
+    }
+
+    /// Opens the log for appending, owner-only: created 0600, an older file made 0600 too (it holds what was said and
+    /// heard, and may have been made under another umask), never through a link.
+    package static func open(_ path: String) throws -> Int32 {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw UnixSocket.Failure(call: "open \(path)", code: errno) }
+        guard fchmod(fd, 0o600) == 0 else {
+            let code = errno
+            close(fd)
+            throw UnixSocket.Failure(call: "chmod \(path)", code: code)
+        }
+        return fd
     }
 
     /// Moves `log` → `log.1` → … → `log.<keep>`, dropping the oldest.

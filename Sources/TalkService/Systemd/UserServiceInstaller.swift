@@ -5,9 +5,27 @@ import Foundation
 package struct UserServiceInstaller: Sendable {
     package static let unitName = "openclaw-talk.service"
 
-    /// The unit, kept in step with contrib/systemd/openclaw-talk.service (a test compares them).
+    /// The unit, kept in step with contrib/systemd/openclaw-talk.service (a test compares them), with the binary's
+    /// path as one quoted word of `ExecStart` (`execArgument`).
     package static func unit(binary: String) -> String {
-        template.replacingOccurrences(of: "@BINARY@", with: binary)
+        template.replacingOccurrences(of: "@BINARY@", with: execArgument(binary))
+    }
+
+    /// `path` as systemd reads the program of a command line (systemd.service(5), "Command lines"): in double
+    /// quotes, so a space does not split it; `\` and `"` escaped; `%` doubled, so no specifier is expanded in it.
+    /// (`$` stays: systemd expands variables in the arguments only, and would keep a doubled one in the program's path.)
+    package static func execArgument(_ path: String) -> String {
+        var out = "\""
+        for c in path {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "%": out += "%%"
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out + "\""
     }
 
     /// `$XDG_CONFIG_HOME/systemd/user` (default `~/.config/systemd/user`).
@@ -39,18 +57,21 @@ package struct UserServiceInstaller: Sendable {
         Documentation=https://github.com/openclaw/openclaw
         After=pipewire-pulse.service pulseaudio.service
         Wants=pipewire-pulse.service
+        # No more than 5 restarts in 5 minutes, then systemd gives up and `systemctl --user status` says why.
+        # ([Unit] options: in [Service] systemd ignores the interval.)
+        StartLimitIntervalSec=300
+        StartLimitBurst=5
 
         [Service]
         Type=notify
         ExecStart=@BINARY@ run
+        # Recordings, logs and the runtime folder are the user's alone, whatever the session's umask.
+        UMask=0077
         ExecReload=/bin/kill -HUP $MAINPID
         # The daemon pings at half this interval; a hung daemon is restarted.
         WatchdogSec=60
         Restart=on-failure
         RestartSec=5
-        # No more than 5 restarts in 5 minutes, then systemd gives up and `systemctl --user status` says why.
-        StartLimitIntervalSec=300
-        StartLimitBurst=5
         NotifyAccess=main
 
         [Install]
