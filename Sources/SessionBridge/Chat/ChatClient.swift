@@ -33,7 +33,7 @@ package actor ChatClient {
 
     /// One transcript whose reply is being followed.
     struct Track {
-        var continuation: AsyncStream<ChatReplyUpdate>.Continuation?
+        var continuation: ChatReply.Sink?
         var state = ChatReplyState()
         var runId: String?
         var sessionKey: String?
@@ -123,7 +123,7 @@ package actor ChatClient {
         // Known now when connected, which spares the outbox file a second write before the send.
         var sessionKey = sessionKey
         if sessionKey == nil { sessionKey = await connection.hello?.advertisedMainSessionKey }
-        let (stream, continuation) = AsyncStream<ChatReplyUpdate>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let (reply, continuation) = ChatReply.makeStream(idempotencyKey: key)
         tracks[key] = Track(continuation: continuation, sessionKey: sessionKey, sentAtMs: now)
         let message = InterruptionPrefix.message(transcript: transcript, interruptedAtSeconds: interruptedAtSeconds)
         let dropped = await outbox.add(ChatOutbox.Entry(idempotencyKey: key, sessionKey: sessionKey, message: message, createdAtMs: now))
@@ -131,7 +131,7 @@ package actor ChatClient {
         // Not awaited: the caller reads the ack (or its absence) from the reply, and a slow ack must
         // not hold it before it can listen.
         if isConnected { Task { await self.flush() } }
-        return ChatReply(idempotencyKey: key, updates: stream)
+        return reply
     }
 
     /// Cancels a reply: before the ack it is taken out of the outbox; after, `chat.abort` stops the run.

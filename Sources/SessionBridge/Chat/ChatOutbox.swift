@@ -29,6 +29,9 @@ package actor ChatOutbox {
         package var maxEntries = 16
         /// Entries older than this are dropped, not sent.
         package var maxAge: Duration = .seconds(300)
+        /// The file is never written larger than this: `SecureStore` refuses to read past 1 MiB, and a file it cannot
+        /// read would lose every transcript in it. The oldest entries go first.
+        package var maxFileBytes = 768 * 1024
         package init() {}
     }
 
@@ -44,8 +47,11 @@ package actor ChatOutbox {
     private let logger: Logger
     private var entries: [Entry] = []
 
-    /// Loads `file` when it exists (nil keeps the outbox in memory). A damaged file is logged and
-    /// replaced: losing a queued transcript is better than never starting.
+    /// Loads `file` when it exists (nil keeps the outbox in memory). A damaged or refused file (not JSON, too
+    /// large, readable by others) is moved aside to `<file>.corrupt`, where the user can look at it, and the outbox
+    /// starts empty: losing a queued transcript is better than never starting, and the next save must not overwrite
+    /// what may still be recovered. Dates are brought into range: one in the future counts from now (so it still
+    /// expires), none can overflow.
     package init(file: String?, limits: Limits = Limits(), nowMs: @escaping @Sendable () -> Int64 = ChatOutbox.wallClockMs, logger: Logger) {
         self.file = file
         self.limits = limits
@@ -54,10 +60,22 @@ package actor ChatOutbox {
         guard let file else { return }
         do {
             if let bytes = try SecureStore.readPrivateFile(file) {
-                entries = try JSONDecoder().decode([Entry].self, from: Data(bytes))
+                let now = nowMs()
+                entries = try JSONDecoder().decode([Entry].self, from: Data(bytes)).map { entry in
+                    var e = entry
+                    e.createdAtMs = min(e.createdAtMs, now)
+                    return e
+                }
             }
         } catch {
-            logger.error("the chat outbox could not be read; starting empty", metadata: ["file": "\(file)", "error": "\(error)"])
+            let kept = file + ".corrupt"
+            if rename(file, kept) == 0 {
+                logger.error("the chat outbox could not be read; it was kept as \(kept) and the outbox starts empty",
+                             metadata: ["file": "\(file)", "error": "\(error)"])
+            } else {
+                logger.error("the chat outbox could not be read, nor moved aside; starting empty",
+                             metadata: ["file": "\(file)", "error": "\(error)", "rename.error": "\(String(cString: strerror(errno)))"])
+            }
         }
     }
 
@@ -66,19 +84,26 @@ package actor ChatOutbox {
 
     package static let wallClockMs: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
 
-    /// Queues `entry`; the oldest entries beyond the limit are dropped (logged) and returned.
+    /// Queues `entry`; the oldest entries beyond the limits (count, then the file's size) are dropped (logged) and
+    /// returned. The newest entry always stays, in memory at least.
     package func add(_ entry: Entry) -> [String] {
+        var entry = entry
+        entry.createdAtMs = min(entry.createdAtMs, nowMs())
         entries.append(entry)
         var dropped: [String] = []
-        while entries.count > max(1, limits.maxEntries) {
+        func drop(_ why: String) {
             let old = entries.removeFirst()
             dropped.append(old.idempotencyKey)
             logger.warning("the chat outbox is full; dropped its oldest transcript",
-                           metadata: ["chat.idempotency_key": "\(old.idempotencyKey)", "chat.limit": "\(limits.maxEntries)"])
+                           metadata: ["chat.idempotency_key": "\(old.idempotencyKey)", "chat.limit": "\(why)"])
         }
+        while entries.count > max(1, limits.maxEntries) { drop("\(limits.maxEntries) transcripts") }
+        while entries.count > 1, encodedSize(entries) > limits.maxFileBytes { drop("\(limits.maxFileBytes) bytes") }
         save()
         return dropped
     }
+
+    private func encodedSize(_ list: [Entry]) -> Int { (try? JSONEncoder().encode(list).count) ?? Int.max }
 
     /// Records the session key an entry was first sent to.
     package func setSessionKey(_ sessionKey: String, for key: String) {
@@ -96,14 +121,17 @@ package actor ChatOutbox {
 
     /// The entries still worth sending, oldest first, after dropping (and logging) those too old.
     package func live() -> (entries: [Entry], expired: [String]) {
-        let oldest = nowMs() - Self.milliseconds(limits.maxAge)
-        let expired = entries.filter { $0.createdAtMs < oldest }
+        let now = nowMs()
+        let oldest = now.subtractingReportingOverflow(Self.milliseconds(limits.maxAge))
+        let expired = entries.filter { oldest.overflow || $0.createdAtMs < oldest.partialValue }
         for e in expired {
+            let age = now.subtractingReportingOverflow(e.createdAtMs)
             logger.warning("a transcript waited too long for the Gateway and was dropped",
-                           metadata: ["chat.idempotency_key": "\(e.idempotencyKey)", "chat.age_ms": "\(nowMs() - e.createdAtMs)"])
+                           metadata: ["chat.idempotency_key": "\(e.idempotencyKey)", "chat.age_ms": "\(age.overflow ? "(overflow)" : "\(age.partialValue)")"])
         }
         if !expired.isEmpty {
-            entries.removeAll { $0.createdAtMs < oldest }
+            let gone = Set(expired.map(\.idempotencyKey))
+            entries.removeAll { gone.contains($0.idempotencyKey) }
             save()
         }
         return (entries, expired.map(\.idempotencyKey))
@@ -114,8 +142,15 @@ package actor ChatOutbox {
     private func save() {
         guard let file else { return }
         do {
+            // The newest entries that fit what a read accepts; a single larger one stays in memory only.
+            var kept = entries[...]
+            while kept.count > 0, encodedSize(Array(kept)) > limits.maxFileBytes { kept = kept.dropFirst() }
+            if kept.count < entries.count {
+                logger.warning("a transcript too large for the chat outbox file is kept in memory only",
+                               metadata: ["chat.limit": "\(limits.maxFileBytes) bytes"])
+            }
             try SecureStore.preparePrivateDirectory((file as NSString).deletingLastPathComponent)
-            try SecureStore.writeFile(file, Array(try JSONEncoder().encode(entries)), mode: 0o600)
+            try SecureStore.writeFile(file, Array(try JSONEncoder().encode(Array(kept))), mode: 0o600)
         } catch {
             // Kept in memory still: only a daemon restart before the ack would lose it.
             logger.error("the chat outbox could not be written", metadata: ["file": "\(file)", "error": "\(error)"])

@@ -1,13 +1,95 @@
+import Synchronization
+
 /// The reply to one transcript, as it is written: an `AsyncSequence` of updates that ends after the
 /// first terminal one (`final`, `aborted`, `failed`), so speech can start on the first words. It also
-/// ends, without one, when the `ChatClient` stops.
+/// ends, without one, when the `ChatClient` stops. A reader that falls behind finds only the newest partial
+/// text (each partial holds the whole reply so far): what waits for it is at most the ack, one partial and the end.
 package struct ChatReply: AsyncSequence, Sendable {
     package typealias Element = ChatReplyUpdate
     /// The transcript's idempotency key (also its outbox entry).
     package let idempotencyKey: String
-    let updates: AsyncStream<ChatReplyUpdate>
+    let mailbox: Mailbox
 
-    package func makeAsyncIterator() -> AsyncStream<ChatReplyUpdate>.Iterator { updates.makeAsyncIterator() }
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: mailbox) }
+
+    package struct AsyncIterator: AsyncIteratorProtocol {
+        let mailbox: Mailbox
+        package mutating func next() async -> ChatReplyUpdate? { await mailbox.next() }
+    }
+
+    /// Where the client puts a reply's updates.
+    package struct Sink: Sendable {
+        let mailbox: Mailbox
+        package func yield(_ update: ChatReplyUpdate) { mailbox.put(update) }
+        package func finish() { mailbox.finish() }
+    }
+
+    /// A reply and the sink that feeds it.
+    package static func makeStream(idempotencyKey: String) -> (ChatReply, Sink) {
+        let mailbox = Mailbox()
+        return (ChatReply(idempotencyKey: idempotencyKey, mailbox: mailbox), Sink(mailbox: mailbox))
+    }
+
+    /// The updates not yet read, a partial replacing the unread partial before it (`replaced` if either was), and
+    /// the one reader waiting for the next. One reader at a time, as for an `AsyncStream`.
+    final class Mailbox: Sendable {
+        private struct State {
+            var waiting: [ChatReplyUpdate] = []
+            var finished = false
+            var cancelled = false
+            var reader: CheckedContinuation<ChatReplyUpdate?, Never>?
+        }
+        private let state = Mutex(State())
+
+        func put(_ update: ChatReplyUpdate) {
+            let reader = state.withLock { s -> CheckedContinuation<ChatReplyUpdate?, Never>? in
+                guard !s.finished else { return nil }
+                if let reader = s.reader {
+                    s.reader = nil
+                    return reader
+                }
+                if case .partial(let text, let replaced) = update, case .partial(_, let before)? = s.waiting.last {
+                    s.waiting[s.waiting.count - 1] = .partial(text, replaced: replaced || before)
+                } else {
+                    s.waiting.append(update)
+                }
+                return nil
+            }
+            reader?.resume(returning: update)
+        }
+
+        func finish() {
+            let reader = state.withLock { s -> CheckedContinuation<ChatReplyUpdate?, Never>? in
+                s.finished = true
+                defer { s.reader = nil }
+                return s.waiting.isEmpty ? s.reader : nil
+            }
+            reader?.resume(returning: nil)
+        }
+
+        /// The next update; nil once finished and read, or when the reading task is cancelled (as an `AsyncStream`).
+        func next() async -> ChatReplyUpdate? {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<ChatReplyUpdate?, Never>) in
+                    let ready = state.withLock { s -> ChatReplyUpdate?? in
+                        if s.cancelled { return .some(nil) }
+                        if !s.waiting.isEmpty { return .some(s.waiting.removeFirst()) }
+                        if s.finished { return .some(nil) }
+                        s.reader = c
+                        return nil
+                    }
+                    if let ready { c.resume(returning: ready) }
+                }
+            } onCancel: {
+                let reader = state.withLock { s -> CheckedContinuation<ChatReplyUpdate?, Never>? in
+                    s.cancelled = true
+                    defer { s.reader = nil }
+                    return s.reader
+                }
+                reader?.resume(returning: nil)
+            }
+        }
+    }
 }
 
 /// One step of a reply.

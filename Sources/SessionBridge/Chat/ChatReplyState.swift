@@ -20,7 +20,7 @@ package struct ChatReplyState: Sendable, Equatable {
                 // The cumulative snapshot is the Gateway's own view: it also repairs deltas we missed.
                 text = snapshot
             } else if let delta = payload.deltaText {
-                text = payload.replace ? delta : text + delta
+                text = payload.replace ? delta : Self.capped(text + delta)
             } else {
                 return nil
             }
@@ -38,6 +38,16 @@ package struct ChatReplyState: Sendable, Equatable {
             finished = true
             return .failed(.agentError(kind: payload.errorKind, message: payload.errorMessage ?? payload.messageText))
         }
+    }
+
+    /// The reply's first `ChatEventPayload.maxTextBytes` bytes: each delta is capped on its own, their sum here, so
+    /// a run of deltas cannot make us hold (and later synthesise) more than one reply can be. The start is kept: it is
+    /// what is spoken first.
+    static func capped(_ text: String) -> String {
+        guard text.utf8.count > ChatEventPayload.maxTextBytes else { return text }
+        var end = text.utf8.index(text.utf8.startIndex, offsetBy: ChatEventPayload.maxTextBytes)
+        while end > text.startIndex, String.Index(end, within: text) == nil { end = text.utf8.index(before: end) }
+        return String(text[..<end])
     }
 
     /// Ends the reply from outside its events (an abort, a history answer); later events are ignored.
