@@ -21,6 +21,10 @@ package struct VoiceSettings: Sendable, Equatable {
     package var rateWPM: Int
     /// 0...100, 50 is the voice's normal pitch.
     package var pitch: Int
+    /// The voice the user chose, when `voice` came from elsewhere (a reply's directive): `voice` is then used only
+    /// when it is one the engine lists, never an MBROLA voice, and this one is spoken instead. Nil: `voice` is the
+    /// user's own choice.
+    package var configuredVoice: String?
 
     package init(voice: String = "en-us", rateWPM: Int = 175, pitch: Int = 50) {
         self.voice = voice

@@ -54,6 +54,12 @@ package final class EspeakSynthesizer: SpeechSynthesizer {
         EspeakWorker.shared.cancelAll(owner: owner)
     }
 
+    /// The voices espeak-ng lists (starting it if it has not started): the ones a reply's directive may choose.
+    package func listVoices() async throws -> EspeakVoices {
+        for try await _ in synthesize("", settings: .default) {}
+        return EspeakWorker.shared.voices ?? EspeakVoices(voices: [], variants: [])
+    }
+
     /// CPU time espeak-ng has spent synthesising in this process (all instances), for the real-time factor.
     package static var synthesisCPUSeconds: Double { EspeakWorker.shared.cpuSeconds }
 }

@@ -40,6 +40,8 @@ final class EspeakWorker: Sendable {
         var cpuNanoseconds: UInt64 = 0
         /// Samples espeak-ng made for each owner, delivered or not: how tests see that a cancelled request stopped.
         var produced: [UInt64: Int] = [:]
+        /// What espeak-ng listed once it started (`say --list-voices`, the voices a directive may choose).
+        var voices: EspeakVoices?
     }
 
     private let state = Mutex(State())
@@ -117,6 +119,9 @@ final class EspeakWorker: Sendable {
     /// Samples made so far for an owner's requests (including any dropped after a cancel).
     func producedSamples(owner: UInt64) -> Int { state.withLock { $0.produced[owner, default: 0] } }
 
+    /// The voices espeak-ng listed, once it has started (after any request has run).
+    var voices: EspeakVoices? { state.withLock { $0.voices } }
+
     /// CPU time spent inside espeak-ng so far (its thread's time), for the real-time factor.
     var cpuSeconds: Double { Double(state.withLock { $0.cpuNanoseconds }) / 1e9 }
 
@@ -173,8 +178,13 @@ final class EspeakWorker: Sendable {
             request.logger.debug(
                 "espeak-ng started", metadata: ["speech.data": "\(request.dataFolder)", "speech.sample_rate": "\(rate)"])
         }
+        if starting {
+            let voices = EspeakVoices.read()
+            state.withLock { $0.voices = voices }
+        }
         state.withLock { $0.sampleRate = rate }
-        try engine.apply(request.settings)
+        try engine.apply(request.settings, voices: state.withLock { $0.voices } ?? EspeakVoices(voices: [], variants: []),
+                         logger: request.logger)
         try engine.speak(request.text)
     }
 }
@@ -207,26 +217,40 @@ private struct EspeakEngineState {
         return sampleRate
     }
 
-    mutating func apply(_ settings: VoiceSettings) throws {
-        if voice != settings.voice {
+    /// Sets the voice, rate and pitch. A voice that did not come from the user (`configuredVoice` is set: a reply's
+    /// directive chose it) is used only when `voices` lists it, never an MBROLA one; otherwise the user's voice is.
+    mutating func apply(_ settings: VoiceSettings, voices: EspeakVoices, logger: Logger) throws {
+        var wanted = settings.voice
+        if let configured = settings.configuredVoice, configured != settings.voice {
+            if let listed = voices.resolve(settings.voice) {
+                wanted = listed
+            } else {
+                logger.warning("a reply asked for a voice that is not listed (say --list-voices); the configured one speaks",
+                               metadata: ["speech.voice": "\(settings.voice.prefix(64))", "speech.configured_voice": "\(configured)"])
+                wanted = configured
+            }
+        }
+        if voice != wanted {
             // A name is looked up as a file under voices/; anything path-like is refused before espeak-ng sees it.
+            // (A listed identifier such as gmw/en-US has its one slash from espeak-ng itself.)
             let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_+"))
-            guard !settings.voice.isEmpty, settings.voice.count <= 64,
-                settings.voice.unicodeScalars.allSatisfy({ $0.isASCII && allowed.contains($0) })
-            else { throw SpeechSynthesisError.unknownVoice(settings.voice) }
+            let fromList = wanted != settings.voice
+            guard !wanted.isEmpty, wanted.count <= 64,
+                wanted.unicodeScalars.allSatisfy({ $0.isASCII && (allowed.contains($0) || (fromList && $0 == "/")) })
+            else { throw SpeechSynthesisError.unknownVoice(wanted) }
             voice = nil
-            var status = espeak_ng_SetVoiceByName(settings.voice)
+            var status = espeak_ng_SetVoiceByName(wanted)
             if status == ENS_VOICE_NOT_FOUND {
                 // Not a voice file name: a language such as en-gb, as espeak-ng's own -v also accepts.
-                status = settings.voice.withCString { name in
+                status = wanted.withCString { name in
                     var selector = espeak_VOICE()
                     selector.languages = name
                     return espeak_ng_SetVoiceByProperties(&selector)
                 }
             }
-            if status == ENS_VOICE_NOT_FOUND { throw SpeechSynthesisError.unknownVoice(settings.voice) }
+            if status == ENS_VOICE_NOT_FOUND { throw SpeechSynthesisError.unknownVoice(wanted) }
             guard status == ENS_OK else { throw SpeechSynthesisError.synthesisFailed(reason: Self.message(status)) }
-            voice = settings.voice
+            voice = wanted
         }
         // espeak-ng's own ranges; a directive may ask for anything.
         let rate = min(max(settings.rateWPM, Int(espeakRATE_MINIMUM)), Int(espeakRATE_MAXIMUM))

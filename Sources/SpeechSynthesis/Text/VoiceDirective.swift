@@ -48,7 +48,10 @@ package struct VoiceDirective: Sendable, Equatable {
     /// the factor `talk.speak` uses between the two).
     package func applied(to base: VoiceSettings) -> VoiceSettings {
         var settings = base
-        if let voice { settings.voice = voice }
+        if let voice, voice != base.voice {
+            settings.configuredVoice = base.configuredVoice ?? base.voice
+            settings.voice = voice
+        }
         if let rateWPM {
             settings.rateWPM = rateWPM
         } else if let speed, speed.isFinite, speed > 0 {

@@ -19,8 +19,9 @@ extension OpenClawTalk {
                 .option("output", value: "file.wav", help: "Write the speech to this WAV file (22 050 Hz) instead of a sound card."),
                 .option("sink", value: "name", help: "The PulseAudio sink to play to (default: the server's default)."),
                 .flag("local", help: "Speak here even when a daemon runs (without it, a running daemon gets the text as a typed turn)."),
+                .flag("list-voices", help: "List the voices (and variants) a reply's voice directive may choose, and exit."),
             ],
-            arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).")]
+            arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).", optional: true)]
         )
 
         var text: String
@@ -32,8 +33,11 @@ extension OpenClawTalk {
         var sink: String?
         /// No local-voice option given: a running daemon gets the text instead (`SayToDaemon`).
         var toDaemon: Bool
+        var listVoices: Bool
 
         init(_ parsed: ParsedArguments) throws {
+            listVoices = parsed.flag("list-voices")
+            if !listVoices, parsed.argument("text") == nil { throw ValidationError("Missing expected argument '<text>'") }
             toDaemon = !parsed.flag("local") && ["voice", "rate", "pitch", "output", "sink"].allSatisfy { parsed.option($0) == nil }
             text = parsed.argument("text") ?? ""
             settings = VoiceSettings()
@@ -50,6 +54,7 @@ extension OpenClawTalk {
 
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.say")
+            if listVoices { return try await Self.printVoices(try EspeakSynthesizer(logger: logger).listVoices()) }
             let input = text == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : text
             if toDaemon, let sent = SayToDaemon.send(input) { return try sent.emit() }
             let (directive, sentences) = SpokenReply.sentences(of: input)
@@ -77,6 +82,18 @@ extension OpenClawTalk {
             } else {
                 print("Said \(duration) s (\(sentences.count) sentences) to \(sink ?? "the default sink")")
             }
+        }
+
+        /// One voice a line: its languages, name and file; then the variants. MBROLA voices are not among them (a
+        /// directive may not choose one; `--voice` and the config may).
+        static func printVoices(_ list: EspeakVoices) {
+            print("Voices a reply's voice directive may choose (by language, name or file; --voice takes any espeak-ng voice):")
+            for voice in list.voices.sorted(by: { ($0.languages.first ?? "") < ($1.languages.first ?? "") }) {
+                let languages = voice.languages.joined(separator: ",")
+                print("  \(languages.padding(toLength: max(18, languages.count), withPad: " ", startingAt: 0)) "
+                      + "\(voice.name.padding(toLength: max(30, voice.name.count), withPad: " ", startingAt: 0)) \(voice.identifier)")
+            }
+            print("Variants (after a voice and '+', e.g. en-us+f3): " + list.variants.sorted().joined(separator: ", "))
         }
 
         /// Synthesises each sentence while the one before it plays; returns the seconds of speech played.
