@@ -25,7 +25,7 @@ import Testing
         #expect(out.status == 0, "\(out.stderr)")
         #expect(out.stdout.contains("Using the installed \(installed)"))
         let unit = try String(contentsOfFile: command.home + "/config/systemd/user/openclaw-talk.service", encoding: .utf8)
-        #expect(unit.contains("ExecStart=\(installed) run"))
+        #expect(unit.contains("ExecStart=\"\(installed)\" run"))
     }
 
     @Test func `a unit already installed for that binary is not copied into the config folder`() async throws {
@@ -51,7 +51,7 @@ import Testing
         command.extraEnvironment = ["XDG_DATA_HOME": command.home + "/data"]
         let out = try await command.run(["install-service", "--print", "--binary", "/opt/talk/bin/openclaw-talk"])
         #expect(out.status == 0)
-        #expect(out.stdout.contains("ExecStart=/opt/talk/bin/openclaw-talk run"))
+        #expect(out.stdout.contains("ExecStart=\"/opt/talk/bin/openclaw-talk\" run"))
         #expect(out.stdout.contains("Type=notify"))
         #expect(!FileManager.default.fileExists(atPath: command.home + "/config/systemd/user"))
     }

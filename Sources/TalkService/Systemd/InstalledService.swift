@@ -23,7 +23,7 @@ package enum InstalledService {
         return nil
     }
 
-    /// The program of a unit's `ExecStart=` line (its first word, unquoted, systemd's `\xNN` escapes undone).
+    /// The program of a unit's `ExecStart=` line (its first word, unquoted, systemd's `\xNN` escapes and `%%` undone).
     package static func execStartBinary(unit: String) -> String? {
         guard let line = unit.split(separator: "\n").first(where: { $0.hasPrefix("ExecStart=") }) else { return nil }
         var rest = Substring(line.dropFirst("ExecStart=".count))
@@ -34,7 +34,7 @@ package enum InstalledService {
         } else {
             word = rest.prefix { $0 != " " }
         }
-        return unescape(String(word))
+        return unescape(String(word)).replacingOccurrences(of: "%%", with: "%")
     }
 
     private static func unescape(_ word: String) -> String {
