@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall installable deb check-install check-deb check-deb-fresh
+.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall deb check-install check-deb check-deb-fresh
 
 all: build
 
@@ -114,7 +114,6 @@ userunitdir ?= $(if $(filter $(HOME)/%,$(PREFIX)),$(datadir)/systemd/user,$(PREF
 # the folder must be added to fpath (install says so).
 zshcompdir ?= $(if $(filter /usr,$(PREFIX)),$(datadir)/zsh/vendor-completions,$(datadir)/zsh/site-functions)
 MODEL_FILES = $(shell cd models && find grammars keyphrases -type f | sort)
-STAGE = out/install
 INSTALLED_FILES = \
 	$(bindir)/openclaw-talk \
 	$(addprefix $(datadir)/openclaw-talk/models/,$(MODEL_FILES)) \
@@ -129,24 +128,21 @@ INSTALLED_FILES = \
 	$(datadir)/nemo/actions/openclaw-talk-send.nemo_action \
 	$(datadir)/openclaw-talk/bench-report.py
 
-# What install copies, made from the release binary: the completions (from its command tree), the unit (pointing
-# at the installed binary) and the manual (docs/openclaw-talk.1.scd through scdoc).
-installable: release
-	mkdir -p $(STAGE)
-	$(RELEASE_BIN) completions bash >$(STAGE)/openclaw-talk.bash
-	$(RELEASE_BIN) completions zsh >$(STAGE)/_openclaw-talk
-	$(RELEASE_BIN) completions fish >$(STAGE)/openclaw-talk.fish
-	$(RELEASE_BIN) install-service --print --binary $(bindir)/openclaw-talk >$(STAGE)/openclaw-talk.service
-	scdoc <docs/openclaw-talk.1.scd | gzip -9n >$(STAGE)/openclaw-talk.1.gz
-
-install: installable
+# install writes only below $(DESTDIR)$(PREFIX): it builds nothing when the release binary exists, so
+# `sudo make install` leaves no root-owned file in the checkout. The completions and the unit (pointing at the
+# installed binary) come from the binary itself, the manual from docs/openclaw-talk.1.scd through scdoc.
+install: $(if $(wildcard $(RELEASE_BIN)),,release)
 	install -Dm755 $(RELEASE_BIN) $(DESTDIR)$(bindir)/openclaw-talk
 	for f in $(MODEL_FILES); do install -Dm644 models/$$f $(DESTDIR)$(datadir)/openclaw-talk/models/$$f || exit 1; done
-	install -Dm644 $(STAGE)/openclaw-talk.service $(DESTDIR)$(userunitdir)/openclaw-talk.service
-	install -Dm644 $(STAGE)/openclaw-talk.1.gz $(DESTDIR)$(datadir)/man/man1/openclaw-talk.1.gz
-	install -Dm644 $(STAGE)/openclaw-talk.bash $(DESTDIR)$(datadir)/bash-completion/completions/openclaw-talk
-	install -Dm644 $(STAGE)/_openclaw-talk $(DESTDIR)$(zshcompdir)/_openclaw-talk
-	install -Dm644 $(STAGE)/openclaw-talk.fish $(DESTDIR)$(datadir)/fish/vendor_completions.d/openclaw-talk.fish
+	install -d $(DESTDIR)$(userunitdir) $(DESTDIR)$(datadir)/man/man1 $(DESTDIR)$(datadir)/bash-completion/completions \
+		$(DESTDIR)$(zshcompdir) $(DESTDIR)$(datadir)/fish/vendor_completions.d
+	$(RELEASE_BIN) install-service --print --binary $(bindir)/openclaw-talk >$(DESTDIR)$(userunitdir)/openclaw-talk.service
+	scdoc <docs/openclaw-talk.1.scd | gzip -9n >$(DESTDIR)$(datadir)/man/man1/openclaw-talk.1.gz
+	$(RELEASE_BIN) completions bash >$(DESTDIR)$(datadir)/bash-completion/completions/openclaw-talk
+	$(RELEASE_BIN) completions zsh >$(DESTDIR)$(zshcompdir)/_openclaw-talk
+	$(RELEASE_BIN) completions fish >$(DESTDIR)$(datadir)/fish/vendor_completions.d/openclaw-talk.fish
+	chmod 644 $(addprefix $(DESTDIR),$(userunitdir)/openclaw-talk.service $(datadir)/man/man1/openclaw-talk.1.gz \
+		$(datadir)/bash-completion/completions/openclaw-talk $(zshcompdir)/_openclaw-talk $(datadir)/fish/vendor_completions.d/openclaw-talk.fish)
 	install -Dm644 contrib/desktop/openclaw-talk.desktop $(DESTDIR)$(datadir)/applications/openclaw-talk.desktop
 	install -Dm644 contrib/desktop/openclaw-talk-send.desktop $(DESTDIR)$(datadir)/file-manager/actions/openclaw-talk-send.desktop
 	install -Dm644 contrib/desktop/openclaw-talk-send-kde.desktop $(DESTDIR)$(datadir)/kio/servicemenus/openclaw-talk-send.desktop
