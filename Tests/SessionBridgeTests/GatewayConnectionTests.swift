@@ -265,3 +265,31 @@ final class ScriptedGateway: Sendable {
         #expect(GatewayConnection.StateMachine.isDead(lastFrameAt: t0, now: t0 + .milliseconds(2001), tickIntervalMs: 1000))
     }
 }
+
+/// A realtime relay tool call listens to the Gateway's events for the run it started and then stops: each such
+/// reader must be forgotten, or every one keeps (and fills) a buffer of 256 events for the connection's life.
+@Suite struct GatewaySubscriberTests {
+    @Test func `readers that stop listening are unsubscribed`() async throws {
+        let gateway = ScriptedGateway()
+        let c = GatewayConnectionTests().connection(gateway)
+        let run = Task { await c.run() }
+        defer { run.cancel() }
+        let before = await c.subscriberCount
+        for _ in 0..<50 {
+            let events = await c.eventUpdates()
+            let states = await c.stateUpdates()
+            let reader = Task {
+                for await _ in events {}
+                for await _ in states {}
+            }
+            reader.cancel()
+            await reader.value
+        }
+        var left = await c.subscriberCount
+        for _ in 0..<200 where left > before {
+            try await Task.sleep(for: .milliseconds(10))
+            left = await c.subscriberCount
+        }
+        #expect(left == before, "\(left - before) of 100 readers that stopped are still subscribed")
+    }
+}

@@ -55,20 +55,40 @@ package actor GatewayConnection {
     }
 
     /// Every state change from now on, starting with the current state; ends when `run()` returns.
+    /// Each state from now on, starting with the current one. A reader that stops listening is forgotten.
     package func stateUpdates() -> AsyncStream<ConnectionState> {
         let (stream, c) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(64))
         c.yield(state)
-        if finished { c.finish() } else { nextSubscriber += 1; stateSubscribers[nextSubscriber] = c }
+        if finished { c.finish() } else {
+            nextSubscriber += 1
+            stateSubscribers[nextSubscriber] = c
+            let id = nextSubscriber
+            c.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        }
         return stream
     }
 
     /// Gateway events for the layer above (not `tick` or `connect.challenge`, which this actor consumes).
-    /// A slow reader loses the oldest events beyond 256.
+    /// A slow reader loses the oldest events beyond 256; one that stops listening (a relay tool call waiting for its
+    /// run's final, once it has it) is forgotten, with what it had not read.
     package func eventUpdates() -> AsyncStream<GatewayFrame.Event> {
         let (stream, c) = AsyncStream<GatewayFrame.Event>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        if finished { c.finish() } else { nextSubscriber += 1; eventSubscribers[nextSubscriber] = c }
+        if finished { c.finish() } else {
+            nextSubscriber += 1
+            eventSubscribers[nextSubscriber] = c
+            let id = nextSubscriber
+            c.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        }
         return stream
     }
+
+    private func unsubscribe(_ id: Int) {
+        stateSubscribers[id] = nil
+        eventSubscribers[id] = nil
+    }
+
+    /// Readers of `stateUpdates` and `eventUpdates` still listening (for tests).
+    var subscriberCount: Int { stateSubscribers.count + eventSubscribers.count }
 
     /// The current `hello-ok`, when connected.
     package var hello: HelloOk? { live?.hello }
