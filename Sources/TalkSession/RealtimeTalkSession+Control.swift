@@ -69,7 +69,7 @@ extension RealtimeTalkSession {
         await capture.stop()
         let speaking = outputStartNs != nil
         let turn = outputTurn
-        if let turn { droppedTurns.insert(turn) }
+        if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
         stopSpeaking(completed: false, reason: reason)

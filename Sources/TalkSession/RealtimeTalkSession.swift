@@ -20,12 +20,22 @@ package actor RealtimeTalkSession {
         package var maxQueuedMs = 10_000
         /// The relay's output (fact sheet §5.2: PCM16 24 kHz both ways; the create answer states input only).
         package var outputSampleRate = 24_000
+        /// Marks waiting behind the audio at once, and turns cut off whose late audio is dropped (`RealtimeOutputQueue`).
+        package var maxQueuedMarks = 64
+        package var maxRememberedTurns = 64
+        /// Tool calls answered at once: each is an agent run on the Gateway (billed) and a wait of up to 120 s; one
+        /// more is answered with an error at once.
+        package var maxConcurrentToolCalls = 4
         package init() {}
-    }
 
-    private enum Queued {
-        case audio(PCMBuffer, turnId: String?)
-        case mark(String)
+        var outputLimits: RealtimeOutputQueue.Limits {
+            var limits = RealtimeOutputQueue.Limits()
+            limits.maxQueuedMs = maxQueuedMs
+            limits.sampleRate = outputSampleRate
+            limits.maxQueuedMarks = maxQueuedMarks
+            limits.maxRememberedTurns = maxRememberedTurns
+            return limits
+        }
     }
 
     package nonisolated let events: AsyncStream<TalkEvent>
@@ -40,13 +50,13 @@ package actor RealtimeTalkSession {
     var state: TalkState = .idle
     private var encoder: UplinkEncoder?
     private var encoderSession: String?
-    private var queue: [Queued] = []
-    private var queuedMs = 0
+    var output: RealtimeOutputQueue
+    /// Tool calls being answered, by call id; each task removes itself when done.
+    private var toolCalls: [String: Task<Void, Never>] = [:]
     private var playerWaiter: CheckedContinuation<Void, Never>?
     var outputStartNs: UInt64?
     var outputTurn: String?
     private var lastBargeInNs: UInt64 = 0
-    var droppedTurns: Set<String> = []
     private var behind = false
     private var reconnecting = false
     private var tasks: [Task<Void, Never>] = []
@@ -65,6 +75,7 @@ package actor RealtimeTalkSession {
         self.settings = settings
         self.clock = clock
         self.logger = logger
+        output = RealtimeOutputQueue(limits: settings.outputLimits)
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -81,8 +92,10 @@ package actor RealtimeTalkSession {
     package func stop() async {
         for task in tasks { task.cancel() }
         tasks = []
+        for task in toolCalls.values { task.cancel() }
+        toolCalls = [:]
         closeMicrophoneStream()
-        queue = []
+        output.removeAll()
         wakePlayer()
         await playback.stop()
         await capture.stop()
@@ -140,7 +153,7 @@ package actor RealtimeTalkSession {
               now &- lastBargeInNs >= Self.ns(settings.bargeInCooldown) else { return }
         lastBargeInNs = now
         let turn = outputTurn
-        if let turn { droppedTurns.insert(turn) }
+        if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
         emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: 0, partial: ""))
@@ -155,23 +168,26 @@ package actor RealtimeTalkSession {
     private func relayEvent(_ event: TalkRelayEvent) async {
         switch event.kind {
         case .audio(let bytes, _):
-            if let turn = event.turnId, droppedTurns.contains(turn) { return }
+            if output.isDropped(event.turnId) { return }
             guard state == .listening || state == .speaking else { return }   // paused or Talk off: nothing plays
             let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
-            let ms = samples.count * 1000 / settings.outputSampleRate
-            if queuedMs + ms > settings.maxQueuedMs {
+            switch output.appendAudio(samples, turnId: event.turnId) {
+            case .queued:
+                outputTurn = event.turnId ?? outputTurn
+                wakePlayer()
+            case .overflow:
                 emit(.error("the relay's audio came faster than it plays; the output is cut"))
                 flush()
                 await playback.stop()
                 try? await relay.cancelOutput(turnId: event.turnId, reason: "playback-overflow")
+            case .refused(let why):
+                emit(.error("the relay's audio was refused: \(why)"))
+            }
+        case .mark(let name):
+            if case .refused(let why) = output.appendMark(name) {
+                emit(.error("the relay's mark was refused: \(why)"))
                 return
             }
-            outputTurn = event.turnId ?? outputTurn
-            queue.append(.audio(PCMBuffer(sampleRate: settings.outputSampleRate, samples: samples), turnId: event.turnId))
-            queuedMs += ms
-            wakePlayer()
-        case .mark(let name):
-            queue.append(.mark(name))
             wakePlayer()
         case .clear:
             flush()
@@ -191,13 +207,7 @@ package actor RealtimeTalkSession {
                 emit(.finalTranscript(text: text, engine: "gateway-realtime", startMs: 0, endMs: 0, endToFinalMs: 0))
             }
         case .toolCall(let callId, let name, let args, _):
-            emit(.relayNote("tool call \(name)"))
-            tasks.append(Task {
-                switch await relay.answerToolCall(callId: callId, name: name, args: args) {
-                case .success: self.emit(.relayNote("tool call \(name) answered"))
-                case .failure(let error): self.emit(.error("tool call \(name) failed: \(error)"))
-                }
-            })
+            toolCall(callId: callId, name: String(name.prefix(128)), args: args)
         case .error(let message):
             emit(.error("the realtime relay: \(String(message.prefix(200)))"))
         case .closed(let reason):
@@ -207,16 +217,40 @@ package actor RealtimeTalkSession {
         }
     }
 
+    /// Answers a tool call in a task of its own, at most `maxConcurrentToolCalls` at once: one more (or a call id
+    /// already being answered) gets an error result at once, so the relay does not wait on it.
+    private func toolCall(callId: String, name: String, args: JSONValue) {
+        guard toolCalls.count < settings.maxConcurrentToolCalls, toolCalls[callId] == nil, callId.utf8.count <= 256 else {
+            emit(.error("tool call \(name) refused: \(toolCalls.count) already being answered"))
+            let relay = relay
+            Task { try? await relay.submitToolResult(callId: String(callId.prefix(256)), result: ["error": "too many tool calls at once"]) }
+            return
+        }
+        emit(.relayNote("tool call \(name)"))
+        toolCalls[callId] = Task {
+            switch await relay.answerToolCall(callId: callId, name: name, args: args) {
+            case .success: self.emit(.relayNote("tool call \(name) answered"))
+            case .failure(let error): self.emit(.error("tool call \(name) failed: \(error)"))
+            }
+            self.toolCallDone(callId)
+        }
+    }
+
+    private func toolCallDone(_ callId: String) { toolCalls[callId] = nil }
+
+    /// Tool calls being answered now (for tests).
+    var toolCallsInFlight: Int { toolCalls.count }
+
     // MARK: - Output
 
     private func play() async {
         while !Task.isCancelled {
-            guard !queue.isEmpty else {
+            guard let item = output.next() else {
                 if outputStartNs != nil { stopSpeaking(completed: true, reason: "reply done") }
                 await withCheckedContinuation { playerWaiter = $0 }
                 continue
             }
-            switch queue.removeFirst() {
+            switch item {
             case .mark(let name):
                 do {
                     try await relay.acknowledgeMark(name)
@@ -224,28 +258,20 @@ package actor RealtimeTalkSession {
                 } catch {
                     emit(.error("acknowledging mark \(name) failed: \(error)"))
                 }
-            case .audio(var buffer, let turn):
-                // What else of the same turn is queued plays in the same call, without gaps.
-                while case .audio(let next, let nextTurn)? = queue.first, nextTurn == turn {
-                    buffer.samples += next.samples
-                    queue.removeFirst()
-                }
-                queuedMs = max(0, queuedMs - buffer.samples.count * 1000 / settings.outputSampleRate)
+            case .audio(let buffer, let turn):
+                // (What else of the same turn was queued comes in the same buffer, and plays without gaps.)
                 if outputStartNs == nil {
                     outputStartNs = clock.nowNs()
                     setState(.speaking, reason: "relay audio")
                     emit(.speakingStarted(sentence: assistantText, voice: "gateway-realtime"))
                 }
-                if let turn, droppedTurns.contains(turn) { continue }
+                if output.isDropped(turn) { continue }
                 _ = try? await playback.play(buffer)
             }
         }
     }
 
-    func flush() {
-        queue.removeAll { if case .audio = $0 { true } else { false } }
-        queuedMs = 0
-    }
+    func flush() { output.flushAudio() }
 
     func stopSpeaking(completed: Bool, reason: String) {
         guard outputStartNs != nil else { return }

@@ -146,6 +146,29 @@ import Testing
         try await rig.stop()
     }
 
+    /// Each tool call is an agent run (billed) and a wait of up to 120 s: a relay asking ten at once gets four
+    /// answered and six refused at once with an error result, and no task or subscription is left behind.
+    @Test func `a burst of tool calls is answered four at a time, the rest refused at once`() async throws {
+        let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "texts": ["what time is it"], "audioPace": 0.3, "toolCallCopies": 10, "toolCall": {"name": "openclaw_agent_consult", "args": {"question": "time?"}}}"#)
+        // The agent takes a second to answer: every call has arrived while the first ones are still running.
+        _ = try await offPool { try rig.gateway.control(#"{"cmd": "chat-script", "reply": "it is noon", "delayMs": 1000}"#) }
+        try await rig.speak(amplitude: 3_000, frames: 50)
+        try await rig.speak(amplitude: 0, frames: 40)
+        #expect(await rig.log.waitFor { if case .replyFinal("it is noon") = $0 { true } else { false } })
+        let log = try await rig.relayLog()
+        let results = log.filter { $0["kind"] == "tool-result" }
+        #expect(results.count == 10, "\(results.count) tool results")
+        #expect(log.filter { $0["kind"] == "consult" }.count == 4, "consults: \(log.filter { $0["kind"] == "consult" }.count)")
+        #expect(results.filter { $0["result"]?["error"] != nil }.count == 6)
+        var inFlight = await rig.session.toolCallsInFlight
+        for _ in 0..<100 where inFlight > 0 {
+            try await Task.sleep(for: .milliseconds(20))
+            inFlight = await rig.session.toolCallsInFlight
+        }
+        #expect(inFlight == 0)
+        try await rig.stop()
+    }
+
     @Test func `a control tool call goes to talk.session.steer and its result is spoken`() async throws {
         let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "texts": ["are you on it"], "audioPace": 0.3, "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "status", "text": "status"}}}"#)
         try await rig.speak(amplitude: 3_000, frames: 50)

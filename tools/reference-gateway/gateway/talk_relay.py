@@ -43,6 +43,7 @@ DEFAULT_SETTINGS = {
     "partialEveryMs": 300,
     "reply": "you said {text}",   # realtime: what the voice answers
     "toolCall": None,             # realtime: {name, args} asked before answering
+    "toolCallCopies": 1,          # realtime: the tool call asked this many times at once (a client's limit)
     "markName": "reply-end",
     "audioPace": 0.5,             # realtime: send output at twice real time
 }
@@ -308,20 +309,27 @@ class RelaySession:
         self.output = output
         reply = str(s["reply"]).replace("{text}", heard or "nothing")
         if s["toolCall"]:
-            call_id = "call-" + uuid.uuid4().hex[:12]
-            future = asyncio.get_running_loop().create_future()
-            self.tool_waits[call_id] = future
-            call = s["toolCall"]
-            self.tool_calls[call_id] = (call.get("name", "openclaw_agent_consult"), self.steers)
-            self.relay.record("tool-call", sessionId=self.session_id, callId=call_id,
-                              name=call.get("name"))
-            await self.emit("toolCall", {"itemId": "item-" + call_id, "callId": call_id,
-                                         "name": call.get("name", "openclaw_agent_consult"),
-                                         "args": call.get("args", {})}, "tool.call", turn_id)
-            try:
-                result = await asyncio.wait_for(future, 60)
-            except asyncio.TimeoutError:
-                result = {"error": "no tool result"}
+            futures = []
+            for _ in range(max(1, int(s.get("toolCallCopies") or 1))):
+                call_id = "call-" + uuid.uuid4().hex[:12]
+                future = asyncio.get_running_loop().create_future()
+                self.tool_waits[call_id] = future
+                futures.append(future)
+                call = s["toolCall"]
+                self.tool_calls[call_id] = (call.get("name", "openclaw_agent_consult"), self.steers)
+                self.relay.record("tool-call", sessionId=self.session_id, callId=call_id,
+                                  name=call.get("name"))
+                await self.emit("toolCall", {"itemId": "item-" + call_id, "callId": call_id,
+                                             "name": call.get("name", "openclaw_agent_consult"),
+                                             "args": call.get("args", {})}, "tool.call", turn_id)
+            results = []
+            for future in futures:
+                try:
+                    results.append(await asyncio.wait_for(future, 60))
+                except asyncio.TimeoutError:
+                    results.append({"error": "no tool result"})
+            # The first result that is an answer speaks (copies refused by a client's limit carry an error).
+            result = next((r for r in results if isinstance(r, dict) and "error" not in r), results[0])
             # A consult's result is {text} (or {error}); a control's is the steer result, spoken by its message.
             reply = str(result.get("text") or result.get("message") or result.get("error") or reply) \
                 if isinstance(result, dict) else str(result)
