@@ -13,13 +13,12 @@ package actor ChatConversation: TalkConversation {
     package func converse(_ transcript: String, interruptedAtSeconds: Double?) async -> AsyncStream<ChatReplyUpdate> {
         let reply = await client.send(transcript, interruptedAtSeconds: interruptedAtSeconds)
         latest = reply
-        let (stream, continuation) = AsyncStream.makeStream(of: ChatReplyUpdate.self)
-        let forward = Task {
-            for await update in reply { continuation.yield(update) }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in forward.cancel() }
-        return stream
+        // Pulled from the reply as the loop reads, with no buffer between: the reply keeps only its newest partial
+        // (each holds the whole text so far), where a forwarding task would queue every one of them.
+        return AsyncStream(unfolding: {
+            var updates = reply.makeAsyncIterator()
+            return await updates.next()
+        })
     }
 
     /// `ChatClient.abort`: `chat.abort {sessionKey, runId}` while the run goes on; nothing once it has ended. The
