@@ -78,7 +78,7 @@ extension OpenClawTalk.Bench {
             } else {
                 report.loopbackUnavailable = "skipped (--no-live)"
             }
-            try reportFolder?.write(try jsonText(report), name: "aec")
+            try await reportFolder?.write(try jsonText(report), name: "aec")
             json ? print(try jsonText(report)) : printText(report)
         }
 

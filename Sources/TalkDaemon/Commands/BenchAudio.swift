@@ -63,7 +63,7 @@ extension OpenClawTalk.Bench {
                 // number that is not one, so a NaN that slips through fails here instead of reaching a reader.
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try reportFolder?.write(text, name: "audio")
+                try await reportFolder?.write(text, name: "audio")
                 if json {
                     print(text)
                     return

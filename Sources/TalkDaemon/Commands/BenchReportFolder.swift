@@ -17,9 +17,10 @@ struct BenchReportFolder {
         self.folder = folder
     }
 
-    /// Writes `json` (one benchmark's object) with its `run` record, then redraws the page. A page that cannot
-    /// be drawn (no python3 or matplotlib) is reported on stderr; the JSON is written regardless.
-    func write(_ json: String, name: String) throws {
+    /// Writes `json` (one benchmark's object) with its `run` record, then redraws the page (on a thread of its own:
+    /// matplotlib takes seconds, which must not block the cooperative pool). A page that cannot be drawn (no python3
+    /// or matplotlib) is reported on stderr; the JSON is written regardless.
+    func write(_ json: String, name: String) async throws {
         guard case .object(var object)? = JSONValue.parse(Array(json.utf8)) else {
             throw ValidationError("bench \(name) made no JSON object to report")
         }
@@ -28,7 +29,10 @@ struct BenchReportFolder {
         let path = folder + "/bench-\(name).json"
         try Data((JSONValue.object(object).jsonText + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         FileHandle.standardError.write(Data("Wrote \(path)\n".utf8))
-        drawPage()
+        let folder = self
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread { folder.drawPage(); done.resume() }.start()
+        }
     }
 
     private func drawPage() {

@@ -75,7 +75,7 @@ extension OpenClawTalk.Bench {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
                 let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try reportFolder?.write(text, name: grammar == nil ? "speech" : "speech-grammar")
+                try await reportFolder?.write(text, name: grammar == nil ? "speech" : "speech-grammar")
                 if json { print(text) }
             }
             if !json {

@@ -39,7 +39,7 @@ extension OpenClawTalk.Bench {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try reportFolder?.write(text, name: "synth")
+                try await reportFolder?.write(text, name: "synth")
                 if json {
                     print(text)
                     return

@@ -92,7 +92,7 @@ extension OpenClawTalk.Bench {
             } else {
                 report.liveUnavailable = "skipped (--trials 0)"
             }
-            try reportFolder?.write(report.json.jsonText, name: "talk")
+            try await reportFolder?.write(report.json.jsonText, name: "talk")
             print(json ? report.json.jsonText : report.text)
         }
 

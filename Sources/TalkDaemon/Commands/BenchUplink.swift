@@ -89,7 +89,7 @@ extension OpenClawTalk {
                     }
                     out[f.contract.description] = .object(entry)
                 }
-                try reportFolder?.write(JSONValue.object(out).jsonText, name: "uplink")
+                try await reportFolder?.write(JSONValue.object(out).jsonText, name: "uplink")
                 if json { print(JSONValue.object(out).jsonText) }
             }
             if !json {

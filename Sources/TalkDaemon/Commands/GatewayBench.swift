@@ -55,7 +55,7 @@ extension OpenClawTalk {
                     "talkSpeakDecode": .object(Dictionary(uniqueKeysWithValues: speak.map { ($0.format, $0.json) })),
                     "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
-                try reportFolder?.write(out.jsonText, name: "gateway")
+                try await reportFolder?.write(out.jsonText, name: "gateway")
                 if json { print(out.jsonText) }
             }
             if !json {
