@@ -23,8 +23,26 @@ import Testing
         #expect(error.map { "\($0)" }?.contains(shown) == true, "\(String(describing: error))")
     }
 
+    /// Each command is tagged and only the reply carrying its tag back is its answer: a reply to another command
+    /// (the chat-script reply that once came back for chat-transcripts) or an untagged one is an error.
+    @Test(arguments: [#"{"ok": true, "script": {}, "controlId": "another"}"#, #"{"ok": true, "transcripts": []}"#])
+    func `a reply without this command's tag is another command's, an error`(reply: String) async throws {
+        let port = try FakeControlPort(reply: reply + "\n")
+        let error = await #expect(throws: ReferenceGatewayProcess.ControlError.self) {
+            try await offPool { try ReferenceGatewayProcess.control("chat-transcripts", port: port.port) }
+        }
+        #expect(error.map { "\($0)" }?.contains("answered 'chat-transcripts' with another command's reply") == true,
+                "\(String(describing: error))")
+    }
+
+    @Test func `a reply carrying this command's tag is its answer`() async throws {
+        let port = try FakeControlPort(reply: #"{"ok": true, "transcripts": [], "controlId": "{TAG}"}"# + "\n")
+        let reply = try await offPool { try ReferenceGatewayProcess.control("chat-transcripts", port: port.port) }
+        #expect(reply["transcripts"]?.arrayValue?.isEmpty == true, "\(reply)")
+    }
+
     @Test func `a violations reply without its list is an error, not an empty list`() async throws {
-        let port = try FakeControlPort(reply: #"{"ok": true, "count": 0}"# + "\n")
+        let port = try FakeControlPort(reply: #"{"ok": true, "count": 0, "controlId": "{TAG}"}"# + "\n")
         let reply = try await offPool { try ReferenceGatewayProcess.control("violations", port: port.port) }
         #expect(throws: ReferenceGatewayProcess.ControlError.self) { try ReferenceGatewayProcess.violations(in: reply) }
         #expect(try ReferenceGatewayProcess.violations(in: ["ok": true, "violations": [["kind": "schema"]]]).count == 1)
@@ -40,8 +58,9 @@ import Testing
     }
 }
 
-/// A loopback port that answers one connection with a fixed reply (after reading its command line) and
-/// closes: a control port gone wrong. One connection only, so its thread ends on its own.
+/// A loopback port that answers one connection with a fixed reply (after reading its command line; `{TAG}` in
+/// the reply becomes the command's tag) and closes: a control port gone wrong. One connection only, so its
+/// thread ends on its own.
 struct FakeControlPort {
     let port: Int
 
@@ -61,13 +80,16 @@ struct FakeControlPort {
             throw StorageError.io(path: "fake control port", errno: errno)
         }
         port = Int(UInt16(bigEndian: addr.sin_port))
-        let bytes = Array(reply.utf8)
         Thread.detachNewThread {
             defer { close(fd) }
             let client = accept(fd, nil, nil)
             guard client >= 0 else { return }
             var buffer = [UInt8](repeating: 0, count: 4096)
-            _ = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            // The command line is `@<tag> <command>`.
+            let line = String(decoding: buffer[0..<max(n, 0)], as: UTF8.self)
+            let tag = line.hasPrefix("@") ? String(line.dropFirst().prefix { $0 != " " }) : ""
+            let bytes = Array(reply.replacingOccurrences(of: "{TAG}", with: tag).utf8)
             _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
             close(client)
         }

@@ -46,13 +46,12 @@ import Testing
         return running.stdoutSoFar.components(separatedBy: text).count - 1 >= count
     }
 
-    /// What the Gateway received. The control socket has been seen to answer with an earlier command's reply
-    /// (the `chat-script` one) in this suite, so a reply without `transcripts` is asked again.
+    /// What the Gateway received.
     static func transcripts(_ gw: ReferenceGatewayProcess) async throws -> [JSONValue] {
-        for _ in 0..<3 {
-            if let list = try await offPool({ try gw.control("chat-transcripts") })["transcripts"]?.arrayValue { return list }
+        guard let list = try await offPool({ try gw.control("chat-transcripts") })["transcripts"]?.arrayValue else {
+            throw CommandFailure("the reference Gateway's chat-transcripts reply has no list")
         }
-        throw CommandFailure("the reference Gateway never answered chat-transcripts")
+        return list
     }
 
     static func wer(_ hypothesis: String, _ reference: String) -> Double {

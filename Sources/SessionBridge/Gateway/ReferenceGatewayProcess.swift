@@ -66,6 +66,10 @@ package final class ReferenceGatewayProcess: Sendable {
         case malformedReply(command: String, reply: String)
         /// refgw answered `{"ok": false, "error": ...}`.
         case refused(command: String, reason: String)
+        /// The reply carries another command's tag (or none): it answers something else.
+        case mismatchedReply(command: String, reply: String)
+        /// No whole reply within the time limit.
+        case noReply(command: String, seconds: Int)
         package var description: String {
             switch self {
             case .malformedReply(let command, let reply):
@@ -73,22 +77,34 @@ package final class ReferenceGatewayProcess: Sendable {
                     + (reply.isEmpty ? "nothing before it closed" : "'\(reply.prefix(200))'")
             case .refused(let command, let reason):
                 "The reference Gateway refused the control command '\(command)': \(reason)"
+            case .mismatchedReply(let command, let reply):
+                "The reference Gateway's control port answered '\(command)' with another command's reply: '\(reply.prefix(200))'"
+            case .noReply(let command, let seconds):
+                "The reference Gateway's control port did not answer '\(command)' within \(seconds) s"
             }
         }
     }
 
     /// Sends one control command (a line, e.g. `restart 500`) and returns its JSON reply.
-    /// - Throws: `ControlError` when the answer is not refgw's JSON reply or says `ok: false`.
+    /// - Throws: `ControlError` when the answer is not refgw's JSON reply to this command or says `ok: false`.
     @discardableResult
     package func control(_ line: String) throws -> JSONValue {
         try Self.control(line, port: startup.controlPort)
     }
 
-    /// `control(_:)` to the control port on loopback `port`.
+    /// How long a control command may take to answer: a hang bound (`fuzz ... wait` takes seconds).
+    static let controlReplySeconds = 300
+
+    /// `control(_:)` to the control port on loopback `port`. Each command goes on a connection of its own,
+    /// tagged (`@<tag> <line>`, a tag new to this call), and only a reply carrying that tag back (refgw's
+    /// `controlId`) is taken as its answer.
     static func control(_ line: String, port: Int) throws -> JSONValue {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw StorageError.io(path: "control socket", errno: errno) }
         defer { close(fd) }
+        var timeout = timeval(tv_sec: controlReplySeconds, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -97,24 +113,36 @@ package final class ReferenceGatewayProcess: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard ok == 0 else { throw StorageError.io(path: "control connect", errno: errno) }
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        let bytes = Array("@\(tag) \(line)\n".utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw StorageError.io(path: "control write", errno: errno) }
+            sent += n
+        }
         var reply: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while !reply.contains(10) {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                throw ControlError.noReply(command: line, seconds: controlReplySeconds)
+            }
             if n <= 0 { break }
             reply += chunk[0..<n]
         }
-        return try Self.checkedReply(reply, to: line)
+        return try Self.checkedReply(reply, to: line, tag: tag)
     }
 
-    /// The reply to a control command when it is refgw's JSON object with `"ok": true`.
-    private static func checkedReply(_ bytes: [UInt8], to command: String) throws(ControlError) -> JSONValue {
+    /// The reply to a control command when it is refgw's JSON object with `"ok": true` and the command's tag.
+    private static func checkedReply(_ bytes: [UInt8], to command: String, tag: String) throws(ControlError) -> JSONValue {
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let reply = JSONValue.parse(bytes), let ok = reply["ok"]?.boolValue else {
             throw .malformedReply(command: command, reply: text)
         }
+        guard reply["controlId"]?.stringValue == tag else { throw .mismatchedReply(command: command, reply: text) }
         guard ok else { throw .refused(command: command, reason: reply["error"]?.stringValue ?? text) }
         return reply
     }

@@ -2,6 +2,8 @@
 
 A line is either JSON (`{"cmd": "approve", "requestId": "..."}`) or words
 (`approve 1b2c...`, `restart 500`, `reject-signature on`, `send-raw {"text": "..."}`).
+Either may start with a tag, `@<tag> `, that the reply carries back as `"controlId": "<tag>"`, so a
+client can tell its reply from any other (ReferenceGatewayProcess.control tags every command).
 """
 
 import asyncio
@@ -30,6 +32,17 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "session-defaults": ["mode"], "upgrade-status": ["status", "reason"],
               "pairing-request-id": ["requestId"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed", "status"}
+
+
+TAG_FIELD = "controlId"
+
+
+def split_tag(line):
+    """(tag or None, the command line without it) from one control line (`@<tag> <command>`)."""
+    if not line.startswith("@"):
+        return None, line
+    tag, _, rest = line[1:].partition(" ")
+    return tag, rest
 
 
 class ControlError(Exception):
@@ -83,12 +96,18 @@ class ControlServer(
                     break
                 if not line.strip():
                     continue
-                reply, after = await self.execute(line.decode("utf-8", errors="replace"))
+                tag, command = split_tag(line.decode("utf-8", errors="replace").lstrip())
+                reply, after = await self.execute(command)
+                if tag is not None:
+                    reply[TAG_FIELD] = tag
                 try:
                     text = dumps(reply)
                 except (RecursionError, ValueError):
-                    text = dumps({"ok": False, "error": "reply holds a frame nested too deeply "
-                                                        "to encode; use clear-violations"})
+                    failure = {"ok": False, "error": "reply holds a frame nested too deeply "
+                                                     "to encode; use clear-violations"}
+                    if tag is not None:
+                        failure[TAG_FIELD] = tag
+                    text = dumps(failure)
                 writer.write((text + "\n").encode("utf-8"))
                 await writer.drain()
                 if after is not None:
