@@ -225,38 +225,10 @@ final class ScriptedGateway: Sendable {
 }
 
 @Suite struct ReconnectStateMachineTests {
-    @Test func `a shutdown's restart time delays the next attempt and a hello resets the count`() {
-        var m = GatewayConnection.StateMachine()
-        m.shutdownAnnounced(restartExpectedMs: 3000)
-        guard case .reconnect(let first, 1) = m.connectionLost(unit: 0) else {
-            Issue.record("expected a reconnect")
-            return
-        }
-        #expect(first >= 3 && first < 3.5, "at least the announced 3 s, with a small margin")
-        #expect(m.connectionLost(unit: 0) == .reconnect(afterSeconds: 1, attempt: 2))
-        m.helloReceived()
-        #expect(m.connectionLost(unit: 0) == .reconnect(afterSeconds: 0.5, attempt: 1))
-    }
-
     @Test func `retryAfterMs from the Gateway is honoured`() {
         var m = GatewayConnection.StateMachine()
         let busy = ConnectError.rejected(GatewayErrorShape(code: "UNAVAILABLE", message: "starting", retryAfterMs: 2500))
         #expect(m.connectFailed(busy, unit: 0) == .reconnect(afterSeconds: 2.5, attempt: 1))
-    }
-
-    @Test func `after an announced restart a refused connect is retried at the initial step`() {
-        var m = GatewayConnection.StateMachine()
-        m.shutdownAnnounced(restartExpectedMs: 1000)
-        _ = m.connectionLost(unit: 0)
-        for _ in 0..<5 {
-            #expect(m.transportFailed(permanent: false, reason: "refused", unit: 0) == .reconnect(afterSeconds: 0.5, attempt: 1))
-        }
-    }
-
-    @Test func `permanent transport failures stop, others back off`() {
-        var m = GatewayConnection.StateMachine()
-        #expect(m.transportFailed(permanent: false, reason: "refused", unit: 0) == .reconnect(afterSeconds: 0.5, attempt: 1))
-        #expect(m.transportFailed(permanent: true, reason: "pin mismatch", unit: 0) == .stop(reason: "pin mismatch", paused: false))
     }
 
     @Test func `the watchdog fires after twice the tick interval`() {

@@ -60,7 +60,7 @@ import Testing
 
     @Test func `a backoff under way ends at once`() async throws {
         let gw = ScriptedGateway()
-        let c = connection(gw, failFirst: 1, backoff: Backoff(initial: 30, maximum: 60))
+        let c = connection(gw, failFirst: 1, backoff: .withoutProbes(initial: 30, maximum: 60))
         let run = Task { await c.run() }
         defer { run.cancel() }
         // Ends the state stream (so the test fails instead of hanging) when reconnecting never happens.

@@ -112,10 +112,10 @@ package actor GatewayConnection {
             switch await attempt(generation: gen) {
             case .connectedThenLost(let why):
                 logger.debug("connection lost", metadata: ["gateway.reason": "\(why)"])
-                decision = machine.connectionLost(unit: dependencies.random())
+                decision = machine.connectionLost(at: dependencies.now(), unit: dependencies.random())
             case .transportFailed(let failure):
                 decision = machine.transportFailed(permanent: failure.isPermanent, reason: failure.message,
-                                                   unit: dependencies.random())
+                                                   at: dependencies.now(), unit: dependencies.random())
             case .refused(let error):
                 lastConnectError = error
                 logger.debug("connect refused", metadata: ["gateway.error": "\(error.code ?? "handshake")"])
@@ -224,7 +224,7 @@ package actor GatewayConnection {
             await transport.close()
             return .cancelled
         }
-        machine.helloReceived()
+        machine.helloReceived(at: dependencies.now())
         lastConnectError = nil
         live = Live(generation: gen, transport: transport, hello: hello, lastFrameAt: dependencies.now())
         logger.debug("connected", metadata: ["gateway.version": "\(hello.serverVersion)", "gateway.protocol": "\(hello.protocolVersion)"])
