@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """OpenClaw's App Review walkthrough (../shared/reference/ios-walkthrough.md), done on Linux with the built
-openclaw-talk, the bundled reference Gateway, a private headless PulseAudio and a recorded clip; every step is
-asserted. `make acceptance` runs it as a test; `make demo` runs it with --demo, which says what each step showed
-and keeps the spoken reply in out/demo-reply.wav.
+openclaw-talk, the bundled reference Gateway acting as a remote one (it pairs as upstream does: no silent approval,
+each role's request waits for the owner), a private headless PulseAudio and a recorded clip; every step is asserted.
+Setup from a `limited` code shows the node's and then the operator's pairing request, both approved through the
+Gateway's control port as the owner would with `openclaw devices approve`, then Talk carries the clip's words to
+chat. A second device then pairs from a node-only code with the operator credential given once by file, and talks
+too. `make acceptance` runs it as a test; `make demo` runs it with --demo, which says what each step showed and keeps
+the spoken reply in out/demo-reply.wav.
 
 Run it inside scripts/with-pulse.sh (it needs the private server's vsink/vmic):
     scripts/with-pulse.sh python3 scripts/walkthrough.py .build/debug/openclaw-talk [--demo]
@@ -49,37 +53,45 @@ class Walkthrough(WalkthroughBase):
         self.stop()
         self.killed_daemon()
         self.schema_check()
+        self.node_only_device()
 
     def start_gateway(self):
-        self.step("Start the bundled reference Gateway (wss://, loopback, approves pairing)")
-        self.gateway = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "tools/reference-gateway/refgw.py"), "--tls", "--auto-approve",
-             "--print-setup-code", "--quiet", "--state-dir", os.path.join(self.work, "gateway")],
-            stdout=subprocess.PIPE, stderr=open(os.path.join(self.work, "gateway.log"), "w"), text=True)
-        self.gateway_info = json.loads(self.gateway.stdout.readline())
+        self.step("Start the bundled reference Gateway as a remote one (wss://, limited setup codes, pairing needs approval)")
+        self.gateway, self.gateway_info = self.start_refgw(
+            "--tls", "--remote", "--print-setup-code", "--bootstrap-profile", "limited",
+            "--state-dir", os.path.join(self.work, "gateway"))
         self.check(self.gateway_info.get("tlsFingerprint") is not None, "Gateway listening at %s" % self.gateway_info["url"])
         # A reply long enough to be heard, in a few deltas.
         self.control("chat-script", reply="I heard you say: {message}.", chunkChars=12, delayMs=30)
 
     def setup(self):
-        self.step("openclaw-talk setup CODE: the trust prompt, answered on a terminal")
+        self.step("openclaw-talk setup CODE (a limited code): the trust prompt, then the node's and the operator's pairing "
+                  "requests, each approved on the Gateway")
         # A setup code without the pin (as a Gateway behind a self-signed certificate hands out) makes setup ask.
         payload = json.loads(base64.urlsafe_b64decode(self.gateway_info["setupCode"] + "=="))
         payload.pop("tlsFingerprint", None)
         code = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
         pid, master, output, stop, thread = self.run_in_terminal(["setup", code], answer_after="Trust and connect?",
                                                                  answer="y\n")
-        _, status = os.waitpid(pid, 0)
-        thread.join(timeout=5)
-        stop.set()
-        os.close(master)
+        try:
+            approved = self.approve_requests_shown(output, count=2)
+        finally:
+            _, status = os.waitpid(pid, 0)
+            thread.join(timeout=5)
+            stop.set()
+            os.close(master)
         text = "".join(output)
         self.show(text)
         fingerprint = self.gateway_info["tlsFingerprint"]
         shown = text.replace(":", "").lower()
         self.check("Trust and connect?" in text and fingerprint in shown,
                    "setup showed the certificate's SHA-256 and asked \"Trust and connect?\"")
-        self.check(os.waitstatus_to_exitcode(status) == 0 and "Connected to " in text, "setup said \"Connected\"")
+        for role, request_id in zip(("node", "operator"), approved):
+            self.check("Pairing request for the %s role" % role in text and "openclaw devices approve %s" % request_id in text,
+                       "setup showed the %s role's request %s with its approve command; approved on the Gateway"
+                       % (role, request_id))
+        self.check(os.waitstatus_to_exitcode(status) == 0 and "Operator role: paired" in text,
+                   "setup said \"Connected\", both roles paired")
 
     def start_daemon(self):
         self.step("openclaw-talk run --idle, in a terminal (a pseudo-terminal that is closed later)")
@@ -259,16 +271,65 @@ class Walkthrough(WalkthroughBase):
         bar = json.loads(self.cli("status", "--waybar").stdout)
         self.check(bar["class"] == "stopped", "the bar line says %r" % bar["text"])
 
-    def schema_check(self):
+    def schema_check(self, info=None):
         self.step("Every frame openclaw-talk sent was valid against the protocol schema")
-        if self.gateway_info.get("schema") is None:
+        info = info or self.gateway_info
+        if info.get("schema") is None:
             if is_ci():
                 raise StepFailed("the Gateway runs without ../shared's schema (CI=true requires it)")
             print("   skipped: the Gateway runs without ../shared's schema: frames were not checked", flush=True)
             return
-        count = self.control("violations")["count"]
+        count = self.control("violations", port=info["controlPort"])["count"]
         self.check(count == 0, "schema violations in frames from openclaw-talk: %d" % count)
 
+    def node_only_device(self):
+        """The second variant: a node-only code, the operator credential given once by file, then Talk."""
+        self.step("A second device: a node-only setup code (as `openclaw qr --node` makes) and the Gateway's shared "
+                  "token given once by file")
+        token = base64.urlsafe_b64encode(os.urandom(18)).decode()
+        _, info = self.start_refgw("--remote", "--token", token, "--print-setup-code", "--bootstrap-profile", "node",
+                                   log="gateway-node-only.log")
+        self.control("chat-script", port=info["controlPort"], reply="I heard you say: {message}.", chunkChars=12, delayMs=30)
+        first, self.gateway_info = self.gateway_info, info
+        self.env = self.device_home(os.path.join(self.work, "second-device"))
+        token_file = os.path.join(self.work, "second-device", "gateway-token")
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (token + "\n").encode())
+        os.close(fd)
+        pid, master, output, stop, thread = self.run_in_terminal(["setup", info["setupCode"], "--token-file", token_file])
+        try:
+            approved = self.approve_requests_shown(output, count=1)
+        finally:
+            _, status = os.waitpid(pid, 0)
+            thread.join(timeout=5)
+            stop.set()
+            os.close(master)
+        text = "".join(output)
+        self.show(text)
+        self.check("The node role is paired." in text and "Pairing request for the node role" not in text,
+                   "the node role was paired by the node-only code, with no approval")
+        self.check("no credential: this setup code gives no operator role (node only)" in text,
+                   "setup said plainly the code gives the operator role nothing")
+        self.check("Pairing request for the operator role (a role upgrade): %s" % approved[0] in text,
+                   "with the token from the file, the operator's role upgrade %s was shown and approved" % approved[0])
+        self.check(os.waitstatus_to_exitcode(status) == 0 and "Operator role: paired" in text, "setup: both roles paired")
+        stored = open(os.path.join(self.env["XDG_STATE_HOME"], "openclaw-talk", "device-tokens.json")).read()
+        self.check(token not in stored and token not in text,
+                   "the shared token was used once: not in the stored credentials, not on the terminal")
+        self.step("The second device talks: run --idle, talk start, the clip, the transcript reaches chat")
+        self.events = []
+        self.daemon_pid, self.daemon_master, self.daemon_output, self.daemon_stop, self.daemon_reader = \
+            self.run_in_terminal(["run", "--idle", "--source", "vmic", "--sink", "replysink"])
+        self.wait_for("the second daemon to connect", lambda: self.status().get("gateway", {}).get("connected"), timeout=60)
+        self.follow_events()
+        self.cli("talk", "start")
+        self.wait_for("status listening", lambda: self.status().get("state") == "listening")
+        self.speak_and_hear("the second device")
+        self.cli("stop")
+        self.wait_for("the second daemon to stop", lambda: os.waitpid(self.daemon_pid, os.WNOHANG) != (0, 0), timeout=30)
+        self.daemon_pid = None
+        self.schema_check(info)
+        self.gateway_info = first
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)

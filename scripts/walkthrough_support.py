@@ -4,11 +4,13 @@ pseudo-terminal, the reference Gateway's control channel, PulseAudio's streams, 
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,24 +35,58 @@ class WalkthroughBase:
         self.out_dir = out_dir
         self.work = tempfile.mkdtemp(prefix="oct-walk-")
         os.chmod(self.work, 0o700)
-        self.env = dict(os.environ)
-        # Everything the product writes stays in the work folder (config, state, socket, status).
-        for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_RUNTIME_DIR", "run")):
-            os.makedirs(os.path.join(self.work, sub), mode=0o700)
-            self.env[var] = os.path.join(self.work, sub)
-        for var in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM"):
-            self.env.pop(var, None)
-        os.makedirs(os.path.join(self.work, "config", "openclaw-talk"), mode=0o700)
-        with open(os.path.join(self.work, "config", "openclaw-talk", "config.json"), "w") as f:
-            json.dump({"heartbeatSeconds": HEARTBEAT, "staleAfterSeconds": STALE_AFTER,
-                       "connectingStaleSeconds": 30}, f)
+        self.env = self.device_home(self.work)
         self.gateway = None
+        self.gateways = []
         self.daemon_pid = None
         self.recorder = None
         self.events = []
         self.events_proc = None
         self.started = time.monotonic()
         self.number = 0
+
+    @staticmethod
+    def device_home(folder):
+        """The environment of a device whose config, state, socket and status stay in `folder`."""
+        env = dict(os.environ)
+        for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_RUNTIME_DIR", "run")):
+            os.makedirs(os.path.join(folder, sub), mode=0o700)
+            env[var] = os.path.join(folder, sub)
+        for var in ("NOTIFY_SOCKET", "INVOCATION_ID", "JOURNAL_STREAM", "OPENCLAW_TALK_TOKEN", "OPENCLAW_TALK_PASSWORD"):
+            env.pop(var, None)
+        os.makedirs(os.path.join(folder, "config", "openclaw-talk"), mode=0o700)
+        with open(os.path.join(folder, "config", "openclaw-talk", "config.json"), "w") as f:
+            json.dump({"heartbeatSeconds": HEARTBEAT, "staleAfterSeconds": STALE_AFTER,
+                       "connectingStaleSeconds": 30}, f)
+        return env
+
+    def start_refgw(self, *args, log="gateway.log"):
+        """The bundled reference Gateway with `args`; its startup JSON. Stopped at cleanup."""
+        process = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "tools/reference-gateway/refgw.py"), "--quiet", *args],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.work, log), "w"), text=True)
+        self.gateways.append(process)
+        return process, json.loads(process.stdout.readline())
+
+    def approve_requests_shown(self, output, count, timeout=60):
+        """Approves, through the Gateway's control port, each request id setup shows with `openclaw devices approve
+        <id>` (as the owner would on the Gateway host), in the order shown; returns them."""
+        approved = []
+        deadline = time.monotonic() + timeout
+        while len(approved) < count and time.monotonic() < deadline:
+            for request_id in re.findall(r"openclaw devices approve ([A-Za-z0-9._:-]+)", "".join(output)):
+                if request_id in approved:
+                    continue
+                pending = [p["requestId"] for p in self.control("pending")["pending"]]
+                if request_id not in pending:
+                    raise StepFailed("setup showed request %s, which the Gateway does not have pending (%s)"
+                                     % (request_id, pending))
+                self.control("approve", requestId=request_id)
+                approved.append(request_id)
+            time.sleep(0.1)
+        if len(approved) < count:
+            raise StepFailed("setup showed %d of the %d pairing requests: %s" % (len(approved), count, "".join(output)[-800:]))
+        return approved
 
     # -- reporting -----------------------------------------------------------------------------------------
 
@@ -94,8 +130,9 @@ class WalkthroughBase:
             time.sleep(every)
         raise StepFailed("timed out after %d s waiting for %s" % (timeout, what))
 
-    def control(self, cmd, **args):
-        with socket.create_connection(("127.0.0.1", self.gateway_info["controlPort"]), timeout=10) as sock:
+    def control(self, cmd, port=None, **args):
+        port = port or self.gateway_info["controlPort"]
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             handle = sock.makefile("rw")
             handle.write(json.dumps(dict(cmd=cmd, **args)) + "\n")
             handle.flush()
@@ -112,12 +149,12 @@ class WalkthroughBase:
         text = self.pactl("list", "source-outputs")
         return [block for block in text.split("Source Output #")[1:] if "openclaw-talk" in block.lower()]
 
-    def run_in_terminal(self, args, answer_after=None, answer=None):
+    def run_in_terminal(self, args, answer_after=None, answer=None, env=None):
         """Starts the binary on a pseudo-terminal of its own (it is the session leader, the terminal its
         controlling one). Returns (pid, master fd, output list that a reader thread fills)."""
         pid, master = pty.fork()
         if pid == 0:
-            os.execve(self.bin, [self.bin, *args], self.env)
+            os.execve(self.bin, [self.bin, *args], env or self.env)
         output = []
         stop = threading.Event()
 
@@ -174,7 +211,7 @@ class WalkthroughBase:
                 os.kill(pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
-        if self.gateway:
-            self.gateway.terminate()
-            self.gateway.wait(timeout=10)
+        for gateway in self.gateways:
+            gateway.terminate()
+            gateway.wait(timeout=10)
         shutil.rmtree(self.work, ignore_errors=True)

@@ -75,19 +75,20 @@ import Testing
     static func connected(_ s: ConnectionState) -> Bool { if case .connected = s { true } else { false } }
 
     @Test func `first pairing from a setup code over wss asks to trust the certificate and waits for approval`() async throws {
-        let h = try await Harness.start(["--tls", "--print-setup-code", "--tick-interval-ms", "500"])
+        // A remote Gateway: the node's request, then the operator's (a role upgrade), each approved by the owner.
+        let h = try await Harness.start(["--tls", "--print-setup-code", "--tick-interval-ms", "500", "--remote"])
         let startup = h.gateway.startup
         // A code without a pin, so the certificate must be confirmed by the user.
         var code = try SetupCode.parse(#"{"url":"\#(startup.url)","bootstrapToken":"\#(startup.bootstrapToken ?? "")"}"#)
         #expect(code.tlsFingerprint == nil)
         code.tlsFingerprint = nil
         let asked = Mutex<[String]>([])
-        let approver = Task { try await h.gateway.approveWhenPending() }
+        let approver = Task { try await h.gateway.approveRequests(count: 2) }
         let outcome = try await h.setup(code: code, trust: { _, fp in
             asked.withLock { $0.append(fp) }
             return true
         })
-        #expect(try await approver.value.count == 1, "setup had to wait for one pairing approval")
+        #expect(try await approver.value.count == 2, "setup had to wait for two pairing approvals, node then operator")
         #expect(asked.withLock { $0 } == [startup.tlsFingerprint ?? "?"])
         #expect(outcome.serverVersion == startup.version)
         #expect(outcome.pinnedFingerprint == startup.tlsFingerprint)
@@ -204,7 +205,7 @@ import Testing
 
     @Test func `a Gateway that is still starting is retried after the time it asks for`() async throws {
         let h = try await Harness.start(["--print-setup-code", "--auto-approve"])
-        try await h.gateway.control("unavailable 2 300")
+        try await h.gateway.control("unavailable 4 300")   // both sockets connect at once: two each
         let start = ContinuousClock.now
         let outcome = try await h.setup(code: try SetupCode.parse(h.gateway.startup.setupCode ?? ""))
         #expect(outcome.serverVersion == h.gateway.startup.version)

@@ -74,14 +74,12 @@ import Testing
         let seen = Mutex<[GatewaySetup.Progress]>([])
         let hooks = GatewaySetup.Hooks(confirmTrust: { _, _ in nil }) { p in seen.withLock { $0.append(p) } }
         var request = GatewaySetup.Request(code: code)
-        request.operatorWait = .seconds(2)
         let outcome = try await setup.run(request, hooks: hooks)
         #expect(outcome.url == "ws://gateway.local:\(gw.startup.port)")
         #expect(seen.withLock { $0 }.contains(.plaintextOnNetwork(host: "gateway.local")))
         // To loopback itself, no warning.
         var local = GatewaySetup.Request(code: try SetupCode.parse("ws://127.0.0.1:\(gw.startup.port)"))
         local.code.token = "warn-token"
-        local.operatorWait = .seconds(2)
         seen.withLock { $0 = [] }
         _ = try await setup.run(local, hooks: hooks)
         #expect(!seen.withLock { $0 }.contains { if case .plaintextOnNetwork = $0 { true } else { false } })

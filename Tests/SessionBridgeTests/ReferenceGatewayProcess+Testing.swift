@@ -40,6 +40,18 @@ extension ReferenceGatewayProcess {
         return list
     }
 
+    /// Approves pending pairing requests as they appear, one round each, until `count` rounds were approved (a
+    /// Linux client with a setup code asks node first, then operator); returns the ids approved.
+    func approveRequests(count: Int, timeout: Duration = .seconds(30)) async throws -> [String] {
+        var approved: [String] = []
+        for _ in 0..<count {
+            let round = try await approveWhenPending(timeout: timeout)
+            guard !round.isEmpty else { break }
+            approved += round
+        }
+        return approved
+    }
+
     /// Approves every pending pairing request once one exists (bounded wait). The bound is long: a setup
     /// waiting for approval waits as long as a user would, so giving up early leaves the test hanging.
     func approveWhenPending(timeout: Duration = .seconds(30)) async throws -> [String] {

@@ -22,7 +22,7 @@ enum ProcessView {
     @Test(.requires(.builtBinary), arguments: Way.allCases)
     func `the token given by file, stdin or environment is not in ps output during setup`(_ way: Way) async throws {
         let gw = try await offPool {
-            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--token", Self.token])
+            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot, arguments: ["--token", Self.token, "--remote"])
         }
         defer { gw.stop() }
         let command = try BuiltCommand()
@@ -42,8 +42,8 @@ enum ProcessView {
             environment[SecretOptions_tokenVariable] = Self.token
         }
         let running = try command.start(arguments, input: input, environment: environment)
-        // Waiting for approval: the Gateway has checked the token, and the process is still there to look at.
-        #expect(await running.waitForStderr("Waiting for approval"), "stderr: \(running.stderrSoFar)")
+        // A pairing request shown: the Gateway has checked the token, and the process is still there to look at.
+        #expect(await running.waitForStderr("Pairing request for the"), "stderr: \(running.stderrSoFar)")
         let shown = ProcessView.commandLine(running.process.processIdentifier)
         #expect(shown.contains("setup --gateway"), "not the setup process: \(shown)")
         #expect(!shown.contains(Self.token), "the token is visible in ps: \(shown)")

@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test(.requires(.builtBinary)) func `a pairing request id with escapes and shell syntax is not offered as a command`() async throws {
-        let gw = try await Self.gateway()
+        let gw = try await Self.gateway(["--remote"])
         defer { gw.stop() }
         let command = try BuiltCommand()
         defer { command.removeHome() }

@@ -77,7 +77,7 @@ import Testing
     @Test(.requires(.builtBinary)) func `a setup interrupted while waiting for approval leaves the previous setup working`() async throws {
         let a = try await Self.gateway(["--token", Self.tokenA, "--auto-approve"])
         defer { a.stop() }
-        let b = try await Self.gateway(["--token", Self.tokenB])  // approves nothing
+        let b = try await Self.gateway(["--token", Self.tokenB, "--remote"])  // approves nothing
         defer { b.stop() }
         let command = try BuiltCommand()
         defer { command.removeHome() }
@@ -85,7 +85,7 @@ import Testing
         let before = Self.stored(command)
 
         let running = try command.start(["setup", "--gateway", b.startup.url, "--token-file", try Self.tokenFile(command, Self.tokenB)])
-        #expect(await running.waitForStderr("Waiting for approval"), "stderr: \(running.stderrSoFar)")
+        #expect(await running.waitForStderr("Pairing request for the"), "stderr: \(running.stderrSoFar)")
         kill(running.process.processIdentifier, SIGINT)  // Ctrl-C
         let r = try await running.finish(timeout: .seconds(20))
         #expect(r.status != 0)

@@ -61,7 +61,7 @@ class RestartTests(GatewayTestCase):
 
     async def test_startup_unavailable_then_auto_approve_after_attempts(self):
         gw = GatewayProcess("--startup-unavailable", "1", "--startup-retry-after-ms", "50",
-                            "--auto-approve-after-attempts", "2")
+                            "--auto-approve-after-attempts", "2", "--remote")
         try:
             identity = Identity()
             _, res = await self.handshake(gw.url, identity)

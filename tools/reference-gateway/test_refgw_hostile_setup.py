@@ -68,7 +68,7 @@ class HostileSetupTests(GatewayTestCase):
             await self.stop(gw)
 
     async def test_pairing_request_id_is_used_verbatim(self):
-        gw = GatewayProcess("--token", "t")
+        gw = GatewayProcess("--token", "t", "--remote")
         try:
             hostile = "id\x1b]0;owned\x07; rm -rf ~"
             self.assertTrue(gw.control({"cmd": "pairing-request-id", "requestId": hostile})["ok"])

@@ -12,7 +12,7 @@ extension GatewaySession {
         let identity = try DeviceIdentity.loadOrCreate(paths: paths)
         let credentials = try CredentialStore(paths: paths, gatewayURL: config.url)
         return GatewaySession(
-            identity: identity, credentials: credentials, displayName: config.displayName ?? ClientProfile.hostName,
+            identity: identity, credentials: credentials, displayName: config.displayName ?? ClientProfile.defaultDisplayName(deviceId: identity.deviceId),
             version: version,
             openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: config.tlsFingerprint, caFile: caFile, logger: logger),
             trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: config.tlsFingerprint),

@@ -111,6 +111,8 @@ package enum SetupError: Error, Equatable, CustomStringConvertible {
     case replaceNeedsAnswer(pinned: String, presented: String)
     /// Transient failures went on past `--timeout`.
     case gaveUp(reason: String, seconds: Int)
+    /// No role was approved before the code expired (or `--timeout`).
+    case approvalTimedOut(requestIds: [String])
     case stopped(String)
 
     package var description: String {
@@ -140,6 +142,11 @@ package enum SetupError: Error, Equatable, CustomStringConvertible {
                 + "Run again with --trust \(presented) once you have verified it."
         case .gaveUp(let reason, let seconds):
             "Gave up after \(seconds) s without reaching the Gateway: \(reason) (--timeout sets how long to keep trying)."
+        case .approvalTimedOut(let ids):
+            "No role of this device was approved while the setup code lived"
+                + (ids.isEmpty ? "" : " (requests: \(Set(ids).sorted().filter(GatewayText.isRequestId).joined(separator: ", ")))")
+                + ". Approve them on the Gateway host ('openclaw devices approve <id>') while setup waits, "
+                + "or make a new setup code with 'openclaw qr' and run setup again."
         case .stopped(let reason): reason
         }
     }

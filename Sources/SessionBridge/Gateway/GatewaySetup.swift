@@ -2,12 +2,18 @@ import Foundation
 import Synchronization
 import TalkLogging
 
-/// First contact with a Gateway: trust its certificate (pin), redeem the setup code or shared secret,
-/// wait out pairing, store the device tokens and the configuration. `openclaw-talk setup` drives it;
-/// the prompt and progress lines are hooks so tests can answer them.
+/// First contact with a Gateway: trust its certificate (pin), redeem the setup code or shared secret on both
+/// sockets, wait out each role's pairing, store the device tokens and the configuration. `openclaw-talk setup`
+/// drives it; the prompts and progress lines are hooks so tests can answer them.
 ///
-/// Transactional: the new URL, pin and credentials are staged in memory and replace the stored ones
-/// together only after `hello-ok`; a setup that fails or is interrupted leaves the previous one as it was.
+/// Pairing as upstream does it for a client that is not an official app (upstream-gateway.md §1): a `limited` or
+/// `full` code's bootstrap token goes on the node and the operator socket; each role the Gateway does not approve
+/// silently gets a pending request (shown with its id and `openclaw devices approve <id>`) that is retried until
+/// approved, within the code's life; a node-only code, or one that expired first, leaves the operator role a
+/// shared token or password to give once (`Request.operatorSecret` or the `askOperatorSecret` hook).
+///
+/// Transactional: the new URL, pin and credentials are staged in memory and replace the stored ones together once
+/// a role is paired; a setup that fails or is interrupted before that leaves the previous one as it was.
 package struct GatewaySetup: Sendable {
     /// What the user gave.
     package struct Request: Sendable {
@@ -19,11 +25,15 @@ package struct GatewaySetup: Sendable {
         /// `--replace-pin`: a certificate other than the pinned one may be trusted (asked, or `--yes`).
         package var replacePin = false
         package var displayName: String?
-        /// How long to wait for the operator socket after the node socket is connected.
-        package var operatorWait: Duration = .seconds(10)
-        /// How long transient failures (Gateway down, timeouts, UNAVAILABLE) are retried before giving
-        /// up; waiting for pairing approval does not count.
-        package var timeout: Duration = .seconds(60)
+        /// The shared token or password for the operator role when the code gives none (`--token-file` with a code).
+        package var operatorSecret: CredentialStore.OperatorSecret?
+        /// `--timeout`: how long setup keeps trying in all. Without it, an unreachable Gateway is retried for
+        /// `transientTimeout` without progress, and pending approvals are waited for while the code lives (its
+        /// `expiresAtMs`, else `codeLife` from the start).
+        package var timeout: Duration?
+        package var transientTimeout: Duration = .seconds(60)
+        /// Upstream's bootstrap token lifetime (10 minutes), for a code that does not say when it expires.
+        package var codeLife: Duration = .seconds(600)
 
         package init(code: SetupCode) { self.code = code }
     }
@@ -36,7 +46,14 @@ package struct GatewaySetup: Sendable {
         case trusted(fingerprint: String)
         /// The pin changes, as the user asked (`--trust NEW` or `--replace-pin`).
         case pinReplaced(old: String, new: String)
-        case waitingForApproval(requestId: String?)
+        /// A role waits for the owner's approval of `requestId` (`reason`: not-paired, role-upgrade, scope-upgrade);
+        /// `waitsOnNode`: the Gateway holds the operator's connect until the node's request (same id) is approved.
+        case pairingPending(role: GatewayRole, requestId: String?, reason: String?, waitsOnNode: Bool)
+        /// The Gateway replaced a role's request with a new one (its role or scopes changed): approve the new id.
+        case pairingSuperseded(role: GatewayRole, old: String, new: String)
+        case rolePaired(role: GatewayRole, scopes: [String])
+        /// The operator role needs the shared token or password once (why: a node-only or expired code).
+        case operatorCredentialNeeded(reason: String)
         case retrying(reason: String)
     }
 
@@ -46,26 +63,48 @@ package struct GatewaySetup: Sendable {
         /// Asks whether to replace the pinned certificate `old` by `new` (with `--replace-pin`); nil means
         /// nobody can answer.
         package var confirmReplace: @Sendable (_ host: String, _ old: String, _ new: String) async -> Bool?
+        /// Asks for the Gateway's shared token (or password) for the operator role; nil means nobody can answer.
+        package var askOperatorSecret: @Sendable () async -> CredentialStore.OperatorSecret?
         package var progress: @Sendable (Progress) -> Void
 
         package init(
             confirmTrust: @escaping @Sendable (String, String) async -> Bool?,
             confirmReplace: @escaping @Sendable (String, String, String) async -> Bool? = { _, _, _ in nil },
+            askOperatorSecret: @escaping @Sendable () async -> CredentialStore.OperatorSecret? = { nil },
             progress: @escaping @Sendable (Progress) -> Void
         ) {
             self.confirmTrust = confirmTrust
             self.confirmReplace = confirmReplace
+            self.askOperatorSecret = askOperatorSecret
             self.progress = progress
         }
     }
 
-    /// How setup ended well.
+    /// Where one role ended up.
+    package enum RoleOutcome: Sendable, Equatable {
+        case paired(scopes: [String])
+        /// Still waiting for the owner's approval of this request when setup stopped waiting.
+        case pending(requestId: String?)
+        /// The operator role has nothing to authenticate with (a node-only or expired code, no secret given).
+        case noCredential(reason: String)
+        /// The Gateway refused the role (its request rejected, a credential refused).
+        case refused(reason: String)
+
+        package var isPaired: Bool { if case .paired = self { true } else { false } }
+    }
+
+    /// How setup ended: at least one role paired (else it throws).
     package struct Outcome: Sendable, Equatable {
         package var url: String
         package var serverVersion: String
         package var pinnedFingerprint: String?
-        package var operatorConnected: Bool
-        package var operatorScopes: [String]
+        package var node: RoleOutcome
+        package var `operator`: RoleOutcome
+
+        /// Both roles paired: the device can chat.
+        package var complete: Bool { node.isPaired && `operator`.isPaired }
+        package var operatorConnected: Bool { `operator`.isPaired }
+        package var operatorScopes: [String] { if case .paired(let scopes) = `operator` { scopes } else { [] } }
     }
 
     package var paths: StoragePaths
@@ -82,10 +121,12 @@ package struct GatewaySetup: Sendable {
         self.logger = logger
     }
 
-    /// Runs setup to the first `hello-ok` on the node socket (and the operator socket when it can), then
-    /// stores the new configuration and credentials.
+    /// Runs setup until both roles are paired, a role is refused, or the wait ends; then stores the new
+    /// configuration and credentials when at least one role is paired.
     package func run(_ request: Request, hooks: Hooks) async throws -> Outcome {
-        try request.code.checkNotExpired(nowMs: Int64(Date().timeIntervalSince1970 * 1000))
+        let started = ContinuousClock.now
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        try request.code.checkNotExpired(nowMs: nowMs)
         let endpoint = try request.code.endpoint
         guard request.code.hasCredential else { throw SetupError.noCredential }
         hooks.progress(.connecting(url: "\(endpoint)"))
@@ -101,7 +142,7 @@ package struct GatewaySetup: Sendable {
         let credentials = try CredentialStore.staged(
             paths: paths, gatewayURL: "\(endpoint)", bootstrapToken: request.code.bootstrapToken,
             sharedToken: request.code.token, password: request.code.password, persist: persist)
-        let displayName = request.displayName ?? ClientProfile.hostName
+        let displayName = request.displayName ?? ClientProfile.defaultDisplayName(deviceId: identity.deviceId)
         let session = GatewaySession(
             identity: identity, credentials: credentials, displayName: displayName, version: version,
             openTransport: WebSocketTransport.opener(
@@ -109,84 +150,15 @@ package struct GatewaySetup: Sendable {
                 logger: logger),
             trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: pin), timing: timing, logger: logger)
 
-        let outcome = try await withThrowingTaskGroup(of: Outcome?.self) { group in
-            group.addTask {
-                await session.run()
-                return nil
-            }
-            group.addTask {
-                try await Self.awaitConnected(session, endpoint: endpoint, pin: pin, request: request, hooks: hooks)
-            }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let result { return result }
-            }
-            throw SetupError.stopped("The connection ended before the Gateway accepted it.")
-        }
+        let codeLife = request.code.expiresAtMs.map { Duration.milliseconds(max(0, $0 - nowMs)) } ?? request.codeLife
+        let pairing = RolePairing(session: session, request: request, hooks: hooks,
+                                  deadline: started + (request.timeout ?? codeLife))
+        let paired = try await pairing.run()
         // The commit: credentials first, then the configuration that names them. A crash between the two
         // renames leaves credentials for the new URL beside the old configuration, which loading refuses.
         try await credentials.commit()
         try GatewayConfig(url: "\(endpoint)", tlsFingerprint: pin, displayName: request.displayName).save(paths: paths)
-        return outcome
+        return Outcome(url: "\(endpoint)", serverVersion: paired.serverVersion, pinnedFingerprint: pin,
+                       node: paired.node, operator: paired.operator)
     }
-
-    private static func awaitConnected(
-        _ session: GatewaySession, endpoint: GatewayEndpoint, pin: String?, request: Request, hooks: Hooks
-    ) async throws -> Outcome {
-        let version = try await withThrowingTaskGroup(of: String?.self) { group in
-            // Transient failures are retried until `timeout` has passed without progress; waiting for
-            // approval stops the clock, since a person is then expected to act.
-            let retrying = RetryClock()
-            group.addTask {
-                for await state in await session.node.stateUpdates() {
-                    switch state {
-                    case .connected(let v):
-                        return v
-                    case .waitingForApproval(let id, _):
-                        retrying.state.withLock { $0.since = nil }
-                        hooks.progress(.waitingForApproval(requestId: id))
-                    case .reconnecting(_, _, let reason):
-                        retrying.state.withLock { r in
-                            if r.since == nil { r.since = .now }
-                            r.reason = reason
-                        }
-                        hooks.progress(.retrying(reason: reason))
-                    case .disconnected(let reason):
-                        throw SetupError.stopped(reason)
-                    case .idle, .connecting:
-                        continue
-                    }
-                }
-                throw CancellationError()
-            }
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: .milliseconds(200))
-                    let (since, reason) = retrying.state.withLock { ($0.since, $0.reason) }
-                    if let since, ContinuousClock.now - since >= request.timeout {
-                        throw SetupError.gaveUp(reason: reason, seconds: Int(request.timeout.components.seconds))
-                    }
-                }
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-        guard let version, !version.isEmpty else { throw CancellationError() }
-        let op = session.operatorConnection
-        let opConnected = await (try? withDeadline(request.operatorWait, sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {
-            for await s in await op.stateUpdates() {
-                if case .connected = s { return true }
-                if case .disconnected = s { return false }
-            }
-            return false
-        }) ?? false
-        let scopes = await op.hello?.scopes ?? []
-        return Outcome(url: "\(endpoint)", serverVersion: version, pinnedFingerprint: pin,
-                       operatorConnected: opConnected == true, operatorScopes: scopes)
-    }
-}
-
-/// Since when setup has been failing without progress, and why (shared by its two watching tasks).
-private final class RetryClock: Sendable {
-    let state = Mutex<(since: ContinuousClock.Instant?, reason: String)>((ContinuousClock.now, ""))
 }

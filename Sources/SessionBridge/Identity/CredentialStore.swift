@@ -1,8 +1,21 @@
 import Foundation
 
-/// The secrets that let this device reconnect: device tokens per role, and a shared token or password
-/// when configured directly. Kept in the state folder (0600 file in a 0700 folder). One actor owns them.
+/// The secrets that let this device reconnect: device tokens per role, a shared token or password when
+/// configured directly, and, while pairing is under way, the setup code's bootstrap token (kept until each role's
+/// device token is stored or the Gateway refuses it for that role, as Windows Hub keeps it) and a shared secret
+/// given once for the operator role (dropped when the operator's device token arrives). Kept in the state folder
+/// (0600 file in a 0700 folder). One actor owns them.
 package actor CredentialStore {
+    /// A shared token or password given once to pair the operator role (a node-only or expired setup code).
+    package struct OperatorSecret: Sendable, Equatable, Codable {
+        package var token: String?
+        package var password: String?
+        package init(token: String?, password: String?) {
+            self.token = token
+            self.password = password
+        }
+    }
+
     /// What is on disk.
     package struct Contents: Sendable, Equatable, Codable {
         package var gatewayURL: String?
@@ -10,6 +23,12 @@ package actor CredentialStore {
         package var password: String?
         /// Device tokens by role (`node`, `operator`).
         package var deviceTokens: [String: HelloOk.IssuedToken] = [:]
+        /// The setup code's bootstrap token, until every role has its device token or refused it.
+        package var bootstrapToken: String?
+        /// Roles for which the Gateway refused the bootstrap token (`AUTH_BOOTSTRAP_TOKEN_INVALID`).
+        package var bootstrapRefused: [String]?
+        /// Until the operator's device token arrives.
+        package var operatorSecret: OperatorSecret?
         package init() {}
     }
 
@@ -17,8 +36,6 @@ package actor CredentialStore {
     /// Where a staged store (`staged`) writes once `commit()` is called; it writes nothing before.
     private let commitPaths: StoragePaths?
     private var contents: Contents
-    /// A bootstrap token from a fresh setup code: used (node role) until a node device token arrives.
-    private var bootstrapToken: String?
     /// False when tokens came over an endpoint where storing them is unsafe (plaintext to a non-local host).
     private let persist: Bool
 
@@ -48,22 +65,24 @@ package actor CredentialStore {
     /// `commit()`, so a setup that fails or is interrupted leaves the stored credentials as they were.
     package static func staged(
         paths: StoragePaths, gatewayURL: String, bootstrapToken: String?, sharedToken: String?, password: String?,
-        persist: Bool
+        operatorSecret: OperatorSecret? = nil, persist: Bool
     ) throws -> CredentialStore {
         var contents = try load(paths)
         if contents.gatewayURL != gatewayURL || bootstrapToken != nil { contents.deviceTokens = [:] }
         contents.gatewayURL = gatewayURL
         contents.sharedToken = sharedToken
         contents.password = password
-        return CredentialStore(staged: contents, bootstrapToken: bootstrapToken, commitPaths: paths, persist: persist)
+        contents.bootstrapToken = bootstrapToken
+        contents.bootstrapRefused = nil
+        contents.operatorSecret = operatorSecret
+        return CredentialStore(staged: contents, commitPaths: paths, persist: persist)
     }
 
-    private init(staged: Contents, bootstrapToken: String?, commitPaths: StoragePaths, persist: Bool) {
+    private init(staged: Contents, commitPaths: StoragePaths, persist: Bool) {
         paths = nil
         self.commitPaths = commitPaths
         self.persist = persist
         contents = staged
-        self.bootstrapToken = bootstrapToken
     }
 
     /// Writes a staged store where it belongs (setup calls it after `hello-ok`).
@@ -88,17 +107,44 @@ package actor CredentialStore {
         contents.gatewayURL = gatewayURL
         contents.sharedToken = sharedToken
         contents.password = password
-        self.bootstrapToken = bootstrapToken
+        contents.bootstrapToken = bootstrapToken
+        contents.bootstrapRefused = nil
         try save()
     }
 
-    /// The `auth` for a role: password when set; `token` = shared token, else the role's device token;
-    /// the bootstrap token only when no token resolved (and only for the node role).
+    /// The `auth` for a role: password when set; `token` = shared token, else the role's device token, else (operator)
+    /// the secret given once to pair it; the bootstrap token only when nothing else resolved and the Gateway has not
+    /// refused it for this role. A setup code's token goes on both sockets: upstream accepts it for every role of its
+    /// profile (`verifyDeviceBootstrapToken`).
     package func auth(for role: GatewayRole) -> ConnectAuth {
         var a = ConnectAuth(password: contents.password)
         a.token = contents.sharedToken ?? contents.deviceTokens[role.rawValue]?.deviceToken
-        if a.token == nil, role == .node { a.bootstrapToken = bootstrapToken }
+        if role == .operator, a.token == nil, let secret = contents.operatorSecret {
+            a.token = secret.token
+            a.password = a.password ?? secret.password
+        }
+        if a.token == nil, a.password == nil, let bootstrap = contents.bootstrapToken,
+           !(contents.bootstrapRefused ?? []).contains(role.rawValue) {
+            a.bootstrapToken = bootstrap
+        }
         return a
+    }
+
+    /// The Gateway refused the bootstrap token for `role` (a node-only code on the operator socket, or the code
+    /// expired or was spent): that role needs another credential. Once no role can use it, it is forgotten.
+    package func bootstrapRefused(for role: GatewayRole) throws {
+        guard contents.bootstrapToken != nil else { return }
+        var refused = Set(contents.bootstrapRefused ?? [])
+        refused.insert(role.rawValue)
+        contents.bootstrapRefused = refused.sorted()
+        dropSpentBootstrap()
+        try save()
+    }
+
+    /// Gives the operator role a shared token or password once (setup, for a node-only or expired code).
+    package func useOperatorSecret(_ secret: OperatorSecret) throws {
+        contents.operatorSecret = secret
+        try save()
     }
 
     /// What the one retry after a refused shared token needs for a role; nil when no shared token is configured.
@@ -113,9 +159,11 @@ package actor CredentialStore {
         contents.deviceTokens[GatewayRole.operator.rawValue]?.scopes ?? ["operator.read", "operator.write"]
     }
 
-    /// Whether the operator socket has anything to authenticate with yet.
+    /// Whether the operator socket has anything to authenticate with.
     package var hasOperatorCredential: Bool {
         contents.sharedToken != nil || contents.password != nil || contents.deviceTokens["operator"] != nil
+            || contents.operatorSecret != nil
+            || (contents.bootstrapToken != nil && !(contents.bootstrapRefused ?? []).contains(GatewayRole.operator.rawValue))
     }
 
     /// Keeps the device tokens a `hello-ok` handed out. A token equal to the stored one keeps its stored scopes.
@@ -128,8 +176,20 @@ package actor CredentialStore {
             token.scopes = role == .node ? [] : token.scopes.filter(Self.handOffScopes.contains)
             contents.deviceTokens[role.rawValue] = token
         }
-        if contents.deviceTokens["node"] != nil { bootstrapToken = nil }
+        // Only the operator's device token is kept of a secret given once to pair it.
+        if contents.deviceTokens[GatewayRole.operator.rawValue] != nil { contents.operatorSecret = nil }
+        dropSpentBootstrap()
         try save()
+    }
+
+    /// The bootstrap token is forgotten once every role has its device token or has been refused it.
+    private func dropSpentBootstrap() {
+        let refused = Set(contents.bootstrapRefused ?? [])
+        let done = [GatewayRole.node, .operator].allSatisfy { contents.deviceTokens[$0.rawValue] != nil || refused.contains($0.rawValue) }
+        if done {
+            contents.bootstrapToken = nil
+            contents.bootstrapRefused = nil
+        }
     }
 
     static let handOffScopes: Set<String> = [

@@ -105,6 +105,10 @@ package enum ConnectError: Error, Equatable, CustomStringConvertible {
         case "AUTH_PASSWORD_MISMATCH": return "The Gateway rejected the password; check --password."
         case "AUTH_PASSWORD_NOT_CONFIGURED": return "The Gateway has no password configured; use --token or a setup code."
         case "AUTH_BOOTSTRAP_TOKEN_INVALID":
+            if d?["reason"]?.stringValue == "role-not-in-profile" {
+                return "The setup code does not cover this role (a node-only code gives no operator role); "
+                    + "give the Gateway's shared token once (setup --token-file FILE), or make a code with operator access."
+            }
             return "The setup code was already used or has expired; make a new one with 'openclaw qr' and run setup again."
         case "AUTH_DEVICE_TOKEN_MISMATCH":
             return "The Gateway no longer accepts this device's token (it was revoked or the Gateway was reset); run 'openclaw-talk setup' again."

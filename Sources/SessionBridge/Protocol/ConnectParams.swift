@@ -54,7 +54,14 @@ package struct ClientProfile: Sendable, Equatable {
         return base.replacingOccurrences(of: "_", with: "-")
     }
 
-    /// The host name, the default `displayName`.
+    /// The default `displayName`: the host name and the start of the device id, so two devices on one host (two
+    /// users, or a second state folder) are told apart. Upstream's silent local approvals prune older silent pairings
+    /// of the same client id, mode and display name (device-pairing-prune.ts): a shared name would unpair the other.
+    package static func defaultDisplayName(deviceId: String) -> String {
+        "\(hostName) (openclaw-talk \(deviceId.prefix(6)))"
+    }
+
+    /// The host name.
     package static var hostName: String {
         var buf = [CChar](repeating: 0, count: 256)
         guard gethostname(&buf, buf.count) == 0 else { return "Linux" }

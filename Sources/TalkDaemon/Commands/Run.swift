@@ -136,6 +136,9 @@ extension OpenClawTalk {
                     group.addTask { await chat.run() }
                 }
             }
+            // "operator pairing pending: approve <id>" or "no operator credential: ..." on stderr, as they change.
+            let pairingNotices = SessionStatusTracker.announcePairing(gatewaySession, logger: logger)
+            defer { pairingNotices.forEach { $0.cancel() } }
             // The silence window comes from talk.config unless --silence-ms gave one, and the endpointer takes it
             // at the start: wait (briefly) for the Gateway's answer.
             var endpointing = endpointing
@@ -195,7 +198,7 @@ extension OpenClawTalk {
                                        audioSource: input.map { "file:" + $0 } ?? source ?? "default",
                                        audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
                                        echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
-                gateway: gatewaySession, version: version, displayName: ClientProfile.hostName, stop: stop)
+                gateway: gatewaySession, version: version, displayName: gatewaySession.displayName, stop: stop)
             let printer = Task { [json, maxTurns] in
                 var turns = 0
                 for await event in talk.events {

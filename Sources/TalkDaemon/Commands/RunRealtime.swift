@@ -65,7 +65,7 @@ struct RealtimeOptions: Sendable {
         let host = try await daemon.serve(
             session: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
                                            audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
-            gateway: gateway, version: version, displayName: ClientProfile.hostName, stop: stop)
+            gateway: gateway, version: version, displayName: gateway.displayName, stop: stop)
         let printer = Task {
             var turns = 0
             for await event in session.events {

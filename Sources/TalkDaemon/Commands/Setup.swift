@@ -4,8 +4,9 @@ import Synchronization
 import TalkLogging
 
 extension OpenClawTalk {
-    /// Joins a Gateway: from a setup code (or a URL with a token/password), trusting its certificate,
-    /// waiting for pairing approval, and storing what later connects need.
+    /// Joins a Gateway: from a setup code (or a URL with a token/password), trusting its certificate, pairing the
+    /// node and the operator role (each request shown with its approve command, waited for while the code lives),
+    /// and storing what later connects need. Succeeds only when both roles are paired.
     struct Setup: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "setup",
@@ -14,8 +15,14 @@ extension OpenClawTalk {
                 CODE may be the bare setup code, an oc-pair:// link, the code's JSON, a pasted message that \
                 contains it, or '-' to read it from stdin (keeps it out of shell history). Without a code, \
                 give --gateway URL with --token-file or --password-file (or $OPENCLAW_TALK_TOKEN). \
-                \(SecretOptions.discussion) Nothing is stored until the Gateway has accepted this device: a \
-                setup that fails or is stopped leaves the previous one working. A Gateway pinned before must \
+                \(SecretOptions.discussion) The node and the operator role (which sends chat) are paired with \
+                the code: each request the Gateway does not approve by itself is shown with 'openclaw devices \
+                approve <id>' and waited for while the code lives (or --timeout). A node-only code, or one that \
+                expired first, leaves the operator role the Gateway's shared token or password to give once \
+                (--token-file, --password-file, $\(SecretOptions.tokenVariable), or typed when asked); only its \
+                device token is kept. Setup succeeds (exit 0) only when both roles are paired, and says which one is \
+                missing otherwise. Nothing is stored until the Gateway has accepted a role: a setup that fails or is \
+                stopped before that leaves the previous one working. A Gateway pinned before must \
                 present the same certificate; a changed one is refused (even with --yes) unless --trust names \
                 the new SHA-256 or --replace-pin is given. The Gateway URL and certificate pin go to \
                 $XDG_CONFIG_HOME/openclaw-talk/, the device identity and tokens to \
@@ -28,8 +35,8 @@ extension OpenClawTalk {
                 .option("tls-fingerprint", value: "sha256", help: "The same as --trust."),
                 .flag("yes", short: "y", help: "Trust a first-seen certificate without asking (scripts); never a changed one."),
                 .flag("replace-pin", help: "Allow replacing the pinned certificate (asked on the terminal, or --yes)."),
-                .option("timeout", value: "seconds", help: "Give up when the Gateway stays unreachable this long (default 60)."),
-                .option("display-name", value: "name", help: "Name shown for this device (default: the host name)."),
+                .option("timeout", value: "seconds", help: "Give up after this long (default: 60 s of an unreachable Gateway; approvals are waited for while the code lives)."),
+                .option("display-name", value: "name", help: "Name shown for this device (default: the host name and the start of the device id)."),
             ],
             arguments: [ArgumentSpec(name: "code", help: "The setup code, or '-' to read it from stdin.", optional: true)]
         )
@@ -38,8 +45,11 @@ extension OpenClawTalk {
         var trust: String?
         var yes: Bool
         var replacePin: Bool
-        var timeout: Int
+        var timeout: Int?
         var displayName: String?
+        /// The shared token or password given beside a setup code: the operator role's credential when the code
+        /// gives it none.
+        var operatorSecret: CredentialStore.OperatorSecret?
 
         init(_ parsed: ParsedArguments) throws {
             let given = parsed.argument("code")
@@ -54,10 +64,16 @@ extension OpenClawTalk {
             if gateway != nil, !(code.url.hasPrefix("ws://") || code.url.hasPrefix("wss://")) {
                 throw ValidationError("--gateway takes a ws:// or wss:// URL.")
             }
-            // The environment fills in only what a code without its own credential lacks.
-            let secrets = try SecretOptions.read(parsed, includeEnvironment: !code.hasCredential, standardInputTaken: given == "-")
-            if let t = secrets.token { code.token = t }
-            if let p = secrets.password { code.password = p }
+            let secrets = try SecretOptions.read(parsed, includeEnvironment: true, standardInputTaken: given == "-")
+            if code.hasCredential {
+                // Beside a code, a shared secret is for the operator role, should the code not pair it.
+                if secrets.token != nil || secrets.password != nil {
+                    operatorSecret = CredentialStore.OperatorSecret(token: secrets.token, password: secrets.password)
+                }
+            } else {
+                code.token = secrets.token
+                code.password = secrets.password
+            }
             if !code.hasCredential {
                 throw ValidationError("No credential: the code carries no token, so pass --token-file, --password-file or $\(SecretOptions.tokenVariable).")
             }
@@ -71,7 +87,7 @@ extension OpenClawTalk {
             trust = trusts.first
             yes = parsed.flag("yes")
             replacePin = parsed.flag("replace-pin")
-            timeout = try parsed.intOption("timeout", range: 1...86_400) ?? 60
+            timeout = try parsed.intOption("timeout", range: 1...86_400)
             displayName = parsed.option("display-name")
         }
 
@@ -84,10 +100,12 @@ extension OpenClawTalk {
             request.trustFingerprint = trust
             request.assumeYes = yes
             request.replacePin = replacePin
-            request.timeout = .seconds(timeout)
+            request.timeout = timeout.map { .seconds($0) }
             request.displayName = displayName
+            request.operatorSecret = operatorSecret
             let shown = Mutex<Set<String>>([])
-            let hooks = GatewaySetup.Hooks(confirmTrust: Self.askTrust, confirmReplace: Self.askReplace) { progress in
+            let hooks = GatewaySetup.Hooks(confirmTrust: Self.askTrust, confirmReplace: Self.askReplace,
+                                           askOperatorSecret: Self.askOperatorSecret) { progress in
                 let line = Self.line(for: progress)
                 // Each message once, however often the connection retries.
                 guard shown.withLock({ $0.insert(line).inserted }) else { return }
@@ -95,11 +113,31 @@ extension OpenClawTalk {
             }
             let outcome = try await setup.run(request, hooks: hooks)
             print("Connected to \(outcome.url) (Gateway \(GatewayText.neutralized(outcome.serverVersion, limit: 64)))")
-            if outcome.operatorConnected {
-                print("Operator access: \(outcome.operatorScopes.map { GatewayText.neutralized($0, limit: 64) }.joined(separator: ", "))")
-            } else {
-                FileHandle.standardError.write(Data("The operator connection (needed to send chat) is not up yet; it will keep trying when the daemon runs.\n".utf8))
+            for line in Self.summary(outcome) { print(line) }
+            if !outcome.complete { throw ExitCode.failure }
+        }
+
+        /// Each role's state at the end, and what to do about one that is not paired.
+        static func summary(_ outcome: GatewaySetup.Outcome) -> [String] {
+            func describe(_ role: GatewayRole, _ result: GatewaySetup.RoleOutcome) -> String {
+                switch result {
+                case .paired(let scopes) where role == .operator:
+                    return "Operator role: paired (\(scopes.map { GatewayText.neutralized($0, limit: 64) }.joined(separator: ", ")))"
+                case .paired: return "Node role: paired"
+                case .pending(let id):
+                    return PairingStatus.pending(role, requestId: id)
+                        + ". The daemon ('openclaw-talk run') finishes pairing once it is approved, while the setup code lives."
+                case .noCredential(let reason): return PairingStatus.noOperatorCredential + " (\(GatewayText.neutralized(reason)))."
+                case .refused(let reason): return "\(role == .node ? "Node" : "Operator") role refused: \(GatewayText.neutralized(reason, limit: 400))"
+                }
             }
+            var lines = [describe(.node, outcome.node), describe(.operator, outcome.operator)]
+            if !outcome.complete {
+                lines.append(outcome.operatorConnected
+                    ? "Setup is not complete: the node role is missing (push-to-talk and presence need it)."
+                    : "Setup is not complete: without the operator role this device cannot send what you say to the agent.")
+            }
+            return lines
         }
 
         /// What the terminal shows for a step. Everything the Gateway chose is neutralised first.
@@ -113,14 +151,45 @@ extension OpenClawTalk {
             case .pinReplaced(let old, let new):
                 return "Replacing the pinned certificate SHA-256 \(CertificateFingerprint.display(old))\n"
                     + "  with SHA-256 \(CertificateFingerprint.display(new)), as asked."
-            case .waitingForApproval(let id?) where GatewayText.isRequestId(id):
-                return "Waiting for approval of this device (request \(id)).\n"
-                    + "  On the Gateway host run: openclaw devices approve \(id)\n  Retrying until it is approved; Ctrl-C to stop."
-            case .waitingForApproval:
-                return "Waiting for approval of this device.\n"
-                    + "  On the Gateway host run 'openclaw devices list' and approve its request.\n  Retrying until it is approved; Ctrl-C to stop."
+            case .pairingPending(.operator, let id?, _, true) where GatewayText.isRequestId(id):
+                return "The operator role waits until the node's request \(id) is approved (the Gateway pairs the node first)."
+            case .pairingPending(let role, let id?, let reason, _) where GatewayText.isRequestId(id):
+                return "Pairing request for the \(role.rawValue) role\(reason == "role-upgrade" ? " (a role upgrade)" : ""): \(id)\n"
+                    + "  On the Gateway host run: openclaw devices approve \(id)\n"
+                    + "  Retrying until it is approved, while the setup code lives; Ctrl-C to stop."
+            case .pairingPending(let role, _, _, _):
+                return "Waiting for approval of the \(role.rawValue) role.\n"
+                    + "  On the Gateway host run 'openclaw devices list' and approve this device's request.\n"
+                    + "  Retrying until it is approved, while the setup code lives; Ctrl-C to stop."
+            case .pairingSuperseded(let role, let old, let new):
+                let ids = [old, new].map { GatewayText.isRequestId($0) ? $0 : "(an unprintable id)" }
+                return "The Gateway replaced the \(role.rawValue) role's request \(ids[0]) by \(ids[1]); approve \(ids[1])."
+            case .rolePaired(.node, _): return "The node role is paired."
+            case .rolePaired(_, let scopes):
+                return "The operator role is paired (\(scopes.map { GatewayText.neutralized($0, limit: 64) }.joined(separator: ", ")))."
+            case .operatorCredentialNeeded(let reason):
+                return "The operator role (it sends what you say to the agent) has no credential: \(GatewayText.neutralized(reason)).\n"
+                    + "  It needs the Gateway's shared token or password once: --token-file FILE, --password-file FILE, "
+                    + "$\(SecretOptions.tokenVariable), or typed when asked. Only the operator's device token is kept."
             case .retrying(let reason): return "Not connected yet: \(GatewayText.neutralized(reason, limit: 400)) Retrying..."
             }
+        }
+
+        /// The Gateway's shared token typed on the terminal, not echoed; nil when stdin is not a terminal.
+        @Sendable static func askOperatorSecret() async -> CredentialStore.OperatorSecret? {
+            guard isatty(STDIN_FILENO) == 1 else { return nil }
+            FileHandle.standardError.write(Data("Gateway shared token for the operator role (not shown; for a password use --password-file): ".utf8))
+            var saved = termios()
+            let hidden = tcgetattr(STDIN_FILENO, &saved) == 0
+            if hidden {
+                var quiet = saved
+                quiet.c_lflag &= ~tcflag_t(ECHO)
+                tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+            }
+            let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces) ?? ""
+            if hidden { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+            FileHandle.standardError.write(Data("\n".utf8))
+            return line.isEmpty || line.contains(where: \.isNewline) ? nil : CredentialStore.OperatorSecret(token: line, password: nil)
         }
 
         /// "Trust and connect?" on the terminal; nil when stdin is not a terminal (no one to ask).

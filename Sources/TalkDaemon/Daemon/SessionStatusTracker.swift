@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import TalkLogging
 import SessionBridge
 import TalkService
 import TalkSession
@@ -54,7 +56,8 @@ struct SessionStatusTracker: Sendable {
         }
         // Both sockets make one connection for the user: connected when both are, else the one that is not.
         let states = ["operator", "node"].compactMap { roles[$0] }
-        let waiting = states.first { if case .connected = $0 { false } else { true } }
+        let waitingRole = ["operator", "node"].first { r in roles[r].map { if case .connected = $0 { false } else { true } } ?? false }
+        let waiting = waitingRole.flatMap { roles[$0] }
         snap.nextRetryAt = nil
         connectionError = nil
         switch waiting {
@@ -67,7 +70,7 @@ struct SessionStatusTracker: Sendable {
         case .waitingForApproval(let id, let next)?:
             snap.connection = .reconnecting
             snap.nextRetryAt = next
-            connectionError = "waiting for pairing approval" + (id.map { " (request \($0))" } ?? "")
+            connectionError = PairingStatus.pending(waitingRole == "operator" ? .operator : .node, requestId: id)
         case .disconnected(let reason)?:
             snap.connection = .disconnected
             connectionError = reason
@@ -86,16 +89,56 @@ struct SessionStatusTracker: Sendable {
         return s
     }
 
-    /// Follows both sockets' states, handing each to `update`, until the returned tasks are cancelled.
+    /// Follows both sockets' states, handing each to `update`, until the returned tasks are cancelled. An operator
+    /// socket that has nothing to authenticate with (never started, or refused the setup code's token) is reported
+    /// as disconnected with `PairingStatus.noOperatorCredential`.
     static func watch(_ gateway: GatewaySession,
                       _ update: @escaping @Sendable (String, ConnectionState, HelloOk?) async -> Void) -> [Task<Void, Never>] {
         [("node", gateway.node), ("operator", gateway.operatorConnection)].map { role, connection in
             Task {
                 for await state in await connection.stateUpdates() {
                     let hello = await connection.hello
-                    await update(role, state, hello)
+                    await update(role, role == "operator" ? await operatorState(state, gateway) : state, hello)
                 }
             }
+        }
+    }
+
+    /// The operator socket's state as the user should read it: idle or stopped for want of a credential says so.
+    static func operatorState(_ state: ConnectionState, _ gateway: GatewaySession) async -> ConnectionState {
+        switch state {
+        case .idle:
+            return await gateway.credentials.hasOperatorCredential ? state : .disconnected(reason: PairingStatus.noOperatorCredential)
+        case .disconnected:
+            let refused = await gateway.operatorConnection.lastConnectError?.code == "AUTH_BOOTSTRAP_TOKEN_INVALID"
+            return refused ? .disconnected(reason: PairingStatus.noOperatorCredential) : state
+        default:
+            return state
+        }
+    }
+
+    /// `run` says on stderr (and in its log) why it cannot chat yet, each time that changes: a role's pairing request
+    /// waiting for the owner ("operator pairing pending: approve <id>"), or no operator credential.
+    static func announcePairing(_ gateway: GatewaySession, logger: Logger) -> [Task<Void, Never>] {
+        let last = Mutex<[String: String]>([:])
+        return watch(gateway) { role, state, _ in
+            let note = pairingNote(role: role, state)
+            let changed = last.withLock { seen in
+                defer { seen[role] = note ?? "" }
+                return note != nil && seen[role] != note
+            }
+            guard changed, let note else { return }
+            logger.warning("pairing", metadata: ["gateway.role": "\(role)", "pairing.note": "\(note)"])
+            StandardStream.write(note + "\n", to: STDERR_FILENO)
+        }
+    }
+
+    /// The line `run` prints when a socket cannot serve Talk for want of pairing, or nil.
+    static func pairingNote(role: String, _ state: ConnectionState) -> String? {
+        switch state {
+        case .waitingForApproval(let id, _): PairingStatus.pending(role == "operator" ? .operator : .node, requestId: id)
+        case .disconnected(let reason) where reason == PairingStatus.noOperatorCredential: reason
+        default: nil
         }
     }
 

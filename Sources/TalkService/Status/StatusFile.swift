@@ -77,7 +77,9 @@ package enum StatusReading: Equatable, Sendable {
         case .notRunning: return "not running (stale status from \(when))"
         case .stale: return "\(s.state) (stale: no heartbeat since \(when))"
         case .live:
-            let gateway = s.gateway.connected ? "connected to \(s.gateway.url ?? "the Gateway")" : s.gateway.state
+            // Not connected: why (a pairing waiting for approval, no operator credential), when the status says.
+            let gateway = s.gateway.connected ? "connected to \(s.gateway.url ?? "the Gateway")"
+                : s.gateway.state + (s.error.map { ": \($0)" } ?? "")
             return "\(s.state), \(gateway)"
         }
     }

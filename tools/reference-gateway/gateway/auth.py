@@ -8,6 +8,7 @@ import collections
 import hmac
 from dataclasses import dataclass
 
+from . import bootstrap
 from .codec import now_ms
 from .errors import ConnectRejected, auth_failure
 
@@ -63,7 +64,7 @@ def authenticate(params, device_id, config, state):
                             shared_configured=config.token is not None)
         return AuthResult("device-token")
     if auth.get("bootstrapToken"):
-        _check_bootstrap(auth["bootstrapToken"], device_id, state)
+        _check_bootstrap(auth["bootstrapToken"], device_id, role, list(params.get("scopes") or []), state)
         return AuthResult("bootstrap", bootstrap_token=auth["bootstrapToken"])
     if password is not None:
         raise auth_failure("AUTH_PASSWORD_NOT_CONFIGURED",
@@ -95,12 +96,16 @@ def _check_device_token(token, device_id, role, state, via_token_field, shared_c
                        deviceId=device_id, role=role)
 
 
-def _check_bootstrap(token, device_id, state):
+def _check_bootstrap(token, device_id, role, scopes, state):
+    """`verifyDeviceBootstrapToken` (src/infra/device-bootstrap.ts): any role of the token's profile, with scopes
+    inside it, bound to the first device that uses it; revoked after a handoff or once every role is redeemed."""
     record = state.bootstrap_record(token)
     reason = None
     if record is None:
         reason = "unknown"
-    elif record.get("usedAtMs") is not None:
+    elif not bootstrap.allows(bootstrap.profile(record.get("profile")), role, scopes):
+        reason = "role-not-in-profile"   # e.g. a node-only code on an operator connect (refgw's detail)
+    elif record.get("revokedAtMs") is not None or record.get("usedAtMs") is not None:
         reason = "already-used"
     elif now_ms() > record["expiresAtMs"]:
         reason = "expired"

@@ -35,9 +35,10 @@ def build_parser():
     auth.add_argument("--password", default=os.environ.get("REFGW_PASSWORD"),
                       help="shared gateway password (or env REFGW_PASSWORD)")
     auth.add_argument("--bootstrap-ttl-ms", type=int, default=10 * 60 * 1000)
-    auth.add_argument("--bootstrap-profile", default="default",
-                      choices=["default", "limited", "voice-node"],
-                      help="operator scopes handed off when a setup code is redeemed")
+    auth.add_argument("--bootstrap-profile", default="full",
+                      choices=["full", "default", "limited", "node", "voice-node"],
+                      help="setup-code profile (upstream's device-bootstrap-profile.ts): full (node + operator with "
+                           "admin; default is its old name), limited (no admin), node (node role only), voice-node")
     auth.add_argument("--print-setup-code", action="store_true",
                       help="mint a setup code and put it in the startup JSON")
     auth.add_argument("--auth-failure-limit", type=int, default=20,
@@ -48,6 +49,12 @@ def build_parser():
                       help="retryAfterMs of those UNAVAILABLE answers")
     pair = p.add_argument_group("pairing")
     pair.add_argument("--auto-approve", action="store_true", help="approve every pairing at once")
+    pair.add_argument("--remote", action="store_true",
+                      help="act as a remote Gateway: no silent approval of loopback connects (upstream approves "
+                           "them silently, so every request waits for 'approve' or --auto-approve)")
+    pair.add_argument("--bootstrap-order", default="node-first", choices=["node-first", "any"],
+                      help="node-first: a setup code's operator connect waits until its node was approved and "
+                           "redeemed (newest upstream); any: both roles may ask at once (one merged request)")
     pair.add_argument("--auto-approve-after-attempts", type=int, default=0, metavar="N")
     pair.add_argument("--auto-approve-after-ms", type=int, default=0, metavar="MS")
     pair.add_argument("--pairing-ttl-ms", type=int, default=5 * 60 * 1000)

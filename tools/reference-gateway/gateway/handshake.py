@@ -4,7 +4,7 @@ The checks run in this order; the first failure answers the request:
 injected faults -> role/scopes -> protocol -> rate limit -> device proof -> credentials -> pairing.
 """
 
-from . import VERSION
+from . import VERSION, bootstrap
 from .auth import authenticate
 from .codec import now_ms
 from .device_proof import verify_device_proof
@@ -13,11 +13,13 @@ from .errors import ConnectRejected, CLOSE_PROTOCOL
 OPERATOR_SCOPES = {"operator.read", "operator.write", "operator.admin", "operator.approvals",
                    "operator.pairing", "operator.questions", "operator.talk",
                    "operator.talk.secrets"}
-BOOTSTRAP_PROFILES = {
-    "default": ["operator.admin", "operator.approvals", "operator.read", "operator.talk.secrets",
-                "operator.write"],
-    "limited": ["operator.approvals", "operator.read", "operator.talk.secrets", "operator.write"],
-    "voice-node": ["operator.read", "operator.talk"],
+# What each pairing reason means (packages/gateway-protocol/src/connect-error-details.ts).
+PAIRING_REASONS = {
+    "not-paired": ("device is not approved yet", "Approve this device from the pending pairing requests."),
+    "role-upgrade": ("device is asking for a higher role than currently approved",
+                     "Review the requested role upgrade, then approve the pending request."),
+    "scope-upgrade": ("device is asking for more scopes than currently approved",
+                      "Review the requested scopes, then approve the pending upgrade."),
 }
 
 
@@ -56,9 +58,10 @@ def admit(gateway, conn_id, params, challenge):
         if rejected.counts_as_auth_failure:
             gateway.limiter.record_failure(limiter_key)
         raise
+    handoff = None
     if device_id is not None:
-        _require_pairing(gateway, params, device_id, role, scopes, result)
-    auth = _issue_tokens(gateway, params, device_id, role, scopes, result)
+        handoff = _require_pairing(gateway, params, device_id, role, scopes, result)
+    auth = _issue_tokens(gateway, params, device_id, role, scopes, result, handoff)
     return Admission(role, scopes, device_id, client, protocol, auth)
 
 
@@ -147,42 +150,70 @@ def _verify_device(gateway, params, challenge, client):
 
 
 def _require_pairing(gateway, params, device_id, role, scopes, result):
-    record = gateway.state.token_record(device_id, role)
-    if record is not None and set(scopes) <= set(record["scopes"]):
-        return
-    verdict = gateway.pairing.take_verdict(device_id)
+    """Passes a device paired for the role and scopes; approves silently where upstream does; else raises
+    PAIRING_REQUIRED with the pending request (src/gateway/server/ws-connection/connect-device-pairing.ts,
+    connect-pairing-approval-plan.ts). Returns the bootstrap profile name when a setup-code handoff happened."""
+    state = gateway.state
+    record = state.token_record(device_id, role)
+    if record is not None and bootstrap.scopes_allow(scopes, record["scopes"]):
+        return None
+    verdict = gateway.pairing.take_verdict(device_id, role)
     stale = gateway.pairing.expire_stale(device_id)
     if verdict is None and stale is not None:
         verdict = ("expired", stale)
     if verdict is not None:
         raise _verdict_rejection(*verdict, device_id)
-    known = gateway.state.device(device_id)
-    if known is None:
-        reason = "not-paired"
-    elif record is None:
-        reason = "role-upgrade"
-    else:
-        reason = "scope-upgrade"
-    metadata = _device_metadata(params)
+    known = state.device(device_id)
+    reason = "not-paired" if known is None else ("role-upgrade" if record is None else "scope-upgrade")
+    client = params.get("client") or {}
     is_bootstrap = result.method == "bootstrap"
-    request, approved = gateway.pairing.request(device_id, metadata, role, scopes, reason,
-                                                is_bootstrap)
+    profile_name = (state.bootstrap_record(result.bootstrap_token) or {}).get("profile") if is_bootstrap else None
+    prof = bootstrap.profile(profile_name) if is_bootstrap else None
+    if (is_bootstrap and role == "operator" and gateway.options.bootstrap_order == "node-first"
+            and "node" in prof["roles"] and state.token_record(device_id, "node") is None):
+        # The newest upstream holds a setup code's operator connect until the same code's node request has been
+        # approved and redeemed (fact sheet upstream-gateway.md §1, "Order"): no request of its own yet.
+        pending = gateway.pairing.for_device(device_id)
+        raise _pairing_required(reason, pending["requestId"] if pending else None, device_id, role, scopes,
+                                known, record, held=True)
+    # Setup-code handoff: only the clients connect-device-metadata.ts names (bootstrap.py).
+    handoff = (is_bootstrap and role == "node" and not scopes and client.get("mode") == "node"
+               and known is None and bootstrap.is_handoff_client(profile_name, client))
+    # Silent local approval (handshake-auth-helpers.ts `shouldAllowSilentLocalPairing`): loopback connects, an SSH
+    # port-forward included, unless refgw acts as a remote Gateway (--remote); a paired device adding a role other
+    # than operator only for its first node role.
+    local = (not gateway.options.remote
+             and (known is None or role == "operator" or (role == "node" and record is None)))
+    request, approved = gateway.pairing.request(device_id, _device_metadata(params), role, scopes, reason,
+                                                is_bootstrap, silent=handoff or local)
     if approved:
-        return
-    approved_roles = sorted((known or {}).get("roles", {}))
-    details = {"code": "PAIRING_REQUIRED", "reason": reason, "requestId": request["requestId"],
-               "remediationHint": "approve this device: openclaw devices approve %s"
-                                  % request["requestId"],
-               "recommendedNextStep": "wait_then_retry", "retryable": True,
-               # A setup-code bootstrap keeps reconnecting with the same token while it waits;
-               # other devices pause until an operator resolves the request.
-               "pauseReconnect": not is_bootstrap, "waitForResolution": True,
-               "deviceId": device_id, "requestedRole": role, "requestedScopes": scopes,
-               "approvedRoles": approved_roles,
-               "approvedScopes": sorted((record or {}).get("scopes", []))}
-    raise ConnectRejected("NOT_PAIRED", "pairing required", details=details, retryable=True,
-                          close_reason="pairing required: %s (requestId: %s)"
-                                       % (reason, request["requestId"]))
+        return profile_name if handoff else None
+    raise _pairing_required(reason, request["requestId"], device_id, role, scopes, known, record,
+                            bootstrap_node=is_bootstrap and role == "node" and known is None)
+
+
+def _pairing_required(reason, request_id, device_id, role, scopes, known, record, held=False,
+                      bootstrap_node=False):
+    """NOT_PAIRED with PAIRING_REQUIRED details and the close reason upstream builds (connect-error-details.ts)."""
+    requirement, hint = PAIRING_REASONS[reason]
+    if held:
+        requirement = "the setup code's node role must be approved and redeemed first"
+    details = {"code": "PAIRING_REQUIRED", "reason": reason, "remediationHint": hint,
+               "deviceId": device_id, "requestedRole": role, "requestedScopes": scopes}
+    if request_id:
+        details["requestId"] = request_id
+    if known is not None:
+        details["approvedRoles"] = sorted(known.get("roles", {}))
+        approved_scopes = sorted({s for r in known.get("roles", {}).values() for s in r.get("scopes", [])})
+        if approved_scopes:
+            details["approvedScopes"] = approved_scopes
+    if bootstrap_node or held:
+        # A setup-code node keeps retrying while its request waits (connect-device-pairing.ts
+        # `retryAfterBootstrapPairingApproval`); others carry no reconnect advice.
+        details.update({"recommendedNextStep": "wait_then_retry", "retryable": True, "pauseReconnect": False})
+    message = "pairing required: " + requirement
+    return ConnectRejected("NOT_PAIRED", message, details=details,
+                           close_reason=message + (" (requestId: %s)" % request_id if request_id else ""))
 
 
 def _verdict_rejection(kind, request_id, device_id):
@@ -204,20 +235,30 @@ def _device_metadata(params):
             "clientId": client.get("id"), "clientMode": client.get("mode")}
 
 
-def _issue_tokens(gateway, params, device_id, role, scopes, result):
+def _issue_tokens(gateway, params, device_id, role, scopes, result, handoff):
+    """This role's device token; after a setup-code handoff, the profile's other roles' tokens too
+    (connect-device-tokens.ts). A bootstrap token is revoked after a handoff, or once every role of its profile has
+    been redeemed (connect-hello.ts); until then it stays usable for the profile's other roles."""
     auth = {"role": role, "scopes": scopes}
     if device_id is None:
         return auth
+    state = gateway.state
     metadata = _device_metadata(params)
-    record = gateway.state.pair(device_id, metadata, role, scopes)
+    record = state.pair(device_id, metadata, role, scopes)
     auth.update({"deviceToken": record["token"], "issuedAtMs": record["issuedAtMs"]})
     if result.method == "bootstrap":
-        gateway.state.consume_bootstrap(result.bootstrap_token, device_id)
-        profile = gateway.state.bootstrap_record(result.bootstrap_token).get("profile", "default")
-        handed_off = BOOTSTRAP_PROFILES.get(profile, BOOTSTRAP_PROFILES["default"])
-        operator = gateway.state.pair(device_id, metadata, "operator", handed_off)
-        auth["deviceTokens"] = [{"deviceToken": operator["token"], "role": "operator",
-                                 "scopes": operator["scopes"],
-                                 "issuedAtMs": operator["issuedAtMs"]}]
+        prof = bootstrap.profile((state.bootstrap_record(result.bootstrap_token) or {}).get("profile"))
+        if handoff is not None:
+            tokens = [{"deviceToken": record["token"], "role": role, "scopes": scopes,
+                       "issuedAtMs": record["issuedAtMs"]}]
+            for other in prof["roles"]:
+                if other == role:
+                    continue
+                extra = state.pair(device_id, metadata, other, bootstrap.role_scopes(prof, other))
+                tokens.append({"deviceToken": extra["token"], "role": other, "scopes": extra["scopes"],
+                               "issuedAtMs": extra["issuedAtMs"]})
+            auth["deviceTokens"] = tokens
+            state.revoke_bootstrap(result.bootstrap_token)
+        else:
+            state.redeem_bootstrap(result.bootstrap_token, role, prof["roles"])
     return auth
-

@@ -1,8 +1,9 @@
 """Pending device-pairing requests: creation, approval, rejection, expiry and auto-approval.
 
 A device that authenticates but is not paired for the role and scopes it asks for gets a pending
-request; it stays pending until approved (control command, `--auto-approve`, or the test knobs
-`--auto-approve-after-attempts` / `--auto-approve-after-ms`) or rejected.
+request (one per device, its roles merged); it stays pending until approved (control command,
+`device.pair.approve`, `--auto-approve`, or the test knobs `--auto-approve-after-attempts` /
+`--auto-approve-after-ms`) or rejected, unless the connect is approved silently (handshake.py decides).
 """
 
 import uuid
@@ -29,16 +30,16 @@ class PairingRequests:
         self.policy = policy
         self.pending = {}          # requestId -> request record
         self.forced_request_id = None   # control `pairing-request-id`: hostile ids for client tests
-        self.verdicts = {}         # deviceId -> ("rejected" | "expired", requestId)
+        self.verdicts = {}         # (deviceId, role) -> ("rejected" | "expired", requestId)
         self.on_event = on_event or (lambda name, payload: None)
 
     def for_device(self, device_id):
         """The pending request of a device, or None."""
         return next((r for r in self.pending.values() if r["deviceId"] == device_id), None)
 
-    def take_verdict(self, device_id):
-        """A rejection or expiry the device has not been told about yet (told once)."""
-        return self.verdicts.pop(device_id, None)
+    def take_verdict(self, device_id, role):
+        """A rejection or expiry of a request for `role` the device has not been told about yet (told once)."""
+        return self.verdicts.pop((device_id, role), None)
 
     def expire_stale(self, device_id):
         """Drops the device's request if it outlived the TTL; returns its requestId or None."""
@@ -48,37 +49,51 @@ class PairingRequests:
             return existing["requestId"]
         return None
 
-    def request(self, device_id, metadata, role, scopes, reason, is_bootstrap):
-        """Creates or refreshes the pending request; returns (request, approved).
+    def request(self, device_id, metadata, role, scopes, reason, is_bootstrap, silent=False):
+        """Creates, refreshes or supersedes the device's pending request; returns (request, approved).
 
-        A request with a different role or scopes supersedes the old one (new requestId).
+        One pending request per device, as upstream (src/infra/device-pairing.ts `requestDevicePairing`, with
+        pairing-files.ts `reconcilePendingPairingRequests`): a connect the pending request already covers (its
+        roles hold `role`, its scopes allow `scopes`) refreshes it under the same requestId; any other replaces it
+        with a new requestId whose roles and scopes are the union (the old one is announced resolved as rejected).
+        A `silent` request (setup-code handoff, silent local approval) is approved at once.
         """
+        from .bootstrap import scopes_allow
         existing = self.for_device(device_id)
         now = now_ms()
-        if existing and (existing["role"] != role or existing["scopes"] != list(scopes)):
-            del self.pending[existing["requestId"]]
-            existing = None
-        if existing is None:
-            existing = {"requestId": self.forced_request_id or str(uuid.uuid4()), "deviceId": device_id, "role": role,
-                        "scopes": list(scopes), "reason": reason, "isBootstrap": is_bootstrap,
-                        "createdAtMs": now, "attempts": 0}
+        if existing and role in existing["roles"] and scopes_allow(scopes, existing["scopes"]):
+            existing["role"] = role
+        else:
+            roles, merged = [role], list(scopes)
+            if existing:
+                del self.pending[existing["requestId"]]
+                roles = sorted(set(existing["roles"]) | {role})
+                merged = sorted(set(existing["scopes"]) | set(scopes))
+                self.on_event("device.pair.resolved", self._resolved_payload(existing, "rejected"))
+            existing = {"requestId": self.forced_request_id or str(uuid.uuid4()), "deviceId": device_id,
+                        "role": role, "roles": roles, "scopes": merged, "reason": reason,
+                        "isBootstrap": is_bootstrap, "createdAtMs": now, "attempts": 0,
+                        "supersedes": existing["requestId"] if existing else None}
             existing.update({k: v for k, v in metadata.items() if v is not None})
             self.pending[existing["requestId"]] = existing
-            self.on_event("device.pair.requested", self._requested_payload(existing))
+            if not silent:
+                self.on_event("device.pair.requested", self._requested_payload(existing))
         existing["attempts"] += 1
-        if self._auto_approves(existing, now):
+        if silent or self._auto_approves(existing, now):
             self.approve(existing["requestId"])
             return existing, True
         return existing, False
 
     def approve(self, request_id):
-        """Pairs the device for the requested role and scopes; returns the request or None."""
+        """Pairs the device for every role of the request (node without scopes, operator with the request's)."""
         request = self.pending.pop(request_id, None)
         if request is None:
             return None
         metadata = {k: request.get(k) for k in ("publicKey", "displayName", "platform",
                                                  "deviceFamily", "clientId", "clientMode")}
-        self.state.pair(request["deviceId"], metadata, request["role"], request["scopes"])
+        for role in request.get("roles") or [request["role"]]:
+            scopes = [] if role == "node" else [s for s in request["scopes"] if s.startswith("operator.")]
+            self.state.pair(request["deviceId"], metadata, role, scopes)
         self.on_event("device.pair.resolved", self._resolved_payload(request, "approved"))
         return request
 
@@ -87,7 +102,8 @@ class PairingRequests:
         request = self.pending.pop(request_id, None)
         if request is None:
             return None
-        self.verdicts[request["deviceId"]] = ("rejected", request_id)
+        for role in request.get("roles") or [request["role"]]:
+            self.verdicts[(request["deviceId"], role)] = ("rejected", request_id)
         self.on_event("device.pair.resolved", self._resolved_payload(request, "rejected"))
         return request
 
@@ -95,7 +111,8 @@ class PairingRequests:
         """Test knob: expires the request now; the device hears PAIRING_EXPIRED next time."""
         request = self.pending.pop(request_id, None)
         if request is not None:
-            self.verdicts[request["deviceId"]] = ("expired", request_id)
+            for role in request.get("roles") or [request["role"]]:
+                self.verdicts[(request["deviceId"], role)] = ("expired", request_id)
         return request
 
     def listing(self):
@@ -112,6 +129,7 @@ class PairingRequests:
     def _requested_payload(request):
         payload = {"requestId": request["requestId"], "deviceId": request["deviceId"],
                    "publicKey": request.get("publicKey") or "unknown", "role": request["role"],
+                   "roles": list(request.get("roles") or [request["role"]]),
                    "scopes": [s for s in request["scopes"] if s], "ts": request["createdAtMs"]}
         for key in ("displayName", "platform", "deviceFamily", "clientId", "clientMode"):
             if request.get(key):

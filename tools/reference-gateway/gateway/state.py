@@ -22,7 +22,7 @@ class GatewayState:
     def __init__(self, state_dir=None):
         self.state_dir = state_dir
         self.devices = {}      # deviceId -> device record with "roles": {role: token record}
-        self.bootstrap = {}    # bootstrap token -> {expiresAtMs, usedAtMs, deviceId, profile}
+        self.bootstrap = {}    # bootstrap token -> {expiresAtMs, revokedAtMs, deviceId, profile, redeemedRoles}
         if state_dir:
             os.makedirs(state_dir, mode=0o700, exist_ok=True)
             self.devices = self._load(DEVICES_FILE)
@@ -72,10 +72,10 @@ class GatewayState:
     # -- bootstrap tokens ----------------------------------------------------------------------
 
     def mint_bootstrap(self, ttl_ms, profile):
-        """A new single-use bootstrap token valid for `ttl_ms`."""
+        """A new bootstrap token valid for `ttl_ms`, for the roles of `profile` (bootstrap.py)."""
         token = secrets.token_urlsafe(24)
-        self.bootstrap[token] = {"expiresAtMs": now_ms() + int(ttl_ms), "usedAtMs": None,
-                                 "deviceId": None, "profile": profile}
+        self.bootstrap[token] = {"expiresAtMs": now_ms() + int(ttl_ms), "revokedAtMs": None,
+                                 "deviceId": None, "profile": profile, "redeemedRoles": []}
         self.save()
         return token, self.bootstrap[token]["expiresAtMs"]
 
@@ -83,12 +83,22 @@ class GatewayState:
         """The record of a bootstrap token, or None when unknown."""
         return self.bootstrap.get(token)
 
-    def consume_bootstrap(self, token, device_id):
-        """Marks a bootstrap token used (single use)."""
+    def redeem_bootstrap(self, token, role, roles):
+        """Records `role` as redeemed; once every one of `roles` is, the token is revoked (connect-hello.ts)."""
+        record = self.bootstrap.get(token)
+        if record is None:
+            return
+        redeemed = set(record.get("redeemedRoles") or []) | {role}
+        record["redeemedRoles"] = sorted(redeemed)
+        if set(roles) <= redeemed:
+            record["revokedAtMs"] = now_ms()
+        self.save()
+
+    def revoke_bootstrap(self, token):
+        """Revokes a bootstrap token now (after a handoff)."""
         record = self.bootstrap.get(token)
         if record is not None:
-            record["usedAtMs"] = now_ms()
-            record["deviceId"] = device_id
+            record["revokedAtMs"] = now_ms()
             self.save()
 
     # -- files ---------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""Self-test of the realtime relay: turns answered in audio, marks, cancel, and its two tools (consult, control).
+
+Run: python3 -m unittest test_refgw_realtime (from tools/reference-gateway)
+"""
+
+import asyncio
+import unittest
+
+from test_refgw_relay import RelayTestCase, encode, speech_16k
+
+
+class RealtimeRelayTests(RelayTestCase):
+    async def _turn(self, client, create="talk.session.create", append="talk.session.appendAudio",
+                    key="sessionId"):
+        params = {"mode": "realtime", "transport": "gateway-relay", "brain": "agent-consult"} \
+            if create == "talk.session.create" else {}
+        created = await client.request(create, params)
+        self.assertTrue(created["ok"], created)
+        sid = created["payload"].get("sessionId") or created["payload"]["relaySessionId"]
+        self.assertEqual(created["payload"]["audio"]["inputEncoding"], "pcm16")
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        return sid
+
+    async def test_turn_with_audio_and_mark(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        user = [p for p in seen if p["type"] == "transcript" and p["role"] == "user"]
+        self.assertEqual(user[0]["text"], "hello there")
+        audio = [p for p in seen if p["type"] == "audio"]
+        self.assertGreater(len(audio), 3)
+        turn_ids = {p["talkEvent"]["turnId"] for p in audio}
+        self.assertEqual(len(turn_ids), 1)
+        self.assertIn("audioDone", [p["type"] for p in seen])
+        res = await client.request("talk.session.acknowledgeMark", {"sessionId": sid,
+                                                                    "markName": seen[-1]["markName"]})
+        self.assertTrue(res["ok"])
+        kinds = [e["kind"] for e in self.gw.control({"cmd": "relay-log"})["log"]]
+        self.assertIn("mark-ack", kinds)
+
+    async def test_cancel_output_clears_and_stops_the_turn(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["x"], "audioPace": 1.0,
+                         "reply": "a long answer that takes a good few seconds to say out loud"})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "audio", timeout=20)
+        turn_id = seen[-1]["talkEvent"]["turnId"]
+        res = await client.request("talk.session.cancelOutput", {"sessionId": sid, "turnId": turn_id,
+                                                                 "reason": "barge-in"})
+        self.assertEqual(res["payload"]["status"], "applied")
+        after = await self.events_until(client, lambda p: p["type"] == "clear")
+        await asyncio.sleep(0.4)
+        with self.assertRaises(asyncio.TimeoutError):
+            await self.events_until(client, lambda p: p["type"] in ("audio", "mark"), timeout=0.5)
+        self.assertEqual(after[-1]["talkEvent"]["turnId"], turn_id)
+
+    async def test_tool_call_consult(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["what time is it"], "audioPace": 0.1,
+                         "toolCall": {"name": "openclaw_agent_consult", "args": {"question": "time?"}}})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "toolCall", timeout=20)
+        call = seen[-1]
+        consult = await client.request("talk.client.toolCall", {
+            "sessionKey": "agent:main:main", "callId": call["callId"], "name": call["name"],
+            "args": call["args"], "relaySessionId": sid})
+        run_id = consult["payload"]["runId"]
+        while True:
+            frame = await client.wait_event("chat")
+            if frame["payload"]["runId"] == run_id and frame["payload"]["state"] == "final":
+                break
+        res = await client.request("talk.session.submitToolResult", {
+            "sessionId": sid, "callId": call["callId"], "result": {"text": "it is noon"}})
+        self.assertTrue(res["ok"], res)
+        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
+        self.assertEqual(spoken, ["it is noon"])
+
+    async def test_tool_call_control_goes_through_steer(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["are you still on it"], "audioPace": 0.1,
+                         "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "status", "text": "status"}}})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        call = (await self.events_until(client, lambda p: p["type"] == "toolCall", timeout=20))[-1]
+        self.assertEqual(call["name"], "openclaw_agent_control")
+        steered = await client.request("talk.session.steer", {"sessionId": sid, "sessionKey": "agent:main:main",
+                                                              "text": "status", "mode": "status"})
+        self.assertEqual(steered["payload"], {"ok": True, "mode": "status", "sessionKey": "agent:main:main",
+                                              "active": False, "message": "No run is active."})
+        res = await client.request("talk.session.submitToolResult", {
+            "sessionId": sid, "callId": call["callId"], "result": steered["payload"]})
+        self.assertTrue(res["ok"], res)
+        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
+        self.assertEqual(spoken, ["No run is active."])
+        self.assertEqual([e["mode"] for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "steer"],
+                         ["status"])
+
+    async def test_a_control_result_without_steer_is_a_violation(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["stop that"], "audioPace": 0.1,
+                         "toolCall": {"name": "openclaw_agent_control", "args": {"mode": "cancel", "text": "stop"}}})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        call = (await self.events_until(client, lambda p: p["type"] == "toolCall", timeout=20))[-1]
+        await client.request("talk.client.toolCall", {"sessionKey": "main", "callId": call["callId"],
+                                                      "name": call["name"], "args": call["args"], "relaySessionId": sid})
+        await client.request("talk.session.submitToolResult", {"sessionId": sid, "callId": call["callId"],
+                                                               "result": {"text": "done"}})
+        violations = self.gw.control({"cmd": "violations"})["violations"]
+        self.assertEqual(sorted(v["errors"][0] for v in violations),
+                         ["openclaw_agent_control answered without talk.session.steer",
+                          "openclaw_agent_control sent as a consult; it goes to talk.session.steer"])
+        self.expected_violations = 2
+
+
+if __name__ == "__main__":
+    unittest.main()
