@@ -107,8 +107,9 @@ extension TalkSession {
         /// Speak with the Gateway's voice (`talk.config` names a provider) when one is given.
         package var useGatewayVoice = false
         /// No reply text (nor a failure) this long after a send: the turn is given up and the loop listens again.
-        /// Longer than the agent's own 30 s timeout, which ends a stuck run with an error first.
-        package var replyTimeout: Duration = .seconds(45)
+        /// Longer than the chat client's patience (300 s) and its `chat.history` fallback (25 s), which end a silent
+        /// run first: an agent that uses tools may write nothing for minutes (`run --reply-timeout` sets both).
+        package var replyTimeout: Duration = .seconds(340)
         /// Without barge-in the microphone stays muted this long after the reply stops playing.
         package var muteTail: Duration = .milliseconds(500)
         /// The Gateway's voice: `talk.config`'s voice and model; a reply's directive goes over it, and one without

@@ -65,6 +65,21 @@ import Testing
         await rig.session.stop()
     }
 
+    @Test func `an agent silent for two minutes, as one running tools may be, is still waited for by default`() async throws {
+        let clock = ManualClock()
+        let rig = try await Rig(agent: .manual, clock: clock.clock)
+        await rig.listener.utterance("book a table for tonight")
+        #expect(await rig.log.waitFor { if case .transcriptSent = $0 { true } else { false } })
+        // The loop's watchdog for this turn is asleep; two minutes pass with no word from the agent.
+        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().replyTimeout))
+        clock.advance(.seconds(120))
+        await rig.agent.write(.final("Done: a table for two at eight.", source: .events))
+        #expect(await rig.log.waitFor { if case .speakingStopped("Done: a table for two at eight.", true) = $0 { true } else { false } })
+        #expect(await rig.log.count { if case .stateChanged(.thinking, .listening, "no reply") = $0 { true } else { false } } == 0)
+        #expect(TalkSession.Settings().replyTimeout >= .seconds(300), "the default patience is minutes")
+        await rig.session.stop()
+    }
+
     /// A turn whose reply ("The answer is four.") is complete while the user has started speaking again.
     static func replyWhileTheUserSpeaks() async throws -> Rig {
         let rig = try await Rig(agent: .manual)

@@ -108,6 +108,36 @@ class ChatAgentTests(GatewayTestCase):
         self.assertEqual(len(recorded), 1)
         self.assertEqual(recorded[0]["sends"], 3)
 
+    async def test_a_resend_of_a_finished_run_replays_its_final_status(self):
+        """chat.ts stores the finished result for the idempotency key: ok (or completed), timeout, error, aborted."""
+        client = await self.connect()
+        for script, expected in ((dict(mode="reply"), "ok"), (dict(mode="error"), "error"),
+                                 (dict(mode="aborted"), "aborted")):
+            self.gw.control(dict({"cmd": "chat-script", "reset": True, "delayMs": 5}, **script))
+            params = send_params("replay %s" % expected)
+            first = await client.request("chat.send", params)
+            await self.chat_events(client, first["payload"]["runId"])
+            again = await client.request("chat.send", params)
+            self.assertEqual(again["payload"], {"runId": first["payload"]["runId"], "status": expected})
+        self.gw.control({"cmd": "chat-script", "reset": True, "delayMs": 5})
+        self.gw.control({"cmd": "chat-ack", "replayStatus": "completed"})
+        params = send_params("replay completed")
+        first = await client.request("chat.send", params)
+        await self.chat_events(client, first["payload"]["runId"])
+        self.assertEqual((await client.request("chat.send", params))["payload"]["status"], "completed")
+        self.gw.control({"cmd": "chat-ack", "replayStatus": None})
+
+    async def test_timeout_ms_caps_the_whole_run(self):
+        """chat.ts: timeoutMs overrides the agent run's timeout; a longer run ends in an error of kind timeout."""
+        client = await self.connect()
+        self.gw.control({"cmd": "chat-script", "firstDelayMs": 800})
+        params = dict(send_params("a slow tool"), timeoutMs=300)
+        first = await client.request("chat.send", params)
+        events = await self.chat_events(client, first["payload"]["runId"], timeout=5)
+        self.assertEqual((events[-1]["state"], events[-1]["errorKind"]), ("error", "timeout"))
+        self.assertEqual(self.last_transcript()["timeoutMs"], 300)
+        self.assertEqual((await client.request("chat.send", params))["payload"]["status"], "timeout")
+
     async def test_replace_error_and_aborted_scripts(self):
         client = await self.connect()
         self.gw.control({"cmd": "chat-script", "mode": "replace", "reply": "first",

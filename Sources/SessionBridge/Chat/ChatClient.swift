@@ -7,16 +7,19 @@ import TalkLogging
 /// first makes it go again, with the same idempotency key, after the reconnect. `run()` follows the
 /// connection (its states and its `chat` events) until cancelled.
 package actor ChatClient {
-    /// Timeouts and the `chat.send` parameters (defaults as the iOS Talk client uses them).
+    /// Timeouts and the `chat.send` parameters.
     package struct Settings: Sendable {
-        /// No terminal event this long after the ack: read `chat.history` instead.
-        package var replyTimeout: Duration = .seconds(120)
+        /// The client's patience: no terminal event this long after the ack or the reply's last event, read
+        /// `chat.history` instead (`run --reply-timeout`). Minutes, since an agent that uses tools may write nothing
+        /// for a long while; how long the run itself may take is the Gateway's business (no `timeoutMs` is sent).
+        package var replyTimeout: Duration = .seconds(300)
         /// How often, and how long, `chat.history` is polled for the reply after that.
         package var historyPollInterval: Duration = .milliseconds(300)
         package var historyWindow: Duration = .seconds(25)
-        /// The RPC timeout of `chat.send`, and the `timeoutMs` / `thinking` it carries.
+        /// The RPC timeout of `chat.send` (its ack), and the `thinking` it carries. No `timeoutMs`: upstream it
+        /// overrides the whole agent run's timeout (chat.ts), so a client value would cut tool-using replies short;
+        /// the macOS Talk runtime sends none either.
         package var sendTimeout: Duration = .seconds(30)
-        package var agentTimeoutMs = 30_000
         package var thinking = "low"
         /// Wait before re-sending after a `chat.send` timed out on a socket that stayed up.
         package var retryDelay: Duration = .seconds(1)
@@ -40,6 +43,8 @@ package actor ChatClient {
         var sentAtMs: Int64
         var timer: Task<Void, Never>?
         var abortRequested = false
+        /// When the reply last showed life (the ack, an event): the patience counts from there.
+        var lastActivityMs: Int64 = 0
     }
 
     private enum Outcome { case sent, retrySoon, waitForConnection }
@@ -241,7 +246,7 @@ package actor ChatClient {
         defer { inFlight.remove(key) }
         let params: JSONValue = [
             "sessionKey": .string(sessionKey), "message": .string(entry.message), "thinking": .string(settings.thinking),
-            "timeoutMs": .int(Int64(settings.agentTimeoutMs)), "idempotencyKey": .string(key),
+            "idempotencyKey": .string(key),
         ]
         do {
             let payload = try await connection.request(method: "chat.send", params: params, timeout: settings.sendTimeout)
@@ -276,21 +281,31 @@ package actor ChatClient {
         let key = entry.idempotencyKey
         let runId = payload?["runId"]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 512 ? nil : $0 }
         let status = payload?["status"]?.stringValue.map { String($0.prefix(40)) } ?? "started"
+        let replayed = ReplayedAck(status: status)
         if runId == nil { logger.error("the Gateway acknowledged a transcript without a runId; its reply comes from chat.history") }
         // A transcript queued before a restart of this process has nobody waiting; its reply is followed anyway.
         var track = tracks[key] ?? Track(sentAtMs: entry.createdAtMs)
         track.runId = runId
         track.sessionKey = sessionKey
+        track.lastActivityMs = dependencies.nowMs()
         track.continuation?.yield(.accepted(runId: runId, status: status))
         tracks[key] = track
         if tracks[key]?.continuation == nil {
             logger.info("a transcript queued before a restart was delivered", metadata: ["chat.idempotency_key": "\(key)"])
         }
         if let runId { keyByRun[runId] = key }
-        if status == "ok" || runId == nil {
-            // `ok`: the run ended while the ack was lost, so its events are gone; the history has the reply.
-            startTimer(key, after: status == "ok" ? .zero : settings.replyTimeout)
-        } else {
+        switch replayed {
+        case .delivered:
+            // The run ended while the ack was lost, so its events are gone; the history has the reply.
+            startTimer(key, after: .zero)
+            return
+        case .failed(let kind):
+            end(key, with: .failed(.agentError(kind: kind, message: "the Gateway's record of this transcript's run says '\(status)'")))
+            return
+        case .aborted:
+            end(key, with: .aborted(""))
+            return
+        case .running:
             startTimer(key, after: settings.replyTimeout)
         }
         if let runId {
@@ -326,6 +341,7 @@ package actor ChatClient {
             logger.trace("chat event changed nothing (duplicate, older or empty)", metadata: ["chat.seq": "\(payload.seq)"])
             return
         }
+        track.lastActivityMs = dependencies.nowMs()
         tracks[key] = track
         if update.isTerminal { end(key, with: update) } else { track.continuation?.yield(update) }
     }
@@ -349,7 +365,19 @@ package actor ChatClient {
         tracks[key]?.timer?.cancel()
         tracks[key]?.timer = Task {
             do { try await sleep(delay) } catch { return }
-            await self.readReplyFromHistory(key)
+            await self.patienceEnded(key, waited: delay)
         }
+    }
+
+    /// The reply showed no life for the whole patience: `chat.history`. One that did is given the rest again.
+    private func patienceEnded(_ key: String, waited: Duration) async {
+        guard let track = tracks[key] else { return }
+        let quietMs = dependencies.nowMs() - track.lastActivityMs
+        let patienceMs = ChatOutbox.milliseconds(settings.replyTimeout)
+        if waited > .zero, quietMs < patienceMs {
+            startTimer(key, after: .milliseconds(patienceMs - quietMs))
+            return
+        }
+        await readReplyFromHistory(key)
     }
 }

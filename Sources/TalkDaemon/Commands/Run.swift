@@ -32,6 +32,7 @@ extension OpenClawTalk {
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
                 .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
                 .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 15; 0 keeps it)."),
+                .option("reply-timeout", value: "seconds", help: "How long to wait for a reply that shows no sign of life before reading chat.history (default 300: an agent using tools may be silent for minutes)."),
                 .option("aec", value: "auto|webrtc|pulse|off", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
                 .flag("json", help: "Print the session's events on stdout, one JSON object per line."),
@@ -63,6 +64,8 @@ extension OpenClawTalk {
         var realtime: RealtimeOptions
         var idle: Bool
         var configuration: RunConfiguration
+        /// `--reply-timeout`: the client's patience for a reply (ChatClient.Settings.replyTimeout).
+        var replyTimeout = ChatClient.Settings().replyTimeout
 
         init(_ parsed: ParsedArguments) throws {
             let (parsed, configuration) = try RunConfiguration.layered(parsed)
@@ -95,6 +98,9 @@ extension OpenClawTalk {
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { endpointing.silenceMs = silence }
             silenceGiven = parsed.option("silence-ms") != nil
             settings.bargeInForcedOff = parsed.flag("no-barge-in")
+            if let seconds = try parsed.intOption("reply-timeout", range: 10...3600) { replyTimeout = .seconds(seconds) }
+            // The loop gives a turn up only after the client's patience and its chat.history fallback have had their time.
+            settings.replyTimeout = replyTimeout + ChatClient.Settings().historyWindow + .seconds(15)
             if let lower = try parsed.intOption("lower-reply-db", range: 0...40) {
                 settings.lowerReplyGain = lower == 0 ? nil : Float(pow(10, -Double(lower) / 20))
             }
@@ -124,9 +130,11 @@ extension OpenClawTalk {
             let paths = StoragePaths.standard()
             if let gateway { try await pair(gateway, paths: paths, version: version, logger: logger) }
             let gatewaySession = try GatewaySession.fromStoredSetup(paths: paths, version: version, logger: logger)
+            var chatSettings = ChatClient.Settings()
+            chatSettings.replyTimeout = replyTimeout
             let chat = ChatClient(
                 connection: gatewaySession.operatorConnection, outbox: ChatOutbox(file: ChatOutbox.file(in: paths), logger: logger),
-                logger: logger)
+                settings: chatSettings, logger: logger)
             let configs = await chat.talkConfigUpdates()
             let configWait = Task { await Self.firstConfig(from: configs, within: .seconds(3)) }
             let wakePhrases = await RunModes.wakePhrases(gatewaySession, logger: logger)   // before the sockets connect

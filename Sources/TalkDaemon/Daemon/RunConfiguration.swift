@@ -13,7 +13,7 @@ struct RunConfiguration: Sendable {
     /// Config keys that are `run` options, and their flag names.
     static let runOptions: [String: String] = [
         "silenceMs": "silence-ms", "voice": "voice", "rate": "rate", "source": "source", "sink": "sink",
-        "modelDir": "model-dir", "grammar": "grammar",
+        "modelDir": "model-dir", "grammar": "grammar", "replyTimeout": "reply-timeout",
     ]
 
     var config = ServiceConfig()

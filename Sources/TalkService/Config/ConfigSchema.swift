@@ -30,6 +30,7 @@ package struct ConfigSchema: Sendable {
         "uplink": .choice(["opus", "pcm16", "g711_ulaw"]),
         "modelDir": .text, "recordDir": .text, "grammar": .text, "keyphrase": .text,
         "timeout": .number(1...3600),
+        "replyTimeout": .integer(10...3600),
         "logLevel": .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]),
         "logMaxBytes": .integer(65_536...1_073_741_824),
     ])

@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized) struct ChatIntegrationTests {
     typealias Harness = GatewayIntegrationTests.Harness
 
-    @Test func `a transcript is sent once with the iOS parameters and its reply streams in order to final`() async throws {
+    @Test func `a transcript is sent once, without timeoutMs, and its reply streams in order to final`() async throws {
         let h = try await Self.paired()
         let rig = try Rig(h)
         defer { Task { await rig.stop() } }
@@ -30,7 +30,7 @@ import Testing
         let frames = try await h.gateway.control("frames")["frames"]?.arrayValue ?? []
         let params = frames.compactMap { $0["frame"] }.first { $0["method"]?.stringValue == "chat.send" }?["params"]
         #expect(params?["thinking"]?.stringValue == "low")
-        #expect(params?["timeoutMs"]?.intValue == 30_000)
+        #expect(params != nil && params?["timeoutMs"] == nil, "no timeoutMs: upstream it caps the whole agent run (chat.ts): \(String(describing: params))")
         #expect(await rig.outbox.count == 0)
         // An explicit session key wins over the Gateway's.
         _ = await Self.collect(await rig.chat.send("elsewhere", sessionKey: "agent:main:other"))

@@ -34,6 +34,8 @@ DEFAULT_SCRIPT = {
     "errorKind": "unknown",
     "errorMessage": "the scripted agent failed",
     "stallMs": 100,               # stall: the reply lands in the history after this, no events
+    "envelope": False,            # the reply as a Talk response envelope: {"response": ..., "display": ...}
+    "firstDelayMs": 0,            # extra wait before the run's first event (a tool-using run)
 }
 
 DEFAULT_TALK_CONFIG = {
@@ -70,8 +72,9 @@ class Run:
         self.script = script
         self.seq = 0
         self.text = ""
-        self.status = "running"   # running | final | aborted | error | stalled
+        self.status = "running"   # running | final | aborted | error | timeout | stalled
         self.task = None
+        self.timeout_ms = None    # chat.send's timeoutMs: it caps the whole run (chat.ts timeoutOverrideMs)
 
 
 class ChatAgent:
@@ -81,6 +84,7 @@ class ChatAgent:
         self.gateway = gateway
         self.script = dict(DEFAULT_SCRIPT)
         self.ack_fault = {"mode": "normal", "count": 0, "downMs": 500}
+        self.replay_status = None   # chat-ack replayStatus: the label resends of finished runs get
         self.release = asyncio.Event()
         self.release.set()
         self.runs = {}           # (sessionKey, idempotencyKey) -> Run
@@ -104,19 +108,32 @@ class ChatAgent:
         self.sends[(session_key, key)] = self.sends.get((session_key, key), 0) + 1
         run = self.runs.get((session_key, key))
         if run is not None:   # a resend: the original run, never a second transcript
-            status = "in_flight" if run.status == "running" else "ok"
-            return {"runId": run.run_id, "status": status}
+            return {"runId": run.run_id, "status": self._replayed_status(run)}
         message = str(params.get("message", ""))
         run = Run(str(uuid.uuid4()), session_key, message, dict(self.script))
+        if isinstance(params.get("timeoutMs"), int):
+            run.timeout_ms = params["timeoutMs"]
         self.runs[(session_key, key)] = run
         self.runs_by_id[run.run_id] = run
         self.transcripts.append({"sessionKey": session_key, "idempotencyKey": key,
                                  "message": message, "runId": run.run_id,
-                                 "acceptedAtMs": now_ms()})
+                                 "acceptedAtMs": now_ms(), "timeoutMs": run.timeout_ms})
         self.history.setdefault(session_key, []).append(_text_message(message, "user"))
         run.task = self.gateway.spawn(self._play(run))
         await self._ack_fault(conn)
         return {"runId": run.run_id, "status": "started"}
+
+    def _replayed_status(self, run):
+        """A resend's ack: the stored result for the idempotency key (chat.ts): `in_flight` while the run plays,
+        then `ok` (`completed` on newer Gateways), `timeout`, `error` or `aborted`; each after the run is final.
+        `chat-ack replayStatus` labels every finished run's replay (tests of each shape)."""
+        if run.status == "running":
+            return "in_flight"
+        if self.replay_status:   # a test knob: any finished run's replay under this label
+            return self.replay_status
+        if run.status in ("final", "stalled"):
+            return "ok"
+        return run.status   # timeout | error | aborted
 
     async def _ack_fault(self, conn):
         """Loses or delays the ack of a recorded transcript when a test asked for it."""
@@ -141,10 +158,34 @@ class ChatAgent:
     # -- the scripted run ----------------------------------------------------------------------
 
     async def _play(self, run):
+        if run.timeout_ms is None:
+            return await self._play_script(run)
+        # chat.send's timeoutMs overrides the whole agent run's budget (chat.ts `timeoutOverrideMs: p.timeoutMs`):
+        # a run still going then ends with an error of kind timeout.
+        playing = asyncio.ensure_future(self._play_script(run))
+        try:
+            done, _ = await asyncio.wait({playing}, timeout=max(0, run.timeout_ms) / 1000)
+        except asyncio.CancelledError:
+            playing.cancel()   # chat.abort: the script ends the run as aborted
+            raise
+        if done:
+            return
+        run.status = "timeout"
+        playing.cancel()
+        await self._emit(run, "error", errorKind="timeout",
+                         errorMessage="agent run timed out after %d ms" % run.timeout_ms)
+
+    async def _play_script(self, run):
         script = run.script
         delay = max(0, int(script["delayMs"])) / 1000
         reply = str(script["reply"]).replace("{message}", run.message)
+        if script.get("envelope"):
+            # How an agent answers a Talk client in envelope form (TalkResponseEnvelope.swift): only `response`
+            # is meant to be spoken.
+            reply = dumps({"response": reply, "display": "(shown, not spoken) " + reply, "status": "ok"})
         try:
+            if int(script.get("firstDelayMs") or 0) > 0:
+                await asyncio.sleep(int(script["firstDelayMs"]) / 1000)
             mode = script["mode"]
             if mode == "manual":
                 return   # the test sends this run's events with chat-event

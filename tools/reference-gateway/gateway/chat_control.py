@@ -32,6 +32,8 @@ class ChatControlCommands:
             raise ValueError("chat-ack mode is one of %s" % ", ".join(ACK_MODES))
         agent.ack_fault = {"mode": mode, "count": int(args.get("count", 1)),
                            "downMs": int(args.get("downMs", 500))}
+        if "replayStatus" in args:
+            agent.replay_status = args["replayStatus"] or None
         if mode == "hold":
             agent.release.clear()
         else:
@@ -41,6 +43,7 @@ class ChatControlCommands:
     async def cmd_chat_release(self, args):
         agent = self._chat
         agent.ack_fault = {"mode": "normal", "count": 0, "downMs": 500}
+        agent.replay_status = None
         agent.release.set()
         return {}
 
