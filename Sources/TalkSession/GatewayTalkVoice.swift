@@ -16,13 +16,22 @@ package struct GatewayTalkVoice: GatewayVoice {
             case .useLocalVoice(let reason):
                 return .useLocalVoice(reason: reason.description)
             case .clip(let clip):
-                let pcm = try await AudioClipDecoder.decodeOffPool(
-                    clip.audio, outputFormat: clip.outputFormat, mimeType: clip.mimeType, fileExtension: clip.fileExtension)
+                // The container SessionBridge decided from outputFormat, mimeType, fileExtension and the bytes, in that order.
+                let pcm = try await AudioClipDecoder.decodeOffPool(clip.audio, container: Self.container(clip.format))
                 guard !pcm.samples.isEmpty else { return .useLocalVoice(reason: "the Gateway's clip held no audio") }
                 return .audio(pcm)
             }
         } catch {
             return .useLocalVoice(reason: "the Gateway's voice failed: \(error)")
+        }
+    }
+
+    static func container(_ format: TalkClipFormat) -> AudioClipDecoder.Container {
+        switch format {
+        case .pcm(let rate): .pcm16(rate: rate)
+        case .oggOpus: .oggOpus
+        case .wav: .wav
+        case .mp3: .mp3
         }
     }
 }

@@ -81,6 +81,42 @@ import Testing
         #expect(outcome == .useLocalVoice(.unsupportedFormat(name)))
     }
 
+    @Test(arguments: [
+        // outputFormat first: a provider's own name (ElevenLabs, Microsoft/Azure) or a MIME string.
+        ("audio-24khz-48kbitrate-mono-mp3", "audio/mpeg", ".mp3", TalkClipFormat.mp3),
+        ("audio-24khz-48kbitrate-mono-mp3", nil, nil, .mp3),
+        ("riff-24khz-16bit-mono-pcm", nil, nil, .wav),
+        ("raw-24khz-16bit-mono-pcm", nil, nil, .pcm(rate: 24_000)),
+        ("raw-16khz-16bit-mono-pcm", "audio/L16", nil, .pcm(rate: 16_000)),
+        ("ogg-48khz-16bit-mono-opus", nil, nil, .oggOpus),
+        ("audio/mpeg", nil, nil, .mp3),
+        ("mp3_44100_128", "audio/wav", ".wav", .mp3),
+        // Then mimeType, then fileExtension, when the label before says nothing this client knows.
+        ("some-new-label", "audio/ogg; codecs=opus", nil, .oggOpus),
+        (nil, "application/octet-stream", ".wav", .wav),
+    ] as [(String?, String?, String?, TalkClipFormat)])
+    func `the container is read from outputFormat, then mimeType, then fileExtension`(
+        outputFormat: String?, mimeType: String?, fileExtension: String?, format: TalkClipFormat
+    ) {
+        #expect(TalkClipFormat.classify(outputFormat: outputFormat, mimeType: mimeType, fileExtension: fileExtension, audio: [0, 0, 0, 0])
+            == .success(format))
+    }
+
+    @Test func `then the bytes' magic, and a label known unplayable gives the local voice`() {
+        let unknown = ("new-label", "audio/x-unknown", ".bin")
+        for (magic, format) in [(Array("OggS".utf8), TalkClipFormat.oggOpus), (Array("RIFF".utf8), .wav), (Array("ID3".utf8), .mp3),
+                                ([0xFF, 0xFB, 0x90], .mp3)] {
+            #expect(TalkClipFormat.classify(outputFormat: unknown.0, mimeType: unknown.1, fileExtension: unknown.2, audio: magic + [0, 0])
+                == .success(format))
+        }
+        #expect(TalkClipFormat.classify(outputFormat: "raw-8khz-8bit-mono-mulaw", mimeType: "audio/wav", fileExtension: nil, audio: Array("RIFF".utf8))
+            == .failure(UnsupportedClipFormat(name: "raw-8khz-8bit-mono-mulaw")))
+        #expect(TalkClipFormat.classify(outputFormat: "webm-24khz-16bit-mono-opus", mimeType: nil, fileExtension: nil, audio: [])
+            == .failure(UnsupportedClipFormat(name: "webm-24khz-16bit-mono-opus")))
+        #expect(TalkClipFormat.classify(outputFormat: "new-label", mimeType: nil, fileExtension: nil, audio: [1, 2, 3])
+            == .failure(UnsupportedClipFormat(name: "new-label")))
+    }
+
     static let hostileReplies: [String] = [
         #"{"provider":"p","outputFormat":"pcm_24000"}"#,
         #"{"audioBase64":12,"provider":"p"}"#,

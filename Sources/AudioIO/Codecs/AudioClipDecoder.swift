@@ -28,6 +28,15 @@ package enum AudioClipError: Error, Equatable, CustomStringConvertible {
 /// little-endian mono), WAV, Ogg Opus (decoded at 48 kHz) or MP3 (libmpg123, at the stream's rate). What
 /// the clip says it is wins; when it says nothing, the bytes are sniffed (`OggS`, `RIFF`, `ID3`, an MPEG sync).
 package enum AudioClipDecoder {
+    /// A clip's container, once its labels were read (SessionBridge's `TalkClipFormat` decides it for `talk.speak`).
+    package enum Container: Sendable, Equatable {
+        /// Headerless 16-bit little-endian mono at this rate.
+        case pcm16(rate: Int)
+        case oggOpus
+        case wav
+        case mp3
+    }
+
     /// The longest clip accepted, in seconds of audio, whatever its format: a hostile Gateway must not make us
     /// decode (and then resample and hold) hours of audio from a few megabytes. A `talk.speak` clip is one
     /// sentence; 10 minutes is far more than any, and at Opus's 48 kHz it is 58 MB of PCM, the most one clip holds.
@@ -48,6 +57,31 @@ package enum AudioClipDecoder {
             }
             thread.name = "clip-decode"
             thread.start()
+        }
+    }
+
+    /// A clip whose container is known, on a thread of its own; resampled to `sampleRate` when given.
+    package static func decodeOffPool(_ bytes: [UInt8], container: Container, sampleRate: Int? = nil) async throws -> PCMBuffer {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<PCMBuffer, any Error>) in
+            let thread = Thread {
+                done.resume(with: Result {
+                    let pcm = try decode(bytes, container: container)
+                    return try sampleRate.map { try pcm.resampled(to: $0) } ?? pcm
+                })
+            }
+            thread.name = "clip-decode"
+            thread.start()
+        }
+    }
+
+    /// A clip whose container is known, held to `maxSeconds` as it is decoded.
+    package static func decode(_ bytes: [UInt8], container: Container) throws -> PCMBuffer {
+        if bytes.isEmpty { throw AudioClipError.empty }
+        switch container {
+        case .pcm16(let rate): return try rawPCM(bytes, format: "pcm_\(rate)")
+        case .oggOpus: return try OggOpusReader.decode(bytes, source: "audio clip (Ogg)", maxSeconds: maxSeconds)
+        case .wav: return try WAVAudio.parse(Data(bytes), path: "audio clip", maxSeconds: maxSeconds).mixedToMono()
+        case .mp3: return try MP3Decoder.decode(bytes, maxSeconds: maxSeconds)
         }
     }
 

@@ -16,14 +16,27 @@ import wave
 from .codec import now_ms
 from .errors import error_shape
 
-# format name -> (outputFormat, mimeType, fileExtension)
+# format name -> (outputFormat, mimeType, fileExtension); None leaves the field out. The labels are what upstream's
+# providers return (upstream-gateway.md §3, talk.speak): ElevenLabs' own names; Microsoft/Azure's
+# (`audio-24khz-48kbitrate-mono-mp3`, `riff-24khz-16bit-mono-pcm`, `raw-24khz-16bit-mono-pcm`), whose MIME type
+# the Gateway infers from a suffix such as `-mp3` (src/gateway/server-methods/talk.ts `inferMimeType`) or leaves
+# out; an older Google provider's MIME string as the outputFormat.
 CLIP_FORMATS = {
     "pcm_24000": ("pcm_24000", "audio/L16", ".pcm"),
     "pcm_44100": ("pcm_44100", "audio/L16", ".pcm"),
     "opus": ("opus_48000_64", "audio/ogg", ".ogg"),
     "wav": ("wav_22050", "audio/wav", ".wav"),
     "mp3": ("mp3_44100_128", "audio/mpeg", ".mp3"),
+    "azure-mp3": ("audio-24khz-48kbitrate-mono-mp3", "audio/mpeg", ".mp3"),
+    "azure-riff": ("riff-24khz-16bit-mono-pcm", None, None),
+    "azure-raw": ("raw-24khz-16bit-mono-pcm", None, None),
+    "azure-ogg": ("ogg-24khz-16bit-mono-opus", None, None),
+    "mime-mp3": ("audio/mpeg", None, None),
+    "unlabelled-mp3": (None, None, None),
 }
+# What each labelled format is made as (the tools make these five).
+MADE_AS = {"azure-mp3": "mp3", "azure-riff": "wav24", "azure-raw": "pcm_24000", "azure-ogg": "opus",
+           "mime-mp3": "mp3", "unlabelled-mp3": "mp3"}
 FALLBACK_REASONS = {"talk_unconfigured", "talk_provider_unsupported", "method_unavailable"}
 DEFAULT_TRIGGERS = ["openclaw", "claude", "computer"]
 MAX_TRIGGERS = 32
@@ -50,20 +63,24 @@ async def make_clip(text, fmt):
     """(audio bytes, duration in ms of the spoken source) for `text` in one of CLIP_FORMATS."""
     if fmt not in CLIP_FORMATS:
         raise ClipError("unknown clip format %r (one of %s)" % (fmt, ", ".join(CLIP_FORMATS)))
+    made = MADE_AS.get(fmt, fmt)
     with tempfile.TemporaryDirectory(prefix="refgw-clip-") as scratch:
         source = os.path.join(scratch, "speech.wav")
         await _run("espeak-ng", "-v", "en-us", "-w", source, "--", text)
         with wave.open(source, "rb") as handle:
             duration_ms = handle.getnframes() * 1000.0 / handle.getframerate()
         out = os.path.join(scratch, "clip")
-        if fmt.startswith("pcm_"):
-            rate = fmt.split("_")[1]
+        if made.startswith("pcm_"):
+            rate = made.split("_")[1]
             await _run("sox", source, "-r", rate, "-c", "1", "-b", "16", "-e", "signed-integer",
                        "-L", "-t", "raw", out)
-        elif fmt == "opus":
+        elif made == "opus":
             await _run("opusenc", "--quiet", source, out)
-        elif fmt == "mp3":
+        elif made == "mp3":
             await _run("lame", "--quiet", "--resample", "44.1", "-b", "128", source, out)
+        elif made == "wav24":
+            out += ".wav"
+            await _run("sox", source, "-r", "24000", "-c", "1", "-b", "16", out)
         else:
             out = source
         with open(out, "rb") as handle:
@@ -128,8 +145,10 @@ class TalkVoiceMethods:
         output_format, mime, extension = CLIP_FORMATS[mode["format"]]
         entry.update({"answer": "clip", "format": mode["format"], "durationMs": duration_ms,
                       "bytes": len(audio)})
-        result = {"audioBase64": base64.b64encode(audio).decode("ascii"), "provider": "refgw",
-                  "outputFormat": output_format, "mimeType": mime, "fileExtension": extension}
+        result = {"audioBase64": base64.b64encode(audio).decode("ascii"), "provider": "refgw"}
+        for key, value in (("outputFormat", output_format), ("mimeType", mime), ("fileExtension", extension)):
+            if value is not None:
+                result[key] = value
         if method == "talk.speak":
             result["voiceCompatible"] = True
         return result
