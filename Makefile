@@ -35,7 +35,7 @@ HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTest
 # Pass 1 runs at most 8 tests at once: started all together, its ~415 tests (many with a Gateway or a
 # PulseAudio stream each) timed Gateway connections out; capped, it also finishes sooner (57 s against 70 s).
 PASS1_WIDTH = --experimental-maximum-parallelization-width 8
-NET_TESTS = ControlSocketTests|ClientCommandTests|RealtimeTalkSession|RealtimeBargeInTests|TalkRelayClientTests
+NET_TESTS = ControlSocketTests|ControlServerLimitsTests|ClientCommandTests|RealtimeTalkSession|RealtimeBargeInTests|TalkRelayClientTests
 # Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
 # answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.

@@ -303,7 +303,9 @@ extension OpenClawTalk {
     }
 }
 
-/// The first of SIGINT, SIGTERM, a deadline or `fire` (the turn limit) ends the session.
+/// The first of SIGINT, SIGTERM, a deadline or `fire` (the turn limit) ends the session. A SIGINT or SIGTERM that
+/// comes while that clean stop is still under way ends the process at once (exit status 128 + the signal): the
+/// user asked twice.
 final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var reason: String?
@@ -314,13 +316,22 @@ final class StopSignal: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.fire(number == SIGINT ? "SIGINT" : "SIGTERM") }
+            source.setEventHandler { [weak self] in self?.signalled(number) }
             source.resume()
             sources.append(source)
         }
     }
 
     var hasFired: Bool { lock.withLock { reason != nil } }
+
+    private func signalled(_ number: Int32) {
+        let name = number == SIGINT ? "SIGINT" : "SIGTERM"
+        if hasFired {
+            StandardStream.write("openclaw-talk: a second \(name) while stopping: exiting now\n", to: STDERR_FILENO)
+            _exit(128 + number)
+        }
+        fire(name)
+    }
 
     func fire(_ why: String) {
         let waiting: CheckedContinuation<String, Never>? = lock.withLock {

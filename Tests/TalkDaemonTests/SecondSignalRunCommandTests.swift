@@ -1,0 +1,35 @@
+import Foundation
+import Glibc
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// A second SIGTERM (or SIGINT) while the first one's clean stop is still under way ends the process at once: a
+/// user who asks twice has waited long enough. Its name ends in RunCommandTests: `make test`'s second pass.
+@Suite(.serialized) struct SecondSignalRunCommandTests {
+    @Test(.requires(.builtBinary, RunCommandTests.clip), arguments: [SIGTERM, SIGINT])
+    func `a second signal while stopping exits at once`(signal: Int32) async throws {
+        let gw = try await RunCommandTests.gateway()
+        defer { gw.stop() }
+        let long = "This reply goes on for a long time. " + String(repeating: "It has many sentences to say. ", count: 12)
+        _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(long)"}"#) }["ok"] == true)
+        let command = try BuiltCommand()
+        defer { command.removeHome() }
+        let running = try command.start(try RunCommandTests.arguments(gw, output: command.home + "/out.wav"))
+        let deadline = ContinuousClock.now + .seconds(90)
+        while !running.stdoutSoFar.contains(#""event":"speakingStarted""#), running.process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try #require(running.stdoutSoFar.contains(#""event":"speakingStarted""#), "never spoke: \(running.stderrSoFar)")
+        // The first starts the clean stop (closing the devices, talk.mode off, the sockets); the second comes before
+        // it can have finished.
+        let pid = running.process.processIdentifier
+        kill(pid, signal)
+        usleep(5_000)
+        kill(pid, signal)
+        let r = try await running.finish(timeout: .seconds(30))
+        #expect(r.status == 128 + signal, "exit status \(r.status); stderr: \(r.stderr.suffix(500))")
+        #expect(r.stderr.contains("exiting now"), "\(r.stderr.suffix(500))")
+    }
+}
