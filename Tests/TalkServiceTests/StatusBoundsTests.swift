@@ -18,7 +18,9 @@ import Testing
         hooks.publish = { s in published.withLock { $0.append(s) } }
         let status = StatusPublisher(file: StatusFile(path: folder.paths.statusPath), hooks: hooks, logger: Self.logger)
         var s = SessionSnapshot()
-        let huge = String(repeating: "blah ", count: 5 << 20)  // 25 MiB, as a realtime transcript grew
+        // A realtime transcript grew to 25 MiB; 1 MiB a field is enough to show it (and spares the CPU of the tests
+        // running beside this one: at 25 MiB, status.json's encoding alone crashed the test runner before the fix).
+        let huge = String(repeating: "blah ", count: 1 << 18)
         s.lastTranscript = huge
         s.lastReply = huge
         s.error = huge

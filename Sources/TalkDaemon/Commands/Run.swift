@@ -316,7 +316,9 @@ final class StopSignal: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.signalled(number) }
+            // Signals that come before the handler runs are merged into one event; `data` counts them. (The source
+            // holds itself through this handler: it lives as long as the process.)
+            source.setEventHandler { [weak self] in self?.signalled(number, times: Int(source.data)) }
             source.resume()
             sources.append(source)
         }
@@ -324,9 +326,9 @@ final class StopSignal: @unchecked Sendable {
 
     var hasFired: Bool { lock.withLock { reason != nil } }
 
-    private func signalled(_ number: Int32) {
+    private func signalled(_ number: Int32, times: Int) {
         let name = number == SIGINT ? "SIGINT" : "SIGTERM"
-        if hasFired {
+        if hasFired || times > 1 {
             StandardStream.write("openclaw-talk: a second \(name) while stopping: exiting now\n", to: STDERR_FILENO)
             _exit(128 + number)
         }
