@@ -22,11 +22,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         try #require(running.stdoutSoFar.contains(#""event":"speakingStarted""#), "never spoke: \(running.stderrSoFar)")
-        // The first starts the clean stop (closing the devices, talk.mode off, the sockets); the second comes before
-        // it can have finished.
+        // The first starts the clean stop (closing the devices, talk.mode off, the sockets), and says so; the second
+        // comes once it has been taken (two sent at once are one: the kernel keeps one of a kind pending).
         let pid = running.process.processIdentifier
         kill(pid, signal)
-        usleep(5_000)
+        #expect(await running.waitForStderr("stopping (a second"), "\(running.stderrSoFar.suffix(300))")
         kill(pid, signal)
         let r = try await running.finish(timeout: .seconds(30))
         #expect(r.status == 128 + signal, "exit status \(r.status); stderr: \(r.stderr.suffix(500))")

@@ -2,6 +2,7 @@ import AudioIO
 import Dispatch
 import Foundation
 import SessionBridge
+import Synchronization
 import SpeechRecognition
 import SpeechSynthesis
 import TalkLogging
@@ -200,7 +201,7 @@ extension OpenClawTalk {
             if let gatewayConfig { await talk.apply(gatewayConfig) }
             // A stream of its own: the first one may have ended with the wait above.
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
-            let stop = StopSignal()
+            let stop = StopSignal(logger: logger)
             let host = try await daemon.serve(
                 session: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
                                        audioSource: input.map { "file:" + $0 } ?? source ?? "default",
@@ -306,32 +307,51 @@ extension OpenClawTalk {
 /// The first of SIGINT, SIGTERM, a deadline or `fire` (the turn limit) ends the session. A SIGINT or SIGTERM that
 /// comes while that clean stop is still under way ends the process at once (exit status 128 + the signal): the
 /// user asked twice.
+///
+/// The signals are caught by a handler of our own (it only writes the signal's number to a pipe, all a handler may
+/// safely do), read by a thread of its own: with them ignored and left to a dispatch source, a signal the kernel
+/// handed to a thread that did not block it was dropped, and now and then a stop with it.
 final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var reason: String?
     private var waiter: CheckedContinuation<String, Never>?
-    private var sources: [DispatchSourceSignal] = []
+    private let logger: Logger
 
-    init() {
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            // Signals that come before the handler runs are merged into one event; `data` counts them. (The source
-            // holds itself through this handler: it lives as long as the process.)
-            source.setEventHandler { [weak self] in self?.signalled(number, times: Int(source.data)) }
-            source.resume()
-            sources.append(source)
+    init(logger: Logger = Logger(label: "openclaw-talk.run")) {
+        self.logger = logger
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        stopPipeWriter.store(fds[1], ordering: .releasing)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { number in
+            var byte = UInt8(truncatingIfNeeded: number)
+            _ = write(stopPipeWriter.load(ordering: .acquiring), &byte, 1)
         }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        for number in [SIGINT, SIGTERM] { sigaction(number, &action, nil) }
+        let reader = fds[0]
+        let thread = Thread { [weak self] in
+            var byte: UInt8 = 0
+            while true {
+                let n = read(reader, &byte, 1)
+                if n == 1 { self?.signalled(Int32(byte)) } else if n < 0 && errno == EINTR { continue } else { return }
+            }
+        }
+        thread.name = "stop-signals"
+        thread.start()
     }
 
     var hasFired: Bool { lock.withLock { reason != nil } }
 
-    private func signalled(_ number: Int32, times: Int) {
+    private func signalled(_ number: Int32) {
         let name = number == SIGINT ? "SIGINT" : "SIGTERM"
-        if hasFired || times > 1 {
-            StandardStream.write("openclaw-talk: a second \(name) while stopping: exiting now\n", to: STDERR_FILENO)
+        if hasFired {
+            logger.notice("a second \(name) while stopping: exiting now")
             _exit(128 + number)
         }
+        logger.notice("\(name): stopping (a second \(name) exits at once)")
         fire(name)
     }
 
@@ -362,3 +382,6 @@ final class StopSignal: @unchecked Sendable {
         }
     }
 }
+
+/// The stop signals' pipe, for the handler (which may touch nothing else).
+private let stopPipeWriter = Atomic<Int32>(-1)
