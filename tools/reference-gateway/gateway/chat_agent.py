@@ -9,6 +9,7 @@ read back every accepted transcript to assert "delivered exactly once".
 import asyncio
 import uuid
 
+from . import chat_attachments
 from .codec import dumps, now_ms
 from .errors import error_shape
 
@@ -104,6 +105,7 @@ class ChatAgent:
     # -- chat.send -----------------------------------------------------------------------------
 
     async def chat_send(self, conn, params):
+        attachments = chat_attachments.check(params, chat_attachments.policy(self.gateway.options))
         session_key, key = str(params.get("sessionKey")), str(params.get("idempotencyKey"))
         self.sends[(session_key, key)] = self.sends.get((session_key, key), 0) + 1
         run = self.runs.get((session_key, key))
@@ -117,7 +119,8 @@ class ChatAgent:
         self.runs_by_id[run.run_id] = run
         self.transcripts.append({"sessionKey": session_key, "idempotencyKey": key,
                                  "message": message, "runId": run.run_id,
-                                 "acceptedAtMs": now_ms(), "timeoutMs": run.timeout_ms})
+                                 "acceptedAtMs": now_ms(), "timeoutMs": run.timeout_ms,
+                                 "attachments": attachments})
         self.history.setdefault(session_key, []).append(_text_message(message, "user"))
         run.task = self.gateway.spawn(self._play(run))
         await self._ack_fault(conn)

@@ -63,6 +63,10 @@ def build_parser():
     proto.add_argument("--tick-interval-ms", type=int, default=15000)
     proto.add_argument("--max-payload", type=int, default=26214400)
     proto.add_argument("--max-buffered-bytes", type=int, default=52428800)
+    proto.add_argument("--attachment-max-bytes", type=int, default=None,
+                       help="hello-ok policy.attachments.maxBytes (default 20 MiB)")
+    proto.add_argument("--attachment-max-image-bytes", type=int, default=None,
+                       help="hello-ok policy.attachments.maxImageBytes (default min(maxBytes, 6 MB))")
     proto.add_argument("--preauth-max-payload", type=int, default=64 * 1024)
     proto.add_argument("--handshake-timeout-ms", type=int, default=15000)
     proto.add_argument("--signature-skew-ms", type=int, default=2 * 60 * 1000)
@@ -70,6 +74,8 @@ def build_parser():
                        help="device proof versions accepted, in order (e.g. v2 to refuse v3)")
     proto.add_argument("--allow-any-signed-at", dest="require_challenge_ts", action="store_false",
                        help="accept any signedAt within the skew, not only the challenge ts")
+    proto.add_argument("--unified-approvals", action="store_true",
+                       help="serve the unified approval.get/approval.resolve methods (newer Gateways)")
     relay = p.add_argument_group("talk relays")
     relay.add_argument("--talk-era", default="unified", choices=("unified", "transitional", "legacy"),
                        help="Talk method and event names (fact sheet 9.8)")

@@ -9,6 +9,7 @@ client can tell its reply from any other (ReferenceGatewayProcess.control tags e
 import asyncio
 import json
 
+from .approvals import ApprovalControl
 from .chat_control import ChatControlCommands
 from .codec import dumps
 from .faults import SIGNATURE_MODES
@@ -30,7 +31,8 @@ POSITIONAL = {"approve": ["requestId"], "reject": ["requestId"], "expire": ["req
               "chat-ack": ["mode", "count"],
               "talk-config": ["mode"],
               "session-defaults": ["mode"], "upgrade-status": ["status", "reason"],
-              "pairing-request-id": ["requestId"]}
+              "pairing-request-id": ["requestId"], "approvals-unified": ["mode"],
+              "approval-resolve": ["id", "decision"]}
 INTEGER_ARGS = {"downMs", "count", "retryAfterMs", "last", "ttlMs", "size", "seed", "status"}
 
 
@@ -74,6 +76,7 @@ class ControlServer(
         NodeInvokeControl,
         ChatControlCommands,
         HostileSetupControl,
+        ApprovalControl,
 ):
     """Serves control commands for one Gateway."""
 

@@ -4,7 +4,7 @@ The checks run in this order; the first failure answers the request:
 injected faults -> role/scopes -> protocol -> rate limit -> device proof -> credentials -> pairing.
 """
 
-from . import VERSION, bootstrap
+from . import VERSION, bootstrap, chat_attachments
 from .auth import authenticate
 from .codec import now_ms
 from .device_proof import verify_device_proof
@@ -74,7 +74,8 @@ def hello_ok(gateway, conn_id, admission):
             "snapshot": gateway.snapshot(), "auth": admission.auth,
             "policy": {"maxPayload": options.max_payload,
                        "maxBufferedBytes": options.max_buffered_bytes,
-                       "tickIntervalMs": options.tick_interval_ms}}
+                       "tickIntervalMs": options.tick_interval_ms,
+                       "attachments": chat_attachments.policy(options)}}
 
 
 def _check_shape(params):

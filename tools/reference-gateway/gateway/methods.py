@@ -4,6 +4,7 @@
 `chat_agent.py`.
 """
 
+from .approvals import APPROVAL_EVENTS, APPROVAL_GATES, ApprovalMethods
 from .chat_agent import CHAT_GATES, ChatAgent
 from .codec import now_ms
 from .errors import error_shape
@@ -32,10 +33,11 @@ METHOD_GATES = {
 }
 METHOD_GATES.update(CHAT_GATES)
 METHOD_GATES.update(RELAY_GATES)
+METHOD_GATES.update(APPROVAL_GATES)
 EVENTS = ["connect.challenge", "tick", "shutdown", "presence", "chat", "device.pair.requested",
           "device.pair.resolved",
           "talk.mode", "voicewake.changed",
-          "node.invoke.request"] + RELAY_EVENTS
+          "node.invoke.request"] + RELAY_EVENTS + APPROVAL_EVENTS
 
 
 # Methods upstream refuses by role with INVALID_REQUEST "unauthorized role: <role>" (role-policy.ts).
@@ -78,6 +80,7 @@ class Methods(
         TalkVoiceMethods,
         TalkRelayMethods,
         NodeInvokeMethods,
+        ApprovalMethods,
 ):
     """Handlers; each returns the response payload or raises MethodError."""
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import uuid
 
+from . import node_command_policy
 from .codec import now_ms
 from .errors import error_shape
 from .talk_voice import recorded
@@ -75,7 +76,7 @@ class NodeInvokeMethods:
         if node is None:
             raise MethodError(error_shape("UNAVAILABLE", "node not connected"))
         command = params.get("command")
-        if command not in node.commands:
+        if not node_command_policy.allowed(node, command):
             raise MethodError(error_shape("INVALID_REQUEST", "node command not allowed: %s"
                                           % command, details={"command": command}))
         timeout_ms = params.get("timeoutMs") or DEFAULT_TIMEOUT_MS
@@ -92,7 +93,7 @@ class NodeInvokeMethods:
             except ValueError:
                 payload = None
         return {"ok": True, "nodeId": result.get("nodeId"), "command": command,
-                "payload": payload}
+                "payload": payload, "payloadJSON": result.get("payloadJSON")}
 
     async def _node_invoke_result(self, conn, params):
         invokes = self.gateway.node_invokes
@@ -148,8 +149,8 @@ class NodeInvokeControl:
         if node is None:
             raise ControlError("no such node (connected nodes: %d)" % len(nodes))
         command = args.get("command")
-        if command not in node.commands and not args.get("force") and "request" not in args:
-            raise ControlError("the node did not declare %s (use force)" % command)
+        if not node_command_policy.allowed(node, command) and not args.get("force") and "request" not in args:
+            raise ControlError("the node did not declare %s, or its platform may not run it (use force)" % command)
         result = await invoke(gw, node, command, args.get("params"),
                               int(args.get("timeoutMs") or DEFAULT_TIMEOUT_MS), args.get("request"))
         return {"result": result}

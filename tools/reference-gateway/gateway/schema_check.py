@@ -21,6 +21,9 @@ EVENT_DEFINITIONS = {"tick": "TickEvent", "shutdown": "ShutdownEvent", "chat": "
 # Event fields newer than the protocol-3 schema (fact sheet §4.3: `chat` deltas carry `deltaText`
 # and `replace`); they are removed before an outgoing payload is checked.
 ADDITIVE_EVENT_FIELDS = {"chat": ("deltaText", "replace")}
+# hello-ok `policy` fields newer than the protocol-3 schema: `attachments {maxBytes, maxImageBytes}`
+# (docs gateway/protocol.md; src/gateway/chat-attachment-policy.ts). Checked here by hand, then removed.
+NEWER_HELLO_POLICY_FIELDS = ("attachments",)
 MAX_ERRORS = 5
 MAX_FRAME_CHARS = 4096
 
@@ -73,7 +76,16 @@ class SchemaChecker:
         payload = frame.get("payload")
         if frame.get("type") == "res" and isinstance(payload, dict) \
                 and payload.get("type") == "hello-ok":
-            return _messages(self.validator("HelloOk"), payload, "payload")
+            policy = payload.get("policy")
+            errors = []
+            if isinstance(policy, dict) and "attachments" in policy:
+                limits = policy["attachments"]
+                if not (isinstance(limits, dict) and set(limits) == {"maxBytes", "maxImageBytes"}
+                        and all(isinstance(v, int) and v >= 1 for v in limits.values())):
+                    errors.append("payload.policy.attachments: must be {maxBytes, maxImageBytes}, positive integers")
+                payload = dict(payload, policy={k: v for k, v in policy.items()
+                                                if k not in NEWER_HELLO_POLICY_FIELDS})
+            return errors + _messages(self.validator("HelloOk"), payload, "payload")
         if frame.get("type") == "event":
             name = EVENT_DEFINITIONS.get(frame["event"])
             if name and self.validator(name):

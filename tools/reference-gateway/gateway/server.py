@@ -9,6 +9,7 @@ import time
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
+from .approvals import ApprovalStore
 from .auth import AuthConfig, AuthRateLimiter
 from .codec import now_ms, preview, redact, safe_dumps
 from .connection import Connection
@@ -59,6 +60,7 @@ class Gateway:
                 ("transcriptionContract", options.transcription_uplink),
                 ("realtimeContract", options.realtime_uplink)) if value})
         self.node_invokes = NodeInvokes()
+        self.approvals = ApprovalStore(unified=getattr(options, "unified_approvals", False))
         self.methods = Methods(self)
         self.connections = {}
         self.started = time.monotonic()
@@ -204,7 +206,8 @@ class Gateway:
 
     def hidden_methods(self):
         """Methods answered as unknown: hidden on command, or of another Talk naming era."""
-        return self.talk_voice.hidden_methods | hidden_relay_methods(self.talk_relay.settings["era"])
+        return (self.talk_voice.hidden_methods | hidden_relay_methods(self.talk_relay.settings["era"])
+                | self.approvals.hidden_methods())
 
     def event_names(self):
         era = era_events(self.talk_relay.settings["era"])
