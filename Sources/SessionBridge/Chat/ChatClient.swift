@@ -62,6 +62,8 @@ package actor ChatClient {
     /// Runs already ended, so their late events are recognised. Bounded.
     private var endedRuns: [String] = []
     private var inFlight: Set<String> = []
+    /// The attachments of a waiting transcript, by idempotency key (memory only).
+    private var attachmentsByKey: [String: [JSONValue]] = [:]
     private var flushing = false
     private var flushAgain = false
     private var retryTask: Task<Void, Never>?
@@ -122,8 +124,12 @@ package actor ChatClient {
     /// Queues `transcript` (prefixed when the last reply was interrupted) and sends it when connected.
     /// The reply's first update says whether the Gateway took it. `sessionKey` overrides the session
     /// (else `hello-ok`'s main session key, else `talk.config`'s `session.mainKey`, else `main`).
-    package func send(_ transcript: String, interruptedAtSeconds: Double? = nil, sessionKey: String? = nil) async -> ChatReply {
+    /// `attachments` stay in memory, never in the outbox file (a transcript with files is the `send` command's, whose
+    /// outbox is in memory): the caller checked them against the policy (`AttachmentPolicy`) first.
+    package func send(_ transcript: String, interruptedAtSeconds: Double? = nil, sessionKey: String? = nil,
+                      attachments: [ChatAttachment] = []) async -> ChatReply {
         let key = dependencies.makeKey()
+        if !attachments.isEmpty { attachmentsByKey[key] = attachments.map(\.json) }
         let now = dependencies.nowMs()
         // Known now when connected, which spares the outbox file a second write before the send.
         var sessionKey = sessionKey
@@ -244,12 +250,17 @@ package actor ChatClient {
         }
         inFlight.insert(key)
         defer { inFlight.remove(key) }
-        let params: JSONValue = [
+        var params: JSONValue = [
             "sessionKey": .string(sessionKey), "message": .string(entry.message), "thinking": .string(settings.thinking),
             "idempotencyKey": .string(key),
         ]
+        if let attachments = attachmentsByKey[key], case .object(var o) = params {
+            o["attachments"] = .array(attachments)
+            params = .object(o)
+        }
         do {
             let payload = try await connection.request(method: "chat.send", params: params, timeout: settings.sendTimeout)
+            attachmentsByKey[key] = nil
             await outbox.remove(key)
             await accepted(entry, sessionKey: sessionKey, payload: payload)
             return .sent
@@ -348,6 +359,7 @@ package actor ChatClient {
 
     /// Delivers the last update of a reply and forgets it.
     func end(_ key: String, with update: ChatReplyUpdate) {
+        attachmentsByKey[key] = nil
         guard let track = tracks.removeValue(forKey: key) else { return }
         track.timer?.cancel()
         track.continuation?.yield(update)

@@ -1,7 +1,7 @@
 import TalkLogging
 
 /// Serves `node.invoke.request` events on the node socket: push-to-talk commands go to the Talk loop's
-/// handler and every request is answered with `node.invoke.result`. Requests run side by side, so a
+/// handler, other declared commands (`system.notify`) to theirs, and every request is answered with `node.invoke.result`. Requests run side by side, so a
 /// `talk.ptt.cancel` is not stuck behind a `talk.ptt.once` that is still listening.
 package struct NodeCommandRouter: Sendable {
     private let node: any GatewayCalling
@@ -9,14 +9,19 @@ package struct NodeCommandRouter: Sendable {
     private let nodeId: String
     private let declared: Set<String>
     private let handler: PushToTalkHandler
+    private let others: [String: NodeCommandHandler]
     private let logger: Logger
 
-    /// - Parameter declared: the commands this node declared in `connect` (`ClientProfile.commands`); others are refused.
-    package init(node: any GatewayCalling, nodeId: String, declared: [String], handler: @escaping PushToTalkHandler, logger: Logger) {
+    /// - Parameters:
+    ///   - declared: the commands this node declared in `connect` (`ClientProfile.commands`); others are refused.
+    ///   - others: handlers of the declared commands that are not push-to-talk, by command name.
+    package init(node: any GatewayCalling, nodeId: String, declared: [String], handler: @escaping PushToTalkHandler,
+                 others: [String: NodeCommandHandler] = [:], logger: Logger) {
         self.node = node
         self.nodeId = nodeId
         self.declared = Set(declared)
         self.handler = handler
+        self.others = others
         self.logger = logger
     }
 
@@ -46,6 +51,14 @@ package struct NodeCommandRouter: Sendable {
 
     private func answer(_ request: NodeInvokeRequest) async -> JSONValue {
         let replyNode = request.nodeId ?? nodeId
+        if let other = others[request.command], declared.contains(request.command) {
+            switch await other(request.params) {
+            case .success(let payload): return NodeInvokeResult.success(id: request.id, nodeId: replyNode, payload: payload)
+            case .failure(let failure):
+                logger.info("node command refused", metadata: ["node.command": "\(request.command)", "error": "\(failure.code)"])
+                return NodeInvokeResult.failure(id: request.id, nodeId: replyNode, code: failure.code, message: failure.message)
+            }
+        }
         guard let command = PushToTalkCommand(rawValue: request.command) else {
             logger.warning("refused an unknown node command", metadata: ["node.command": "\(request.command.prefix(64))"])
             return NodeInvokeResult.failure(id: request.id, nodeId: replyNode, code: "INVALID_REQUEST",

@@ -32,17 +32,22 @@ package struct ClientProfile: Sendable, Equatable {
             role: .node, clientId: "node-host", clientMode: "node", minProtocol: 3, maxProtocol: 4,
             version: version, displayName: displayName, scopes: [],
             caps: ["talk", "voiceWake"],
-            commands: ["talk.ptt.start", "talk.ptt.stop", "talk.ptt.cancel", "talk.ptt.once"],
+            // system.notify is in the Gateway's default Linux allowlist (node-command-policy.ts; upstream-gateway.md §2).
+            commands: ["talk.ptt.start", "talk.ptt.stop", "talk.ptt.cancel", "talk.ptt.once", "system.notify"],
             permissions: ["microphone": true, "speechRecognition": true],
             locale: locale, userAgent: "openclaw-talk/\(version) (linux)")
     }
 
-    /// The operator socket: its range must include protocol 4; scopes are what its token carries.
+    /// The operator socket: its range must include protocol 4; scopes are what its token carries. Its caps make it an
+    /// approval client: upstream delivers approval events only to a client id it knows or one advertising these
+    /// (`canDeliverApprovals`; fact sheet approvals §1.2 gate b), and `cli` is not among the ids.
+    package static let approvalCaps = ["exec-approvals", "plugin-approvals"]
+
     package static func `operator`(scopes: [String], displayName: String, version: String,
                                    locale: String = ClientProfile.currentLocale) -> ClientProfile {
         ClientProfile(
             role: .operator, clientId: "cli", clientMode: "cli", minProtocol: 3, maxProtocol: 4,
-            version: version, displayName: displayName, scopes: scopes, caps: [], commands: [], permissions: [:],
+            version: version, displayName: displayName, scopes: scopes, caps: approvalCaps, commands: [], permissions: [:],
             locale: locale, userAgent: "openclaw-talk/\(version) (linux)")
     }
 

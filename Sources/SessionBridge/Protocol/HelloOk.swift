@@ -23,6 +23,8 @@ package struct HelloOk: Sendable, Equatable {
     /// `auth.deviceToken` (with this socket's role) followed by `auth.deviceTokens[]`.
     package var issuedTokens: [IssuedToken]
     package var maxPayload: Int
+    /// `policy.attachments`: decoded bytes allowed per attachment and per image (newer Gateways; nil when absent).
+    package var attachmentLimits: AttachmentLimits?
     package var maxBufferedBytes: Int
     package var tickIntervalMs: Int
 
@@ -66,6 +68,30 @@ package struct HelloOk: Sendable, Equatable {
         else { throw .missingField("policy") }
         self.maxPayload = Int(clamping: min(max(maxPayload, Int64(Self.maxPayloadRange.lowerBound)), Int64(Self.maxPayloadRange.upperBound)))
         maxBufferedBytes = Int(clamping: policy["maxBufferedBytes"]?.intValue ?? 0)
+        attachmentLimits = AttachmentLimits(policy["attachments"])
         tickIntervalMs = Int(clamping: min(max(tick, Int64(Self.tickRange.lowerBound)), Int64(Self.tickRange.upperBound)))
     }
+}
+
+/// `hello-ok.policy.attachments` (docs gateway/protocol.md; `src/gateway/chat-attachment-policy.ts`): the decoded size
+/// each attachment may have, and each image.
+package struct AttachmentLimits: Sendable, Equatable {
+    package var maxBytes: Int
+    package var maxImageBytes: Int
+
+    package init(maxBytes: Int, maxImageBytes: Int) {
+        self.maxBytes = maxBytes
+        self.maxImageBytes = maxImageBytes
+    }
+
+    /// Nil unless `maxBytes` is a positive integer; `maxImageBytes` defaults as upstream's does (min(maxBytes, 6 MB)).
+    init?(_ value: JSONValue?) {
+        guard let max = value?["maxBytes"]?.intValue, max > 0 else { return nil }
+        maxBytes = Int(clamping: max)
+        let image = value?["maxImageBytes"]?.intValue.flatMap { $0 > 0 ? Int(clamping: $0) : nil }
+        maxImageBytes = min(image ?? 6_000_000, maxBytes)
+    }
+
+    /// What an older Gateway that states no limits accepted: a fixed 5 000 000-byte parse limit (April `chat.ts`).
+    package static let legacy = AttachmentLimits(maxBytes: 5_000_000, maxImageBytes: 5_000_000)
 }
