@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libnotify (desktop notifications with buttons) and gdk-pixbuf, which it brings (images re-encoded for `send`).
+        .systemLibrary(name: "CLibNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         .systemLibrary(
             name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing",
             providers: [.apt(["libwebrtc-audio-processing-dev"])]),
@@ -42,11 +44,13 @@ let package = Package(
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
         // The daemon's service plane; it drives the Talk loop only through `ControlledSession`.
         .target(name: "TalkService", dependencies: ["TalkLogging", "CSystemd"]),
+        // The desktop around the daemon: notifications with action buttons, images made to fit a Gateway's limits.
+        .target(name: "Desktop", dependencies: ["TalkLogging", "CLibNotify"]),
         .executableTarget(
             name: "TalkDaemon",
             dependencies: [
                 "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession",
-                "TalkService",
+                "TalkService", "Desktop",
             ],
             plugins: ["BuildInfoPlugin"]),
         // Writes the commit being built into the executable (`openclaw-talk --version`): scripts/build-info.sh.
@@ -62,7 +66,8 @@ let package = Package(
             name: "TalkSessionTests",
             dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkService", "TalkTestSupport"]),
+        .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TalkLogging", "TalkTestSupport"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkService", "Desktop", "TalkTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,6 +12,7 @@ DEB_PACKAGES=(
     libespeak-ng-dev espeak-ng
     libmpg123-dev lame libwebrtc-audio-processing-dev libspeexdsp-dev
     libsystemd-dev
+    libnotify-dev dbus-daemon           # desktop notifications; the tests' notification server runs on a private bus
     pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
     scdoc man-db desktop-file-utils      # the manual (docs/openclaw-talk.1.scd) and its test; the desktop entry's test
     bash zsh fish                        # the completion tests run each shell
@@ -20,7 +21,7 @@ DEB_PACKAGES=(
 if [ "${1:-}" = package ]; then
     DEB_PACKAGES+=(dpkg-dev debhelper fakeroot lintian git debootstrap)
 fi
-PY_MODULES=(websockets cryptography jsonschema matplotlib)  # matplotlib: the benchmark report's plots
+PY_MODULES=(websockets cryptography jsonschema matplotlib dbus_next)  # matplotlib: the benchmark report's plots; dbus_next: the tests' notification server
 
 missing_deb=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -40,7 +41,7 @@ fi
 
 missing_py=()
 for m in "${PY_MODULES[@]}"; do
-    python3 -c "import $m" 2>/dev/null || missing_py+=("$m")
+    python3 -c "import $m" 2>/dev/null || missing_py+=("${m//_/-}")
 done
 if ((${#missing_py[@]})); then
     if [ "$(id -u)" = 0 ]; then

@@ -40,7 +40,7 @@ extension OpenClawTalk {
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
                 .flag("idle", help: "Start with Talk off: connect and serve the control socket; listen after 'talk start'."),
-            ] + RunModes.options + RelayOptions.all + RealtimeOptions.all
+            ] + RunModes.options + RelayOptions.all + RealtimeOptions.all + DeskOptions.all
         )
 
         var gateway: String?
@@ -64,6 +64,7 @@ extension OpenClawTalk {
         var relay: RelayOptions
         var realtime: RealtimeOptions
         var idle: Bool
+        var desk: DeskOptions
         var configuration: RunConfiguration
         /// `--reply-timeout`: the client's patience for a reply (ChatClient.Settings.replyTimeout).
         var replyTimeout = ChatClient.Settings().replyTimeout
@@ -113,6 +114,7 @@ extension OpenClawTalk {
             modes.apply(to: &settings, modelDirectory: recognizer.configuration.modelDirectory)
             relay = try RelayOptions(parsed)
             realtime = try RealtimeOptions(parsed)
+            desk = DeskOptions(parsed)
         }
 
         func run() async throws {
@@ -202,12 +204,17 @@ extension OpenClawTalk {
             // A stream of its own: the first one may have ended with the wait above.
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
             let stop = StopSignal(logger: logger)
-            let host = try await daemon.serve(
-                session: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
-                                       audioSource: input.map { "file:" + $0 } ?? source ?? "default",
-                                       audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
-                                       echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
+            // Approvals and notifications (issue 26): around the loop, not in it, until the spoken prompt lands.
+            let desks = desk.desks(gateway: gatewaySession, speaker: nil, logger: logger)
+            let served = try await daemon.serve(
+                session: DeskSession(
+                    inner: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
+                                         audioSource: input.map { "file:" + $0 } ?? source ?? "default",
+                                         audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
+                                         echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
+                    approvals: desks.approvals, notifications: desks.notifications),
                 gateway: gatewaySession, version: version, displayName: gatewaySession.displayName, stop: stop)
+            let host = served.inner
             let printer = Task { [json, maxTurns] in
                 var turns = 0
                 for await event in talk.events {
@@ -225,7 +232,8 @@ extension OpenClawTalk {
                 await devices.close()
                 throw error
             }
-            let handsFree = RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths, logger: logger)
+            let handsFree = RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths,
+                                           others: ["system.notify": desks.notifications.nodeHandler], logger: logger)
             await daemon.ready()
             // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
             let connection = Task {
@@ -243,6 +251,7 @@ extension OpenClawTalk {
             await devices.close()
             connection.cancel()
             handsFree.cancel()
+            desks.task.cancel()
             configFollower.cancel()
             gatewayTasks.cancel()
             await gatewayTasks.value

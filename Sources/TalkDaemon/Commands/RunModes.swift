@@ -44,12 +44,13 @@ struct RunModes: Sendable {
 
     /// Follows the Gateway's wake phrases into the session and serves the node's push-to-talk commands with it,
     /// until cancelled. Both run in every mode: the node declares the commands in `connect` whatever the mode.
+    /// `others`: the node's other commands' handlers (`system.notify`).
     static func serve(_ talk: TalkSession, wake tracker: VoiceWakeTracker, gateway: GatewaySession, paths: StoragePaths,
-                      logger: Logger) -> Task<Void, Never> {
+                      others: [String: NodeCommandHandler] = [:], logger: Logger) -> Task<Void, Never> {
         let nodeId = (try? DeviceIdentity.loadOrCreate(paths: paths).deviceId) ?? ""
         let router = NodeCommandRouter(
             node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,
-            handler: { command, _ in await talk.pushToTalk(command) }, logger: logger)
+            handler: { command, _ in await talk.pushToTalk(command) }, others: others, logger: logger)
         return Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await tracker.run() }

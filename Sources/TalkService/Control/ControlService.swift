@@ -20,7 +20,7 @@ package struct ControlService: Sendable {
     }
 
     package static let commands = ["status", "pause", "resume", "reconnect", "talk.start", "talk.stop", "say", "ptt",
-                                   "events", "config", "stop", "ping"]
+                                   "notify", "events", "config", "stop", "ping"]
 
     package func handle(_ request: ControlRequest) async -> ControlServer.Reply {
         let outcome: Result<ControlJSON, ControlError>
@@ -48,6 +48,10 @@ package struct ControlService: Sendable {
                 }
                 try await session.pushToTalk(action)
                 outcome = .success(.null)
+            case "notify":
+                let title = request.args["title"]?.stringValue ?? "", body = request.args["body"]?.stringValue ?? ""
+                guard title.utf8.count <= 4096, body.utf8.count <= 16384 else { throw ControlError.badArgs("notify: title or body too long") }
+                outcome = .success(try await session.notify(title: title, body: body, priority: request.args["priority"]?.stringValue))
             case "stop":
                 onStop()
                 outcome = .success(.null)

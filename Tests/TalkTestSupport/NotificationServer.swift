@@ -1,0 +1,133 @@
+import Foundation
+
+/// A private D-Bus session bus with a test notification server on it (`tools/notification-server`, Python): what a
+/// desktop's notification daemon would be, recording every notification and clicking buttons on command. Tests give
+/// its `busAddress` to the code under test as `DBUS_SESSION_BUS_ADDRESS`.
+package final class NotificationServer: @unchecked Sendable {
+    package let busAddress: String
+    package let logPath: String
+    private let busPid: pid_t
+    private let serverPid: pid_t
+    private let commands: FileHandle
+    private let replies: FileHandle
+
+    /// One recorded call: `Notify` (with id, summary, body, actions as [key, label], urgency 0-2, timeout) or `CloseNotification`.
+    package struct Call: Sendable, Equatable {
+        package var call: String
+        package var id: Int
+        package var summary: String
+        package var body: String
+        package var actions: [[String]]
+        package var urgency: Int?
+        package var hints: [String: String]
+    }
+
+    package init(actions: Bool = true) throws {
+        let folder = NSTemporaryDirectory() + "notify-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        logPath = folder + "/notifications.jsonl"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let environment = ProcessInfo.processInfo.environment
+        let (busPid, busOut, _) = try Self.spawn(["dbus-daemon", "--session", "--nofork", "--print-address=1"], environment: environment)
+        self.busPid = busPid
+        guard let address = Self.readLine(busOut), address.hasPrefix("unix:") else {
+            kill(busPid, SIGTERM)
+            ChildProcess.wait(busPid)
+            throw CommandFailure("dbus-daemon gave no bus address (is dbus-daemon installed? scripts/install-deps.sh)")
+        }
+        busAddress = address
+        var serverEnvironment = environment
+        serverEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
+        let script = TestInputs.packageRoot + "/tools/notification-server/notification_server.py"
+        let (serverPid, serverOut, serverIn) = try Self.spawn(
+            ["python3", script, "--log", logPath] + (actions ? [] : ["--no-actions"]), environment: serverEnvironment)
+        self.serverPid = serverPid
+        commands = serverIn
+        replies = serverOut
+        guard Self.readLine(serverOut) == "ready" else {
+            stop()
+            throw CommandFailure("the test notification server did not start (python3 with dbus_next: scripts/install-deps.sh)")
+        }
+    }
+
+    /// Every call recorded so far.
+    package func calls() -> [Call] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            let hints = (object["hints"] as? [String: Any] ?? [:]).mapValues { "\($0)" }
+            return Call(call: object["call"] as? String ?? "", id: object["id"] as? Int ?? 0,
+                        summary: object["summary"] as? String ?? "", body: object["body"] as? String ?? "",
+                        actions: object["actions"] as? [[String]] ?? [], urgency: object["urgency"] as? Int, hints: hints)
+        }
+    }
+
+    package var notifications: [Call] { calls().filter { $0.call == "Notify" } }
+
+    /// Polls the record off the pool until `condition` holds; false after `timeout` (a broken notifier).
+    package func wait(timeout: Duration = .seconds(20), until condition: @escaping @Sendable ([Call]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(calls()) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition(calls())
+    }
+
+    /// Clicks `action` on notification `id`, as a user would.
+    package func click(_ id: Int, _ action: String) {
+        commands.write(Data("invoke \(id) \(action)\n".utf8))
+        _ = Self.readLine(replies)
+    }
+
+    package func stop() {
+        for pid in [serverPid, busPid] where pid > 0 {
+            kill(pid, SIGTERM)
+            ChildProcess.wait(pid)
+        }
+    }
+
+    deinit { stop() }
+
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = handle.readData(ofLength: 1)
+            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    /// Starts `arguments` through /usr/bin/env with pipes for stdin and stdout; stderr is discarded.
+    private static func spawn(_ arguments: [String], environment: [String: String]) throws -> (pid_t, FileHandle, FileHandle) {
+        var output: [Int32] = [0, 0], input: [Int32] = [0, 0]
+        guard pipe(&output) == 0, pipe(&input) == 0 else { throw CommandFailure("pipe failed") }
+        [output[0], input[1]].forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
+        close(output[1])
+        close(input[0])
+        guard rc == 0 else { throw CommandFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
+        return (pid, FileHandle(fileDescriptor: output[0], closeOnDealloc: true), FileHandle(fileDescriptor: input[1], closeOnDealloc: true))
+    }
+}
