@@ -69,7 +69,7 @@ import Testing
         let outcome = try await Self.setup(h, code: try await Self.code(h, profile: profile), seen: seen)
         let approved = try await approvals.value
         #expect(outcome.complete, "\(outcome)")
-        #expect(outcome.operatorScopes == ["operator.read", "operator.write"])
+        #expect(outcome.operatorScopes == ["operator.approvals", "operator.read", "operator.write"])
         #expect(approved.count == 2 && approved[0] != approved[1], "two requests approved: \(approved)")
         #expect(seen.pending(.node) == [approved[0]], "the node's request was shown with its id: \(seen.list)")
         #expect(seen.pending(.operator).last == approved[1], "then the operator's: \(seen.list)")

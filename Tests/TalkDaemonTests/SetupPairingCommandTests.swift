@@ -44,7 +44,7 @@ import Testing
             #expect(r.stderr.contains("Pairing request for the \(role) role") && r.stderr.contains("openclaw devices approve \(id)"),
                     "the \(role) role's request \(id) was shown: \(r.stderr)")
         }
-        #expect(r.stdout.contains("Node role: paired") && r.stdout.contains("Operator role: paired (operator.read, operator.write)"),
+        #expect(r.stdout.contains("Node role: paired") && r.stdout.contains("Operator role: paired (operator.approvals, operator.read, operator.write)"),
                 "\(r.stdout)")
         try TestInput.requireSchemaCheck(reportedByGateway: gw.startup.schema, "the schema check of the frames sent")
         #expect(try await offPool { try gw.control("violations") }["count"] == 0)

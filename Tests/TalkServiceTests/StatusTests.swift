@@ -92,7 +92,7 @@ import TalkLogging
         #expect(StatusArbiter.shown(s) == .tool)
         s.attention = "approve exec"
         #expect(StatusArbiter.shown(s) == .attention)
-        #expect(StatusArbiter.shown(s).word(s) == "attention")
+        #expect(StatusArbiter.shown(s).word(s) == "approve exec")
     }
 
     @Test func aReaderReportsStaleAndDeadDaemons() throws {

@@ -154,10 +154,15 @@ package actor CredentialStore {
                                 deviceToken: contents.deviceTokens[role.rawValue]?.deviceToken)
     }
 
-    /// Operator scopes: what the stored operator token carries, else read + write.
+    /// Operator scopes: what the stored operator token carries, else read + write; `operator.approvals` always, so this
+    /// device reviews the agent's commands (issue 26). A stored token without it makes the Gateway answer with a
+    /// `scope-upgrade` pairing request, shown and waited for as any pairing request (silent on loopback upstream).
     package func operatorScopes() -> [String] {
-        contents.deviceTokens[GatewayRole.operator.rawValue]?.scopes ?? ["operator.read", "operator.write"]
+        let stored = contents.deviceTokens[GatewayRole.operator.rawValue]?.scopes ?? ["operator.read", "operator.write"]
+        return stored.contains(Self.approvalsScope) ? stored : (stored + [Self.approvalsScope]).sorted()
     }
+
+    static let approvalsScope = "operator.approvals"
 
     /// Whether the operator socket has anything to authenticate with.
     package var hasOperatorCredential: Bool {

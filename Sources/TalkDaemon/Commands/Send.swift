@@ -48,7 +48,10 @@ extension OpenClawTalk {
 
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.send")
-            guard notify else { return try await send(logger: logger) }
+            guard notify else {
+                try await send(logger: logger)
+                return
+            }
             // From a file manager there is no terminal: the outcome is shown where the user looks.
             let notifier = DesktopNotifier(logger: logger)
             do {

@@ -90,7 +90,7 @@ package enum StatusReading: Equatable, Sendable {
         let cssClass: String = switch self {
         case .notRunning: "stopped"
         case .stale: "stale"
-        case .live: s.state
+        case .live: s.state.replacingOccurrences(of: " ", with: "-")   // "approval needed" → approval-needed
         }
         let text: String = switch self {
         case .notRunning: "Talk off"

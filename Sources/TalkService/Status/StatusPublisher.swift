@@ -161,7 +161,8 @@ package enum StatusArbiter: Equatable, Sendable {
 
     func word(_ s: SessionSnapshot) -> String {
         switch self {
-        case .attention: "attention"
+        // What needs the user, in their words ("approval needed"), as the Live Activity shows it.
+        case .attention: s.attention.map { ServiceStatus.shortened($0, limit: ServiceStatus.maxNameCharacters) } ?? "attention"
         case .tool: "toolRunning"
         case .voice: s.voice?.rawValue ?? "active"
         case .connection: s.connection == .connected ? "idle" : s.connection.rawValue

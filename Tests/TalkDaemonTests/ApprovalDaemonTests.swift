@@ -1,0 +1,74 @@
+import Foundation
+import TalkService
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// The daemon's approvals and notifications with a desktop (a test notification server on a private bus): "approval
+/// needed" over everything in the status, a notification whose buttons decide exactly its approval, one withdrawn
+/// when decided elsewhere, and the Gateway's system.notify shown.
+@Suite struct ApprovalDaemonTests {
+    static func control(_ h: DaemonHarness, _ line: String) async throws -> JSONValue {
+        let gateway = h.gateway
+        return try await offPool { try gateway.control(line) as JSONValue }
+    }
+
+    @Test(.requires(.builtBinary)) func `an approval shows in the status and as a notification whose button decides it`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+        defer { h.tearDown() }
+        _ = try await h.start(["--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+        // Wait until the Gateway counts this device's operator socket as an approval client.
+        #expect(try await h.eventually {
+            (try? await Self.control(h, #"{"cmd":"approval-request","command":"true","id":"probe"}"#)["deliveredTo"]?.arrayValue?.isEmpty) == false
+        })
+        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"probe","decision":"deny"}"#)
+
+        let id = try #require(try await Self.control(h, #"{"cmd":"approval-request","command":"rm -rf build"}"#)["approval"]?["id"]?.stringValue)
+        let other = try #require(try await Self.control(h, #"{"cmd":"approval-request","command":"ls","ask":"always"}"#)["approval"]?["id"]?.stringValue)
+        #expect(try await h.eventually { try await h.status()?.state == "approval needed" }, "no approval in the status")
+        #expect(await server.wait { calls in calls.filter { $0.call == "Notify" && $0.body.hasPrefix("ls") }.count == 1 })
+        let notified = server.notifications
+        let mine = try #require(notified.last { $0.body.hasPrefix("rm -rf build") })
+        #expect(mine.urgency == 2)
+        #expect(mine.actions == [["allow-once", "Allow once"], ["allow-always", "Allow always"], ["deny", "Deny"]])
+        let onlyOnce = try #require(notified.last { $0.body.hasPrefix("ls") })
+        #expect(onlyOnce.actions == [["allow-once", "Allow once"], ["deny", "Deny"]])
+
+        server.click(mine.id, "allow-once")
+        #expect(try await h.eventually {
+            let resolutions = try await Self.control(h, "approvals")["resolutions"]?.arrayValue ?? []
+            return resolutions.contains { $0["id"]?.stringValue == id }
+        })
+        let resolutions = try await Self.control(h, "approvals")["resolutions"]?.arrayValue ?? []
+        #expect(resolutions.filter { $0["id"]?.stringValue != "probe" }.map { [$0["id"]?.stringValue, $0["decision"]?.stringValue] }
+                == [[id, "allow-once"]], "a click decided something else")
+
+        // Decided elsewhere: its notification is taken down, and nothing waits any more.
+        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"\#(other)","decision":"deny","resolvedBy":"Phone"}"#)
+        #expect(await server.wait { calls in calls.contains { $0.call == "CloseNotification" && $0.id == onlyOnce.id } })
+        #expect(try await h.eventually { try await h.status()?.state != "approval needed" })
+        #expect(try await Self.control(h, "violations")["count"] == 0)
+    }
+
+    @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency, and refused when turned off`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+        defer { h.tearDown() }
+        _ = try await h.start(["--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+        let result = try #require(try await Self.control(
+            h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":"Build","body":"Done","priority":"passive"},"timeoutMs":15000}"#)["result"])
+        #expect(result["ok"] == true, "\(result)")
+        #expect(result["payloadJSON"] == #"{"ok":true}"#)
+        let call = try #require(server.notifications.last)
+        #expect((call.summary, call.body, call.urgency) == ("Build", "Done", 0))
+        let empty = try #require(try await Self.control(h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":""},"timeoutMs":15000}"#)["result"])
+        #expect(empty["error"]?["message"] == "INVALID_REQUEST: empty notification")
+        #expect(try await Self.control(h, "violations")["count"] == 0)
+    }
+}
