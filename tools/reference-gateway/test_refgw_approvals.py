@@ -82,10 +82,11 @@ class ApprovalTests(GatewayTestCase):
         self.assertEqual(minus["request"]["allowedDecisions"], ["allow-once", "deny"])
 
     async def test_only_approval_clients_that_may_see_it_hear_it(self):
-        plain, _ = await self.operator(caps=())
-        scopeless, _ = await self.operator(scopes=["operator.read", "operator.write"])
-        other_device, _ = await self.operator()
         mine = Identity()
+        # The same device as the approver, so only the caps (gate b) or the scope (gate a) keep them out.
+        plain, _ = await self.operator(caps=(), identity=mine)
+        scopeless, _ = await self.operator(scopes=["operator.read", "operator.write"], identity=mine)
+        other_device, _ = await self.operator()
         approver, _ = await self.operator(identity=mine)
         node, _ = await self.node()
         reply = self.gw.control({"cmd": "approval-request", "command": "ls", "reviewerDeviceIds": [mine.device_id]})
