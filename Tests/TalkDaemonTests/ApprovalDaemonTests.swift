@@ -71,4 +71,23 @@ import Testing
         #expect(empty["error"]?["message"] == "INVALID_REQUEST: empty notification")
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
+
+    @Test(.requires(.builtBinary)) func `in realtime mode approvals and notifications show too, and push-to-talk is refused with the reason`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+        defer { h.tearDown() }
+        _ = try await h.start(["--mode", "realtime", "--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+        let shown = try #require(try await Self.control(
+            h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":"Realtime","body":"Done"},"timeoutMs":15000}"#)["result"])
+        #expect(shown["ok"] == true, "\(shown)")
+        #expect(server.notifications.last?.summary == "Realtime")
+        let ptt = try #require(try await Self.control(h, #"{"cmd":"node-invoke","command":"talk.ptt.start","timeoutMs":15000}"#)["result"])
+        #expect(ptt["ok"] == false)
+        #expect(ptt["error"]?["message"]?.stringValue?.contains("realtime") == true, "\(ptt)")
+        _ = try await Self.control(h, #"{"cmd":"approval-request","command":"make install"}"#)
+        #expect(try await h.eventually { try await h.status()?.state == "approval needed" })
+        #expect(await server.wait { calls in calls.contains { $0.body.hasPrefix("make install") } })
+    }
 }

@@ -24,6 +24,18 @@ struct DeskOptions: Sendable {
         let task: Task<Void, Never>
     }
 
+    /// The node's commands in realtime mode: `system.notify` shown; push-to-talk refused with the reason (the relay
+    /// hears by itself), rather than left unanswered until the Gateway's invoke times out.
+    static func realtimeNodeRouter(_ gateway: GatewaySession, notifications: NotificationDesk, logger: Logger) -> NodeCommandRouter {
+        struct NoPushToTalk: Error, CustomStringConvertible {
+            var description: String { "push-to-talk is not available in realtime mode: the relay hears by itself" }
+        }
+        let nodeId = (try? DeviceIdentity.loadOrCreate(paths: StoragePaths.standard()).deviceId) ?? ""
+        return NodeCommandRouter(node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,
+                                 handler: { _, _ in throw NoPushToTalk() }, others: ["system.notify": notifications.nodeHandler],
+                                 logger: logger)
+    }
+
     func desks(gateway: GatewaySession, speaker: NotificationDesk.Speaker?, logger: Logger) -> Desks {
         let notifier = DesktopNotifier(logger: logger)
         let approvals = ApprovalDesk(client: ApprovalClient(connection: gateway.operatorConnection, logger: logger),

@@ -163,7 +163,7 @@ extension OpenClawTalk {
                 var failure: (any Error)?
                 do {
                     try await realtime.run(daemon, devices: devices, gateway: gatewaySession, described: describedAudio(paths), bargeIn: !settings.bargeInForcedOff,
-                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, logger: logger)
+                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk, logger: logger)
                 } catch {
                     failure = error
                 }

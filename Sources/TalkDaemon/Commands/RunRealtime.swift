@@ -33,7 +33,8 @@ struct RealtimeOptions: Sendable {
     /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
     /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
     func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, described: Described, bargeIn: Bool,
-             json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, logger: Logger) async throws
+             json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
+             logger: Logger) async throws
     {
         let connection = gateway.operatorConnection
         let stop = StopSignal(logger: logger)
@@ -62,10 +63,17 @@ struct RealtimeOptions: Sendable {
         var settings = RealtimeTalkSession.Settings()
         settings.bargeIn = bargeIn
         let session = RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
+        // Approvals and notifications as in the native loop (shown, not spoken: the relay owns the voice).
+        let desks = desk.desks(gateway: gateway, speaker: nil, logger: logger)
+        defer { desks.task.cancel() }
+        let nodeCommands = Task { await DeskOptions.realtimeNodeRouter(gateway, notifications: desks.notifications, logger: logger).run() }
+        defer { nodeCommands.cancel() }
         let host = try await daemon.serve(
-            session: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
-                                           audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
-            gateway: gateway, version: version, displayName: gateway.displayName, stop: stop)
+            session: DeskSession(
+                inner: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
+                                             audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
+                approvals: desks.approvals, notifications: desks.notifications),
+            gateway: gateway, version: version, displayName: gateway.displayName, stop: stop).inner
         let printer = Task {
             var turns = 0
             for await event in session.events {
