@@ -44,6 +44,7 @@ class Walkthrough(WalkthroughBase):
         self.talk_start()
         self.speak_and_hear("the first turn")
         self.push_to_talk()
+        self.approval()
         self.pause_resume()
         self.close_terminal()
         self.speak_and_hear("after the terminal closed")
@@ -171,6 +172,27 @@ class Walkthrough(WalkthroughBase):
             e for e in self.events_of("pushToTalk", mark) if e.get("command") == "once" and e.get("status") == "queued"])
         self.check("forward" in (done[0].get("transcript") or "").lower(),
                    "push-to-talk once sent %r over the control socket" % done[0].get("transcript"))
+
+    def approval(self):
+        # The agent asks before it runs a command (iOS: the "Exec approval required" card, Allow Once). Issue 26's
+        # spoken prompt (the daemon reads it out, a clip says "allow once") waits for the Talk loop's asking state;
+        # until then the daemon shows it in the status and the command line decides it.
+        self.step("The agent asks before it runs a command: status says approval needed; openclaw-talk approvals, "
+                  "then approve ID allow-once")
+        self.wait_for("the daemon to be an approval client", lambda: self.control(
+            "approval-request", command="true", id="walkthrough-probe")["deliveredTo"])
+        self.control("approval-resolve", id="walkthrough-probe", decision="deny", resolvedBy="walkthrough")
+        approval = self.control("approval-request", command="rm -rf build")["approval"]
+        self.check(self.wait_for("status: approval needed", lambda: self.status().get("state") == "approval needed"),
+                   "status says approval needed, over listening")
+        listed = self.cli("approvals").stdout
+        self.show(listed)
+        self.check("run: rm -rf build" in listed and approval["id"] in listed, "approvals lists the command and its id")
+        self.show(self.cli("approve", approval["id"][:8], "allow-once").stdout)
+        decided = [r for r in self.control("approvals")["resolutions"] if r["id"] == approval["id"]]
+        self.check([r["decision"] for r in decided] == ["allow-once"], "the Gateway recorded allow-once for %s" % approval["id"])
+        self.check(self.wait_for("listening again", lambda: self.status().get("state") == "listening"),
+                   "status is back to listening")
 
     def pause_resume(self):
         self.step("openclaw-talk pause / resume: the microphone stream closes and reopens")
