@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A private D-Bus session bus with a test notification server on it (`tools/notification-server`, Python): what a
 /// desktop's notification daemon would be, recording every notification and clicking buttons on command. Tests give
@@ -6,7 +7,6 @@ import Foundation
 package final class NotificationServer: @unchecked Sendable {
     package let busAddress: String
     package let logPath: String
-    private let busPid: pid_t
     private let serverPid: pid_t
     private let commands: FileHandle
     private let replies: FileHandle
@@ -27,27 +27,21 @@ package final class NotificationServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         logPath = folder + "/notifications.jsonl"
         FileManager.default.createFile(atPath: logPath, contents: nil)
-        let environment = ProcessInfo.processInfo.environment
-        let (busPid, busOut, _) = try Self.spawn(["dbus-daemon", "--session", "--nofork", "--print-address=1"], environment: environment)
-        self.busPid = busPid
-        guard let address = Self.readLine(busOut), address.hasPrefix("unix:") else {
-            kill(busPid, SIGTERM)
-            ChildProcess.wait(busPid)
-            throw CommandFailure("dbus-daemon gave no bus address (is dbus-daemon installed? scripts/install-deps.sh)")
-        }
-        busAddress = address
-        var serverEnvironment = environment
-        serverEnvironment["DBUS_SESSION_BUS_ADDRESS"] = address
+        // The server starts the bus itself and ends it when it ends: when its stdin closes too, so a test process
+        // that dies leaves neither behind.
         let script = TestInputs.packageRoot + "/tools/notification-server/notification_server.py"
         let (serverPid, serverOut, serverIn) = try Self.spawn(
-            ["python3", script, "--log", logPath] + (actions ? [] : ["--no-actions"]), environment: serverEnvironment)
+            ["python3", script, "--start-bus", "--log", logPath] + (actions ? [] : ["--no-actions"]),
+            environment: ProcessInfo.processInfo.environment)
         self.serverPid = serverPid
         commands = serverIn
         replies = serverOut
-        guard Self.readLine(serverOut) == "ready" else {
-            stop()
-            throw CommandFailure("the test notification server did not start (python3 with dbus_next: scripts/install-deps.sh)")
+        guard let ready = Self.readLine(serverOut), ready.hasPrefix("ready unix:") else {
+            kill(serverPid, SIGTERM)
+            ChildProcess.wait(serverPid)
+            throw CommandFailure("the test notification server did not start (dbus-daemon, and python3 with dbus_next: scripts/install-deps.sh)")
         }
+        busAddress = String(ready.dropFirst("ready ".count))
     }
 
     /// Every call recorded so far.
@@ -81,11 +75,12 @@ package final class NotificationServer: @unchecked Sendable {
     }
 
     package func stop() {
-        for pid in [serverPid, busPid] where pid > 0 {
-            kill(pid, SIGTERM)
-            ChildProcess.wait(pid)
-        }
+        guard !stopped.withLock({ done in defer { done = true }; return done }) else { return }
+        kill(serverPid, SIGTERM)
+        ChildProcess.wait(serverPid)
     }
+
+    private let stopped = Mutex(false)
 
     deinit { stop() }
 

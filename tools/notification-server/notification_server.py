@@ -1,9 +1,11 @@
 """A freedesktop.org notification server for tests: it owns org.freedesktop.Notifications on the session bus it is
 given (a private one the test started), records every notification as one JSON line, and clicks buttons on command.
 
-    python3 notification_server.py --log FILE [--no-actions]
+    python3 notification_server.py --log FILE [--no-actions] [--start-bus]
 
-Prints `ready` on stdout once it owns the name. Reads commands on stdin, one a line:
+With --start-bus it starts a private dbus-daemon of its own, serves on it and ends it when it exits (stdin closed or
+SIGTERM), so a test that dies leaves nothing behind. Prints `ready ADDRESS` on stdout once it owns the name. Reads
+commands on stdin, one a line:
     invoke ID ACTION   emits ActionInvoked(ID, ACTION) then NotificationClosed(ID, 2), as a click does
     close ID           emits NotificationClosed(ID, 1) (expired)
 Each received call is appended to the log: {"call": "Notify", "id", "app", "summary", "body", "actions": [[key, label]],
@@ -13,6 +15,9 @@ Each received call is appended to the log: {"call": "Notify", "id", "app", "summ
 import argparse
 import asyncio
 import json
+import os
+import signal as signals
+import subprocess
 import sys
 
 from dbus_next import Variant
@@ -72,17 +77,30 @@ async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--log", required=True)
     parser.add_argument("--no-actions", action="store_true")
+    parser.add_argument("--start-bus", action="store_true")
     args = parser.parse_args()
+    daemon = None
+    if args.start_bus:
+        daemon = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = daemon.stdout.readline().strip()
+
+    def end(*_):
+        if daemon is not None:
+            daemon.terminate()
+            daemon.wait(timeout=5)
+        os._exit(0)
+    signals.signal(signals.SIGTERM, end)
     bus = await MessageBus().connect()
     service = Notifications(args.log, not args.no_actions)
     bus.export(PATH, service)
     await bus.request_name(NAME)
-    print("ready", flush=True)
+    print("ready " + os.environ.get("DBUS_SESSION_BUS_ADDRESS", ""), flush=True)
     loop = asyncio.get_running_loop()
     while True:
         line = await loop.run_in_executor(None, sys.stdin.readline)   # a thread: stdin may be a file epoll refuses
         if not line:
-            await asyncio.Event().wait()   # stdin closed: keep serving until killed
+            end()   # stdin closed: whoever started us is gone
         words = line.split()
         if len(words) == 3 and words[0] == "invoke":
             service.ActionInvoked(int(words[1]), words[2])
