@@ -21,6 +21,23 @@ class RealtimeRelayTests(RelayTestCase):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
         return sid
 
+    async def test_create_takes_talk_realtime_choices(self):
+        client, _ = await self.operator()
+        config = (await client.request("talk.config", {}))["payload"]["config"]["talk"]
+        self.assertEqual(config["realtime"]["provider"], "refgw")
+        base = {"mode": "realtime", "transport": "gateway-relay", "brain": "agent-consult"}
+        asked = await client.request("talk.session.create", dict(base, provider="refgw", model="m-2",
+                                                                 voice="v-2"))
+        self.assertTrue(asked["ok"], asked)
+        plain = await client.request("talk.session.create", base)
+        self.assertTrue(plain["ok"], plain)
+        created = [e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "created"]
+        self.assertEqual([(e["model"], e["voice"], e["requested"]) for e in created],
+                         [("m-2", "v-2", {"provider": "refgw", "model": "m-2", "voice": "v-2"}),
+                          ("refgw-realtime-1", "refgw-marin", {})])
+        other = await client.request("talk.session.create", dict(base, provider="openai"))
+        self.assertEqual(other["error"]["code"], "UNAVAILABLE")
+
     async def test_turn_with_audio_and_mark(self):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
         self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})

@@ -6,9 +6,10 @@ package struct TalkConfig: Sendable, Equatable {
     package var silenceTimeoutMs: Int?
     /// Whether speech while a reply plays stops it (barge-in).
     package var interruptOnSpeech: Bool?
-    /// `talk.provider` (e.g. `elevenlabs`, `system`).
+    /// The active speech provider (e.g. `elevenlabs`, `system`): `talk.resolved.provider`, else `talk.provider`.
     package var provider: String?
-    /// The provider's voice and model (`talk.providers.<provider>.voiceId` / `modelId`, else `resolved.config`).
+    /// The provider's voice and model: `talk.resolved.config` first (what the Gateway resolved, as the Apple apps
+    /// read it: TalkConfigParsing.swift), else `talk.providers.<provider>` (Gateways before `resolved`).
     package var voiceId: String?
     package var modelId: String?
     package var outputFormat: String?
@@ -17,10 +18,12 @@ package struct TalkConfig: Sendable, Equatable {
     package var speechLocale: String?
     /// `session.mainKey`: the session when `hello-ok` names none.
     package var sessionMainKey: String?
+    /// `talk.realtime`'s provider, model and voice: what a realtime relay session is created with.
+    package var realtime: TalkRealtimeSelection?
 
     package init(silenceTimeoutMs: Int? = nil, interruptOnSpeech: Bool? = nil, provider: String? = nil, voiceId: String? = nil,
                  modelId: String? = nil, outputFormat: String? = nil, idleTimeoutS: Double? = nil, speechLocale: String? = nil,
-                 sessionMainKey: String? = nil) {
+                 sessionMainKey: String? = nil, realtime: TalkRealtimeSelection? = nil) {
         self.silenceTimeoutMs = silenceTimeoutMs
         self.interruptOnSpeech = interruptOnSpeech
         self.provider = provider
@@ -30,6 +33,7 @@ package struct TalkConfig: Sendable, Equatable {
         self.idleTimeoutS = idleTimeoutS
         self.speechLocale = speechLocale
         self.sessionMainKey = sessionMainKey
+        self.realtime = realtime
     }
 
     /// What applies when neither the Gateway nor the user says otherwise (macOS/Android values).
@@ -43,7 +47,7 @@ package struct TalkConfig: Sendable, Equatable {
             provider: override.provider ?? provider, voiceId: override.voiceId ?? voiceId,
             modelId: override.modelId ?? modelId, outputFormat: override.outputFormat ?? outputFormat,
             idleTimeoutS: override.idleTimeoutS ?? idleTimeoutS, speechLocale: override.speechLocale ?? speechLocale,
-            sessionMainKey: override.sessionMainKey ?? sessionMainKey)
+            sessionMainKey: override.sessionMainKey ?? sessionMainKey, realtime: override.realtime ?? realtime)
     }
 
     /// Values the Gateway redacts when secrets were not asked for.
@@ -76,12 +80,21 @@ package struct TalkConfig: Sendable, Equatable {
             }
             if let seconds, seconds > 0, seconds <= 86_400 { idleTimeoutS = seconds } else { ignored.append("idleTimeoutS") }
         }
-        provider = text(talk?["provider"], "provider") ?? text(talk?["resolved"]?["provider"], "resolved.provider")
+        // `resolved` first, as the Apple apps read it (apps/shared/OpenClawKit TalkConfigParsing.swift
+        // selectProviderConfig): the Gateway's own choice of provider and its config (src/config/talk.ts
+        // buildTalkConfigResponse); `provider`/`providers` only for what it leaves out.
+        provider = text(talk?["resolved"]?["provider"], "resolved.provider") ?? text(talk?["provider"], "provider")
         let providerConfig = provider.flatMap { talk?["providers"]?[$0] }
         let resolved = talk?["resolved"]?["config"]
-        voiceId = text(providerConfig?["voiceId"], "voiceId") ?? text(resolved?["voiceId"], "resolved.voiceId")
-        modelId = text(providerConfig?["modelId"], "modelId") ?? text(resolved?["modelId"], "resolved.modelId")
-        outputFormat = text(providerConfig?["outputFormat"], "outputFormat") ?? text(resolved?["outputFormat"], "resolved.outputFormat")
+        func field(_ names: String...) -> String? {
+            for name in names { if let value = text(resolved?[name], "resolved.\(name)") { return value } }
+            for name in names { if let value = text(providerConfig?[name], name) { return value } }
+            return nil
+        }
+        voiceId = field("voiceId", "voice")
+        modelId = field("modelId", "model")
+        outputFormat = field("outputFormat")
+        realtime = TalkRealtimeSelection(talk?["realtime"], ignored: &ignored)
         speechLocale = text(talk?["speechLocale"], "speechLocale")
         sessionMainKey = text(result?["config"]?["session"]?["mainKey"], "session.mainKey")
     }

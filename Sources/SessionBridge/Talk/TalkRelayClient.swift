@@ -20,6 +20,8 @@ package actor TalkRelayClient {
         package var expiryMargin: TimeInterval = 5
         /// The chat session a realtime relay (and its consults) belongs to.
         package var sessionKey: String?
+        /// `talk.config`'s `talk.realtime` choices, asked for when a realtime session is created.
+        package var realtime: TalkRealtimeSelection?
         package init() {}
     }
 
@@ -117,7 +119,7 @@ package actor TalkRelayClient {
         defer { creating = false }
         let result: JSONValue?
         do {
-            result = try await gateway.request(method: names.create, params: names.createParams(sessionKey: mode == .realtime ? settings.sessionKey : nil),
+            result = try await gateway.request(method: names.create, params: names.createParams(sessionKey: mode == .realtime ? settings.sessionKey : nil, realtime: settings.realtime),
                                                timeout: settings.createTimeout)
         } catch {
             throw .request(error)

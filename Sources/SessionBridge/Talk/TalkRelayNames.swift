@@ -57,8 +57,9 @@ package struct TalkRelayNames: Sendable, Equatable {
         }
     }
 
-    /// The create request's params for this era and mode.
-    func createParams(sessionKey: String?) -> JSONValue {
+    /// The create request's params for this era and mode; a realtime session asks for `talk.config`'s
+    /// `talk.realtime` provider, model and voice (`realtime`), as the iOS app does.
+    func createParams(sessionKey: String?, realtime: TalkRealtimeSelection? = nil) -> JSONValue {
         var params: [String: JSONValue] = [:]
         switch (era, mode) {
         case (.unified, .transcription):
@@ -69,6 +70,7 @@ package struct TalkRelayNames: Sendable, Equatable {
         case (.legacy, _):
             if let sessionKey { params["sessionKey"] = .string(sessionKey) }
         }
+        if mode == .realtime, let realtime { params.merge(realtime.params) { current, _ in current } }
         return .object(params)
     }
 }

@@ -162,7 +162,8 @@ extension OpenClawTalk {
                 let devices = try await RunAudio.open(audioRequest, logger: logger)
                 var failure: (any Error)?
                 do {
-                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, described: describedAudio(paths), bargeIn: !settings.bargeInForcedOff,
+                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig, described: describedAudio(paths),
+                                           bargeIn: !settings.bargeInForcedOff,
                                            json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk, logger: logger)
                 } catch {
                     failure = error

@@ -32,7 +32,8 @@ struct RealtimeOptions: Sendable {
 
     /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
     /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
-    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, described: Described, bargeIn: Bool,
+    /// `talkConfig`: the Gateway's `talk.config`, whose `talk.realtime` provider, model and voice the relay asks for.
+    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, described: Described, bargeIn: Bool,
              json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
              logger: Logger) async throws
     {
@@ -56,6 +57,7 @@ struct RealtimeOptions: Sendable {
         }
         var clientSettings = TalkRelayClient.Settings()
         clientSettings.sessionKey = await connection.hello?.mainSessionKey
+        clientSettings.realtime = talkConfig?.realtime
         let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
         guard await client.names() != nil else {
             throw ValidationError("The Gateway offers no realtime relay (talk.session.create or talk.realtime.session)")

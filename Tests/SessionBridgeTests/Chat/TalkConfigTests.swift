@@ -21,6 +21,25 @@ struct TalkConfigTests {
         #expect(TalkConfig.builtIn.merging(TalkConfig()).silenceTimeoutMs == 700)
     }
 
+    /// As the Apple apps read it (TalkConfigParsing.swift): the Gateway's `resolved` provider and config first.
+    @Test func `resolved comes first: its provider and config over provider and providers`() {
+        let result: JSONValue = ["config": ["talk": [
+            "provider": "ElevenLabs",
+            "providers": ["ElevenLabs": ["voiceId": "raw-voice", "modelId": "raw-model", "outputFormat": "mp3_44100_128"],
+                          "elevenlabs": ["voiceId": "other"]],
+            "resolved": ["provider": "elevenlabs", "config": ["voiceId": "resolved-voice", "modelId": "resolved-model"]],
+        ]]]
+        var ignored: [String] = []
+        let c = TalkConfig(gatewayResult: result, ignored: &ignored)
+        #expect(c.provider == "elevenlabs" && c.voiceId == "resolved-voice" && c.modelId == "resolved-model", "\(c)")
+        // What resolved.config leaves out comes from the resolved provider's own entry.
+        #expect(c.outputFormat == nil, "\(c)")
+        #expect(ignored.isEmpty)
+        let older: JSONValue = ["config": ["talk": ["provider": "elevenlabs", "providers": ["elevenlabs": ["voiceId": "v9", "modelId": "m9"]]]]]
+        let fromProviders = TalkConfig(gatewayResult: older, ignored: &ignored)
+        #expect(fromProviders.provider == "elevenlabs" && fromProviders.voiceId == "v9" && fromProviders.modelId == "m9")
+    }
+
     @Test func `wrong types are ignored by name and a missing config gives nothing`() {
         let result: JSONValue = ["config": ["talk": ["silenceTimeoutMs": "fast", "interruptOnSpeech": 1, "provider": ["x"],
                                                      "speechLocale": .string(String(repeating: "x", count: 10_000))]]]

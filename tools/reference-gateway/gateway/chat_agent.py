@@ -43,7 +43,12 @@ DEFAULT_TALK_CONFIG = {
     "talk": {"provider": "elevenlabs",
              "providers": {"elevenlabs": {"voiceId": "refgw-voice", "modelId": "eleven_v3",
                                           "outputFormat": "pcm_24000"}},
-             "resolved": {"provider": "elevenlabs", "config": {"voiceId": "refgw-voice"}},
+             "resolved": {"provider": "elevenlabs", "config": {"voiceId": "refgw-voice", "modelId": "eleven_v3",
+                                                                "outputFormat": "pcm_24000"}},
+             # As src/config/talk.ts buildTalkConfigResponse serves a configured `talk.realtime`.
+             "realtime": {"provider": "refgw", "mode": "realtime", "transport": "gateway-relay",
+                          "brain": "agent-consult",
+                          "providers": {"refgw": {"model": "refgw-realtime-1", "voice": "refgw-marin"}}},
              "speechLocale": "en-US", "interruptOnSpeech": True, "silenceTimeoutMs": 900},
     "session": {"mainKey": "main"},
 }

@@ -98,7 +98,21 @@ class TalkRelayMethods:
                     outputAudioFormats=[{"encoding": "pcm16", "sampleRateHz": 24000, "channels": 1}],
                     supportsBargeIn=True, supportsToolCalls=True)]}}
 
-    async def _create(self, conn, mode, legacy):
+    def _realtime_choice(self, params):
+        """provider, model and voice of a realtime create: the request's, else talk.config's `talk.realtime`
+        (openclaw/openclaw src/gateway/server-methods/talk.ts: `p.provider ?? realtimeConfig.provider`, model and
+        voice likewise; a provider no plugin registered is UNAVAILABLE)."""
+        from .methods import MethodError
+        config = (self.chat.talk_config.get("talk") or {}).get("realtime") or {}
+        provider = params.get("provider") or config.get("provider") or "refgw"
+        if provider.strip().lower() != "refgw":
+            raise MethodError(_unavailable("No realtime voice provider registered for Talk"))
+        entry = (config.get("providers") or {}).get(provider) or {}
+        return {"provider": provider, "model": params.get("model") or config.get("model") or entry.get("model"),
+                "voice": params.get("voice") or config.get("voice") or entry.get("voice"),
+                "requested": {k: params[k] for k in ("provider", "model", "voice") if k in params}}
+
+    async def _create(self, conn, mode, legacy, choice=None):
         from .methods import MethodError
         relay = self.gateway.talk_relay
         if not relay.settings["ready"]:
@@ -113,7 +127,7 @@ class TalkRelayMethods:
         except AudioError as failure:
             raise MethodError(_unavailable(str(failure)))
         relay.sessions[session.session_id] = session
-        relay.record("created", sessionId=session.session_id, mode=mode, legacy=legacy)
+        relay.record("created", sessionId=session.session_id, mode=mode, legacy=legacy, **(choice or {}))
         async def ready():   # after the create answer, as a provider connects
             await asyncio.sleep(0.02)
             await session.emit("ready", None, "session.ready")
@@ -141,7 +155,8 @@ class TalkRelayMethods:
                                               'requires transport="gateway-relay" and brain="agent-consult"'))
         else:
             raise MethodError(error_shape("INVALID_REQUEST", "mode %s is not served here" % mode))
-        session = await self._create(conn, mode, legacy=False)
+        choice = self._realtime_choice(params) if mode == "realtime" else None
+        session = await self._create(conn, mode, legacy=False, choice=choice)
         result = {"sessionId": session.session_id, "provider": "refgw", "mode": mode,
                   "transport": "gateway-relay", "audio": session.audio(),
                   "expiresAt": session.expires_ms // 1000}
@@ -153,7 +168,7 @@ class TalkRelayMethods:
         return result
 
     async def _talk_realtime_session(self, conn, params):
-        session = await self._create(conn, "realtime", legacy=True)
+        session = await self._create(conn, "realtime", legacy=True, choice=self._realtime_choice(params))
         return {"provider": "refgw", "transport": "gateway-relay", "relaySessionId": session.session_id,
                 "audio": session.audio(), "expiresAt": session.expires_ms // 1000}
 
