@@ -247,6 +247,22 @@ import Testing
         try h.gateway.expectNoViolations()
     }
 
+    @Test func `a catalog without ready leaves readiness unverified: the relay is tried; only ready false keeps it unused`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        try await h.gateway.control(#"{"cmd": "talk-relay", "catalogOmitsReady": true, "texts": ["tried anyway"]}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let names = try await client.availability()
+        #expect(names.create == "talk.session.create")
+        let events = await client.events()
+        _ = try await client.ensureSession()
+        try await Self.stream(try Self.speechBytes(), to: client)
+        #expect(await Self.collect(events, until: Self.isFinal("tried anyway")) != nil)
+        try await h.gateway.control(#"{"cmd": "talk-relay", "catalogOmitsReady": false, "ready": false}"#)
+        await #expect(throws: TalkRelayError.notReady(.transcription)) { _ = try await client.availability() }
+        try h.gateway.expectNoViolations()
+    }
+
     @Test func `a legacy Gateway is spoken to in its own names`() async throws {
         let (h, op) = try await Self.start(["--talk-era", "legacy"])
         defer { op.stop() }

@@ -260,6 +260,15 @@ class TranscriptionRelayTests(RelayTestCase):
         late = await client.request("talk.session.appendAudio", {"sessionId": sid, "audioBase64": "AAAA"})
         self.assertEqual(error_code(late), "UNAVAILABLE")
 
+    async def test_catalog_of_an_older_gateway_has_no_ready(self):
+        client, _ = await self.operator()
+        self.gw.control({"cmd": "talk-relay", "catalogOmitsReady": True})
+        catalog = (await client.request("talk.catalog", {}))["payload"]
+        for mode in ("speech", "transcription", "realtime"):
+            self.assertNotIn("ready", catalog[mode])
+        created = await client.request("talk.session.create", {"mode": "transcription"})
+        self.assertTrue(created["ok"], created)
+
     async def test_faults(self):
         client, _ = await self.operator()
         self.gw.control({"cmd": "talk-relay", "ready": False})

@@ -90,8 +90,9 @@ package actor TalkRelayClient {
         return TalkRelayNames.resolve(mode: mode, methods: methods)
     }
 
-    /// Whether to use the relay: listed, and ready by `talk.catalog` (a Gateway without the catalog says
-    /// nothing, so the relay is tried and a failure falls back).
+    /// Whether to use the relay: listed, and not said to be unready by `talk.catalog`. Only `ready: false` keeps
+    /// it unused: a Gateway without the catalog, or whose catalog has no `ready` for this mode (older Gateways omit
+    /// it), leaves readiness unverified, so the relay is tried and a failure falls back (fact sheet, upstream §3).
     package func availability() async throws(TalkRelayError) -> TalkRelayNames {
         guard let names = await names() else { throw .notListed(mode) }
         guard let methods = await gateway.hello?.methods, methods.contains("talk.catalog") else { return names }
@@ -101,8 +102,15 @@ package actor TalkRelayClient {
         } catch {
             throw .request(error)
         }
-        guard catalog?[mode.rawValue]?["ready"]?.boolValue == true else { throw .notReady(mode) }
-        return names
+        switch catalog?[mode.rawValue]?["ready"] {
+        case .bool(true)?:
+            return names
+        case .bool(false)?:
+            throw .notReady(mode)
+        default:
+            logger.info("talk.catalog does not say whether the relay is ready; trying it", metadata: ["relay.mode": "\(mode.rawValue)"])
+            return names
+        }
     }
 
     /// The live session, or a new one when there is none, it is bound to another socket, or it expires soon.

@@ -28,6 +28,7 @@ SPEECH_RMS = 400.0
 DEFAULT_SETTINGS = {
     "era": "unified",             # unified | transitional | legacy (fact sheet §9.8)
     "ready": True,                # relay not ready: catalog says so and create is UNAVAILABLE
+    "catalogOmitsReady": False,   # talk.catalog without `ready` (older Gateways omit it; readiness unverified)
     "transcriptionContract": {"encoding": "g711_ulaw", "sampleRateHz": 8000},
     "realtimeContract": {"encoding": "pcm16", "sampleRateHz": 24000},
     "finalDelayMs": 0,            # slow final

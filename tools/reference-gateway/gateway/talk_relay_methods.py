@@ -86,17 +86,22 @@ class TalkRelayMethods:
                     "channels": 1}
         provider = {"id": "refgw", "label": "refgw scripted relay", "configured": True,
                     "transports": ["gateway-relay"]}
-        return {"modes": ["realtime", "transcription"], "transports": ["gateway-relay"],
-                "brains": ["agent-consult", "none"],
-                "speech": {"ready": True, "activeProvider": "refgw", "providers": []},
-                "transcription": {"ready": ready, "activeProvider": "refgw", "providers": [dict(
-                    provider, modes=["transcription"], brains=["none"],
-                    inputAudioFormats=[fmt(s["transcriptionContract"])])]},
-                "realtime": {"ready": ready, "activeProvider": "refgw", "providers": [dict(
-                    provider, modes=["realtime"], brains=["agent-consult"],
-                    inputAudioFormats=[fmt(s["realtimeContract"])],
-                    outputAudioFormats=[{"encoding": "pcm16", "sampleRateHz": 24000, "channels": 1}],
-                    supportsBargeIn=True, supportsToolCalls=True)]}}
+        catalog = {"modes": ["realtime", "transcription"], "transports": ["gateway-relay"],
+                   "brains": ["agent-consult", "none"],
+                   "speech": {"ready": True, "activeProvider": "refgw", "providers": []},
+                   "transcription": {"ready": ready, "activeProvider": "refgw", "providers": [dict(
+                       provider, modes=["transcription"], brains=["none"],
+                       inputAudioFormats=[fmt(s["transcriptionContract"])])]},
+                   "realtime": {"ready": ready, "activeProvider": "refgw", "providers": [dict(
+                       provider, modes=["realtime"], brains=["agent-consult"],
+                       inputAudioFormats=[fmt(s["realtimeContract"])],
+                       outputAudioFormats=[{"encoding": "pcm16", "sampleRateHz": 24000, "channels": 1}],
+                       supportsBargeIn=True, supportsToolCalls=True)]}}
+        if s["catalogOmitsReady"]:
+            # An older Gateway's catalog: no `ready` per mode (docs: readiness is then unknown, not false).
+            for key in ("speech", "transcription", "realtime"):
+                catalog[key].pop("ready")
+        return catalog
 
     def _realtime_choice(self, params):
         """provider, model and voice of a realtime create: the request's, else talk.config's `talk.realtime`
