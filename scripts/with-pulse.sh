@@ -9,7 +9,10 @@ chmod 700 "$dir"
 mkdir -m 700 "$dir/runtime" "$dir/home"
 export XDG_RUNTIME_DIR="$dir/runtime" HOME_FOR_PULSE="$dir/home"
 
-HOME="$dir/home" pulseaudio --daemonize=no --exit-idle-time=-1 -n --disallow-exit --use-pid-file=no \
+# No session bus for the server: pulseaudio claims org.PulseAudio1 on the one it finds and exits if that name is
+# taken (by the desktop's own PulseAudio, or another private server on the same bus).
+env -u DBUS_SESSION_BUS_ADDRESS -u DISPLAY -u WAYLAND_DISPLAY -u PULSE_SERVER HOME="$dir/home" \
+    pulseaudio --daemonize=no --exit-idle-time=-1 -n --disallow-exit --use-pid-file=no \
     --log-target=stderr --log-level=error \
     --load="module-native-protocol-unix auth-anonymous=1 socket=$dir/pulse.sock" \
     --load="module-null-sink sink_name=vsink rate=16000 channels=1" \
@@ -24,16 +27,18 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Ready when the socket answers. The wait ends at once if the server exits; its bound only catches a server that
+# hangs (a loaded 2-core machine starts it in well under that).
 export PULSE_SERVER="unix:$dir/pulse.sock"
-for _ in $(seq 100); do
-    [ -S "$dir/pulse.sock" ] && pactl info >/dev/null 2>&1 && break
+SECONDS=0
+until pactl info >/dev/null 2>&1; do
+    if ! kill -0 "$pulse_pid" 2>/dev/null || [ "$SECONDS" -ge 90 ]; then
+        echo "with-pulse: the private PulseAudio server did not start (exited, or hung for 90 s); its log:" >&2
+        cat "$dir/pulse.log" >&2
+        exit 1
+    fi
     sleep 0.05
 done
-if ! pactl info >/dev/null 2>&1; then
-    echo "with-pulse: the private PulseAudio server did not start; its log:" >&2
-    cat "$dir/pulse.log" >&2
-    exit 1
-fi
 # On stderr: stdout belongs to the wrapped command (`with-pulse.sh openclaw-talk bench audio --json | jq`).
 echo "with-pulse: private PulseAudio at $PULSE_SERVER" >&2
 "$@"

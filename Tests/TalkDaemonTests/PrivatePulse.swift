@@ -12,7 +12,6 @@ final class PrivatePulse: Sendable {
     /// A script that runs its arguments with PULSE_SERVER set to this server (for `BuiltCommand(through:)`).
     let launcher: String
     private let serverArguments: [String]
-    private let serverEnvironment: [String: String]
     private let serverPID = Mutex<pid_t?>(nil)
 
     static let utilities = TestInput(name: "pulseaudio and pulseaudio-utils", remedy: "apt-get install pulseaudio pulseaudio-utils") {
@@ -38,11 +37,6 @@ final class PrivatePulse: Sendable {
             "--load=module-remap-source master=vsink.monitor source_name=vmic",
             "--load=module-always-sink",
         ]
-        var environment = TestInputs.environment
-        environment["XDG_RUNTIME_DIR"] = directory + "/runtime"
-        environment["HOME"] = directory + "/home"
-        environment["PULSE_SERVER"] = nil
-        serverEnvironment = environment
     }
 
     /// Starts a server, runs `body`, then stops the server and removes its folder whatever happened.
@@ -56,14 +50,9 @@ final class PrivatePulse: Sendable {
     }
 
     private func startBlocking() throws {
-        let pid = try Spawned.start(try Self.utilities.path(), serverArguments, environment: serverEnvironment, output: directory + "/pulse.log")
+        _ = try Self.utilities.path()
+        let pid = try PulseAudioLauncher.start(serverArguments, in: directory, environment: TestInputs.environment)
         serverPID.withLock { $0 = pid }
-        for _ in 0..<400 {
-            if (try? run("/usr/bin/pactl", ["info"]).status) == 0 { return }
-            usleep(25_000)
-        }
-        let log = (try? String(contentsOfFile: directory + "/pulse.log", encoding: .utf8)) ?? ""
-        throw CommandFailure("the private PulseAudio did not answer within 10 s at \(address): \(log)")
     }
 
     /// SIGKILL: a server deadlocked in module-echo-cancel does not answer SIGTERM.

@@ -3,8 +3,10 @@ import Foundation
 /// posix_spawn and waitpid, for the test servers, pactl and other tools. Foundation's `Process` is not used: on Linux its
 /// monitor thread blocks in `wait4` on a long-lived child (the server) and never reaps a short one (pactl).
 package enum ChildProcess {
-    /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null).
-    package static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil) throws -> pid_t {
+    /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null), stderr to
+    /// the file at `stderrPath` (created; default /dev/null).
+    package static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil,
+                              stderrPath: String? = nil) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -14,7 +16,11 @@ package enum ChildProcess {
         } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if let stderrPath {
+            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         // A clean signal mask: the spawning thread (a Foundation thread) blocks SIGTERM, and a child inherits
         // that; the PipeWire supervisor script must get the SIGTERM that stops it.
         var attributes = posix_spawnattr_t()

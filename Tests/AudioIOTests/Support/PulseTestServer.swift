@@ -44,7 +44,7 @@ final class PulseTestServer: Sendable {
         return try await body(server)
     }
 
-    /// Starts (or restarts) the server on the same socket and waits until it answers.
+    /// Starts (or restarts) the server on the same socket and waits until it is ready (PulseAudioLauncher).
     func start() async throws {
         try await offPool { try self.startBlocking() }
     }
@@ -52,12 +52,7 @@ final class PulseTestServer: Sendable {
     private func startBlocking() throws {
         if kind == .pipewire { return try startPipeWireBlocking() }
         let socket = directory.appendingPathComponent("pulse.sock").path
-        var env = ProcessInfo.processInfo.environment
-        env["XDG_RUNTIME_DIR"] = directory.appendingPathComponent("runtime").path
-        env["HOME"] = directory.appendingPathComponent("home").path
-        env["PULSE_SERVER"] = nil
-        let child = try ChildProcess.spawn(
-            "/usr/bin/pulseaudio",
+        let child = try PulseAudioLauncher.start(
             [
                 "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no",
                 "--log-target=stderr", "--log-level=error",
@@ -65,13 +60,8 @@ final class PulseTestServer: Sendable {
                 "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
                 "--load=module-remap-source master=vsink.monitor source_name=vmic",
                 "--load=module-always-sink",
-            ], environment: env)
+            ], in: directory.path, environment: ProcessInfo.processInfo.environment)
         pid.withLock { $0 = child }
-        for _ in 0..<400 {
-            if (try? pactlBlocking(["info"])) != nil { return }
-            usleep(25_000)
-        }
-        throw TestServerError("the test PulseAudio server did not answer within 10 s at \(address)")
     }
 
     private func startPipeWireBlocking() throws {
