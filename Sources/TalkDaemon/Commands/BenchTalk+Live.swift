@@ -4,7 +4,8 @@ import SessionBridge
 import SpeechSynthesis
 import TalkLogging
 
-/// The live half of `bench talk`: sessions on the sound server's loopback.
+/// The live half of `bench talk`: sessions on the sound server's loopback, in the conditions asked for
+/// (`TalkBenchConditions`): the reply alone (self-echo), and the user speaking over it (`LiveBargeInFigures`).
 struct LiveTalkFigures {
     struct SelfEcho {
         var trials = 0
@@ -14,15 +15,20 @@ struct LiveTalkFigures {
         var echoTurns = 0
         /// Trials where the clip did not lead to a spoken reply (nothing to measure).
         var noReply = 0
+        /// What the recogniser made of the echo where it cut the reply off (the barge-in's partial).
+        var interruptingPartials: [String] = []
         var json: JSONValue {
             ["trials": .int(Int64(trials)), "selfInterruptions": .int(Int64(selfInterruptions)), "echoTurns": .int(Int64(echoTurns)),
-             "noReply": .int(Int64(noReply))]
+             "noReply": .int(Int64(noReply)), "interruptingPartials": .array(interruptingPartials.map { .string($0) })]
         }
     }
 
     var sink: String
     var source: String
+    var server: TalkBenchConditions.Server?
+    var conditions: JSONValue = .null
     var selfEcho: [String: SelfEcho] = [:]
+    var bargeIn: LiveBargeInFigures?
     var idleCPUPercent: [Double] = []
     var speakingCPUPercent: [Double] = []
     /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
@@ -33,25 +39,29 @@ struct LiveTalkFigures {
 
     var json: JSONValue {
         var object: [String: JSONValue] = [
-            "sink": .string(sink), "source": .string(source),
-            "selfEcho": .object(selfEcho.mapValues(\.json)),
+            "sink": .string(sink), "source": .string(source), "server": server.map { .string($0.rawValue) } ?? .null,
+            "conditions": conditions, "selfEcho": .object(selfEcho.mapValues(\.json)),
             "cpuPercent": ["idle": TalkBenchReport.summary(idleCPUPercent), "speaking": TalkBenchReport.summary(speakingCPUPercent)],
         ]
         object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
         if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
         if let timeline { object["timeline"] = timeline }
+        if let bargeIn { object["bargeIn"] = bargeIn.json }
         return .object(object)
     }
 
     var text: [String] {
-        var lines = [String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")")]
+        var lines = ["  live conditions: \(server?.rawValue ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words"]
+        lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
         let idle = TalkBenchReport.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = TalkBenchReport.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
         for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) {
             lines.append("  self-echo, --aec \(mode): cut itself off in \(figures.selfInterruptions) of \(figures.trials) trials, "
-                + "its echo sent as a turn in \(figures.echoTurns)" + (figures.noReply > 0 ? " (\(figures.noReply) without a reply)" : ""))
+                + "its echo sent as a turn in \(figures.echoTurns)" + (figures.noReply > 0 ? " (\(figures.noReply) without a reply)" : "")
+                + (figures.interruptingPartials.isEmpty ? "" : "; heard as \(figures.interruptingPartials.map { "'\($0)'" }.joined(separator: ", "))"))
         }
+        if let bargeIn { lines.append(bargeIn.text) }
         return lines
     }
 }
@@ -59,17 +69,43 @@ struct LiveTalkFigures {
 extension OpenClawTalk.Bench.Talk {
     static let speechFolder = "/usr/share/pocketsphinx/test/data"
 
-    /// `trials` sessions per mode (echo cancellation on, then off) on the loopback: a clip played into the sink
-    /// is heard, the reply plays into the same sink and comes back on the source. CPU is sampled in the sessions
-    /// with echo cancellation, idle before the clip and while the reply plays.
-    static func live(
-        trials: Int, sink: String, source: String, gateway: ReferenceGatewayProcess, folder: String, logger: Logger
-    ) async throws -> LiveTalkFigures {
-        var figures = LiveTalkFigures(sink: sink, source: source)
+    /// How the live sessions run: against which Gateway, in which conditions, how many of each.
+    struct LivePlan {
+        var trials: Int
+        var offTrials: Int
+        var bargeInTrials: Int
+        var conditions: TalkBenchConditions
+        var sink: String
+        var source: String
+        var folder: String
+        /// `--record DIR`: each session's echo stages are recorded to DIR/<session> (`bench aec --replay`).
+        var record: String?
+
+        /// A reply of `replySeconds` needs this long to play, with the local voice at its slowest.
+        var replyWait: Duration { .seconds(30 + 2 * (conditions.replySeconds ?? 10)) }
+
+        func session(home: String, aec: String, gateway: ReferenceGatewayProcess, record name: String) throws -> TalkChild {
+            try TalkChild(
+                ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
+                 "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"],
+                home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
+        }
+    }
+
+    /// Self-echo sessions (echo cancellation on, then off) on the loopback: a clip played into the sink is heard,
+    /// the reply plays into the same sink and comes back on the source; then the barge-in sessions. CPU is sampled
+    /// in the sessions with echo cancellation, idle before the clip and while the reply plays.
+    static func live(_ plan: LivePlan, gateway: ReferenceGatewayProcess, logger: Logger) async throws -> LiveTalkFigures {
+        var figures = LiveTalkFigures(sink: plan.sink, source: plan.source)
+        figures.server = try plan.conditions.checkedServer()
+        figures.conditions = plan.conditions.json
         let clip = try AudioFileReader.readMono(path: speechFolder + "/goforward.raw")
-        let speaker = try PulsePlayback(sink: sink, logger: logger)
+        let speaker = try PulsePlayback(sink: plan.sink, logger: logger)
         do {
-            try await selfEchoTrials(trials, into: &figures, speaker: speaker, clip: clip, gateway: gateway, folder: folder)
+            try await selfEchoTrials(plan, into: &figures, speaker: speaker, clip: clip, gateway: gateway)
+            if plan.bargeInTrials > 0 {
+                figures.bargeIn = try await bargeInTrials(plan.bargeInTrials, plan: plan, speaker: speaker, clip: clip, gateway: gateway)
+            }
         } catch {
             await speaker.close()
             throw error
@@ -79,26 +115,22 @@ extension OpenClawTalk.Bench.Talk {
     }
 
     private static func selfEchoTrials(
-        _ trials: Int, into figures: inout LiveTalkFigures, speaker: PulsePlayback, clip: PCMBuffer, gateway: ReferenceGatewayProcess,
-        folder: String
+        _ plan: LivePlan, into figures: inout LiveTalkFigures, speaker: PulsePlayback, clip: PCMBuffer, gateway: ReferenceGatewayProcess
     ) async throws {
         let (sink, source) = (figures.sink, figures.source)
         var logger = Logger(label: "openclaw-talk.bench.talk")
         logger.logLevel = .warning
         do {
-            figures.erleDb = try await replyERLE(sink: sink, source: source, logger: logger)
+            figures.erleDb = try await replyERLE(plan.conditions.reply, sink: sink, source: source, logger: logger)
         } catch {
             figures.erleUnavailable = String(describing: error)
         }
-        for mode in ["webrtc", "off"] {
+        for (mode, trials) in [("webrtc", plan.trials), ("off", plan.offTrials)] {
             var echo = LiveTalkFigures.SelfEcho()
             for trial in 0..<trials {
-                let home = "\(folder)/\(mode)-\(trial)"
+                let home = "\(plan.folder)/\(mode)-\(trial)"
                 try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-                let child = try TalkChild(
-                    ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", mode, "--json",
-                     "--silence-ms", "\(silenceMs)", "--seconds", "90"],
-                    home: home)
+                let child = try plan.session(home: home, aec: mode, gateway: gateway, record: "\(mode)-\(trial)")
                 let timeline = mode == "webrtc" && trial == 0 ? ResourceTimeline(child: child) : nil
                 await timeline?.begin()
                 guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
@@ -114,7 +146,7 @@ extension OpenClawTalk.Bench.Talk {
                 if await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) {
                     await timeline?.mark("speaking")
                     speaking = await child.cpuPercent(over: 3)
-                    _ = await child.waitFor(#""from":"speaking""#, upTo: .seconds(60))
+                    _ = await child.waitFor(#""from":"speaking""#, upTo: plan.replyWait)
                     await timeline?.mark("reply done")
                     // The echo's last words close an utterance only after the silence window.
                     try await Task.sleep(for: .seconds(3))
@@ -124,7 +156,10 @@ extension OpenClawTalk.Bench.Talk {
                 let events = child.events
                 echo.trials += 1
                 if speaking == nil { echo.noReply += 1 }
-                if events.contains(where: { $0["event"] == "bargeIn" }) { echo.selfInterruptions += 1 }
+                if let cut = events.first(where: { $0["event"] == "bargeIn" }) {
+                    echo.selfInterruptions += 1
+                    echo.interruptingPartials.append(cut["partial"]?.stringValue ?? "")
+                }
                 if events.filter({ $0["event"] == "transcriptSent" }).count > 1 { echo.echoTurns += 1 }
                 if mode == "webrtc" {
                     figures.idleCPUPercent.append(idle)
@@ -136,10 +171,12 @@ extension OpenClawTalk.Bench.Talk {
     }
 
     /// ERLE on the loopback with the reply's own voice as the far end (twice: the first pass converges).
-    static func replyERLE(sink: String, source: String, logger: Logger) async throws -> Double {
+    static func replyERLE(_ reply: String, sink: String, source: String, logger: Logger) async throws -> Double {
         let synthesizer = try EspeakSynthesizer(logger: logger)
         let chunk = try await synthesizer.synthesizeAll(reply)
-        let speech = try PCMBuffer(sampleRate: chunk.sampleRate, samples: chunk.samples).resampled(to: AudioFrame.sampleRate).samples
+        // At most 12 s of it: a long reply measures no better, only longer.
+        let speech = Array(try PCMBuffer(sampleRate: chunk.sampleRate, samples: chunk.samples).resampled(to: AudioFrame.sampleRate).samples
+            .prefix(12 * AudioFrame.sampleRate))
         let result = try await EchoBenchmark.loopback(
             far: speech + speech, sink: sink, source: source,
             convergenceSeconds: Double(speech.count) / Double(AudioFrame.sampleRate), logger: logger)

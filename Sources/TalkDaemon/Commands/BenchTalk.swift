@@ -22,7 +22,13 @@ extension OpenClawTalk.Bench {
                 BenchReportFolder.option,
                 .option("manifest", value: "file.tsv", help: "Clips and transcripts (default ../shared/corpus/speech/manifest.tsv)."),
                 .option("clips", value: "n", help: "Use the first n clips (default: all)."),
-                .option("trials", value: "n", help: "Live self-echo sessions per echo cancellation mode (default 3; 0 skips the live half)."),
+                .option("trials", value: "n", help: "Live self-echo sessions with echo cancellation (default 3; 0 skips the live half)."),
+                .option("off-trials", value: "n", help: "Live self-echo sessions without echo cancellation (default: as --trials)."),
+                .option("barge-in-trials", value: "n", help: "Live sessions with the user speaking over the reply (default: as --trials)."),
+                .option("voice", value: "local|gateway", help: "Whose voice speaks the live replies (default local: a Gateway without a Talk provider)."),
+                .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
+                .option("server", value: "pulse|pipewire", help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
+                .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
                 .option("sink", value: "name", help: "The sink for the live half (default: the server's default)."),
                 .option("source", value: "name", help: "The source that hears it (default: the sink's monitor)."),
                 .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
@@ -40,6 +46,10 @@ extension OpenClawTalk.Bench {
         var manifest: String
         var clipLimit: Int?
         var trials: Int
+        var offTrials: Int
+        var bargeInTrials: Int
+        var conditions: TalkBenchConditions
+        var record: String?
         var sink: String?
         var source: String?
         var repository: String
@@ -54,6 +64,10 @@ extension OpenClawTalk.Bench {
             manifest = parsed.option("manifest") ?? "../shared/corpus/speech/manifest.tsv"
             clipLimit = try parsed.intOption("clips", range: 1...10_000)
             trials = try parsed.intOption("trials", range: 0...100) ?? 3
+            offTrials = try parsed.intOption("off-trials", range: 0...100) ?? trials
+            bargeInTrials = try parsed.intOption("barge-in-trials", range: 0...100) ?? trials
+            conditions = try TalkBenchConditions(parsed)
+            record = parsed.option("record")
             sink = parsed.option("sink")
             source = parsed.option("source")
             repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
@@ -75,17 +89,21 @@ extension OpenClawTalk.Bench {
             let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", Self.token, "--auto-approve"])
             defer { gateway.stop() }
             // At once, in the local voice: what is timed is this program, not an agent or a Gateway's voice.
+            // The file session's turns in the local voice, the short reply: what is timed is this program.
             _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(Self.reply)", "delayMs": 0}"#)
-            _ = try gateway.control(
-                #"{"cmd": "talk-config", "config": {"talk": {"interruptOnSpeech": true, "silenceTimeoutMs": \#(Self.silenceMs)}, "session": {"mainKey": "main"}}}"#)
+            _ = try gateway.control(TalkBenchConditions.fileSession.talkConfig(silenceMs: Self.silenceMs))
 
             var report = try await Self.fileTurns(clips.map(\.path), gateway: gateway, folder: root + "/files", stt: stt)
             report.clips = clips.count
-            if trials > 0 {
+            if trials + offTrials + bargeInTrials > 0 {
                 do {
                     let (sinkName, sourceName) = try await Self.loopbackDevices(sink: sink, source: source, logger: logger)
-                    report.live = try await Self.live(
-                        trials: trials, sink: sinkName, source: sourceName, gateway: gateway, folder: root + "/live", logger: logger)
+                    _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(conditions.reply)", "delayMs": 0}"#)
+                    _ = try gateway.control(conditions.talkConfig(silenceMs: Self.silenceMs))
+                    let plan = LivePlan(
+                        trials: trials, offTrials: offTrials, bargeInTrials: bargeInTrials, conditions: conditions, sink: sinkName,
+                        source: sourceName, folder: root + "/live", record: record)
+                    report.live = try await Self.live(plan, gateway: gateway, logger: logger)
                 } catch {
                     report.liveUnavailable = String(describing: error)
                 }

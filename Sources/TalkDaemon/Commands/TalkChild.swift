@@ -9,8 +9,8 @@ final class TalkChild: @unchecked Sendable {
     private let outPath: String
     private let errPath: String
 
-    /// Starts `run` with `arguments`; `home` must be a fresh folder the caller owns.
-    init(_ arguments: [String], home: String) throws {
+    /// Starts `run` with `arguments` and `environment` over this process's; `home` must be a fresh folder the caller owns.
+    init(_ arguments: [String], home: String, environment extra: [String: String] = [:]) throws {
         self.home = home
         outPath = home + "/stdout"
         errPath = home + "/stderr"
@@ -24,6 +24,7 @@ final class TalkChild: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = home + "/state"
         environment["XDG_CONFIG_HOME"] = home + "/config"
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = out
