@@ -53,11 +53,17 @@ INPUT_FUZZ_TESTS = ClipFuzzTests|EventStreamFuzzTests|ClipLengthLimitTests
 # words (RunLoopbackTests: 36 of 36 cases since the reply is lowered on the user's first 40 ms, against 25 of 34
 # before), and `bench talk`'s figures. `make test-loopback` runs just these.
 LIVE_IN_TEST = RunSelfEchoLoopbackTests|RunLoopbackTests
+# Sound compared with its echo reference to the sample, live on the loopback: they need the sound server's real
+# time, which pass 1's eight tests at once starve (the sink's sound gapped by whole 20 ms windows, a lowering heard
+# 100 ms off its reference: PlaybackGainLoopbackTests failed 2 runs in 3 there on a loaded machine). Two at a time,
+# after pass 1: 4 of 4 clean at load 15, in about 25 s.
+AUDIO_TIMING_TESTS = PlaybackGainLoopbackTests|ReferencePlacementLoopbackTests|EchoCancellationLoopbackTests|PulseLoopbackTests|PulsePlaybackTests
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps
 	$(SWIFT) build --build-tests
-	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(NET_TESTS)|$(SOLO_TESTS)|$(INPUT_FUZZ_TESTS)|$(ALONE_TESTS)|$(LIVE_IN_TEST)' $(PASS1_WIDTH)
+	scripts/swift-test-pass.sh --skip '$(HEAVY_TESTS)|$(NET_TESTS)|$(SOLO_TESTS)|$(INPUT_FUZZ_TESTS)|$(ALONE_TESTS)|$(LIVE_IN_TEST)|$(AUDIO_TIMING_TESTS)' $(PASS1_WIDTH)
+	scripts/swift-test-pass.sh --filter '$(AUDIO_TIMING_TESTS)' --experimental-maximum-parallelization-width 2
 	scripts/swift-test-pass.sh --filter '$(NET_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(HEAVY_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(SOLO_TESTS)' --skip '$(INPUT_FUZZ_TESTS)'

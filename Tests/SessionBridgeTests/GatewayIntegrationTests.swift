@@ -63,7 +63,10 @@ import Testing
         }
     }
 
-    static func waitFor(_ c: GatewayConnection, within: Duration = .seconds(5),
+    /// The state `predicate` picks, as soon as the connection reaches it; nil if it stopped first or `within`
+    /// passed. The default bound only catches a connection that never gets there: a connect on a loaded 2-core
+    /// machine (pass 1: eight suites, each with a Python Gateway) took longer than the 5 s it was (TalkSpeechTests).
+    static func waitFor(_ c: GatewayConnection, within: Duration = .seconds(30),
                         _ predicate: @escaping @Sendable (ConnectionState) -> Bool) async -> ConnectionState? {
         let updates = await c.stateUpdates()
         return try? await withDeadline(within, sleep: { try await Task.sleep(for: $0) }, onTimeout: {}) {

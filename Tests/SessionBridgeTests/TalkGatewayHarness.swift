@@ -44,7 +44,8 @@ struct TalkGatewayHarness {
                                                 timing: GatewayIntegrationTests.fastTiming, logger: logger)
         let run = Task { await connection.run() }
         let state = await GatewayIntegrationTests.waitFor(connection, GatewayIntegrationTests.connected)
-        #expect(state != nil, "the \(profile.role) socket did not connect")
+        if state == nil { run.cancel() }
+        try #require(state != nil, "the \(profile.role) socket did not connect")
         return Connected(connection: connection, run: run)
     }
 
