@@ -5,7 +5,7 @@ import AudioIO
 package actor MicrophoneGate: AudioCaptureDevice {
     private let inner: any AudioCaptureDevice
     private var forward: Task<Void, Never>?
-    private var level = SpeechEnergy()
+    private var level: SpeechEnergy
     private var muted = false
     /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
     /// floor): sound that may be the user starting to speak, long before the endpointer can say so.
@@ -15,8 +15,9 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// Push-to-talk's hold: silence between captures.
     nonisolated let hold = MicrophoneHold()
 
-    package init(_ inner: any AudioCaptureDevice) {
+    package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
+        level = SpeechEnergy(energy)
         (soundOnsets, onsetSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -41,7 +42,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
 
     package func setMuted(_ value: Bool) { muted = value }
 
-    /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking.
+    /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking (`BargeInPolicy.EnergyGuard`).
     package var hearsSpeech: Bool { level.isSpeech }
 
     private func stopForwarding() {
@@ -63,25 +64,30 @@ package actor MicrophoneGate: AudioCaptureDevice {
 }
 
 /// The energy guard: a noise floor that follows the quietest level (down at once, up slowly, so the echo of a
-/// reply playing on speakers raises it) against the loudest frame of the last 300 ms.
+/// reply playing on speakers raises it) against the loudest frame of the last 300 ms. How far over the floor speech
+/// must be, and the level below which nothing counts, are `BargeInPolicy.EnergyGuard`'s.
 struct SpeechEnergy: Sendable {
-    /// How far over the floor speech must be (10 dB), and a level below which nothing counts (digital silence
-    /// under a file would otherwise make any sound speech).
-    static let ratioOverFloor = 3.16
-    static let minimumRMS = 150.0
+    /// The loudest of the last 15 frames (300 ms of 20 ms frames) is the level compared with the floor.
     static let recentFrames = 15
     /// Loud frames in a row that make an onset: 40 ms, over a click's length and under a syllable's.
     static let onsetFrames = 2
 
+    private let ratioOverFloor: Double
+    private let minimumRMS: Double
     private(set) var floor: Double?
     private var recent: [Double] = []
+
+    init(_ guardPolicy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
+        ratioOverFloor = guardPolicy.ratioOverFloor
+        minimumRMS = guardPolicy.minimumRMS
+    }
 
     /// Adds a frame; returns whether it alone is loud enough over the floor (as it stood before it) to be speech.
     @discardableResult
     mutating func add(_ samples: [Int16]) -> Bool {
         guard !samples.isEmpty else { return false }
         let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
-        let loud = rms >= Swift.max(Self.minimumRMS, (floor ?? rms) * Self.ratioOverFloor)
+        let loud = rms >= Swift.max(minimumRMS, (floor ?? rms) * ratioOverFloor)
         if let current = floor {
             floor = rms < current ? rms : current + (rms - current) * 0.01
         } else {
@@ -94,6 +100,6 @@ struct SpeechEnergy: Sendable {
 
     var isSpeech: Bool {
         guard let loudest = recent.max() else { return false }
-        return loudest >= Swift.max(Self.minimumRMS, (floor ?? 0) * Self.ratioOverFloor)
+        return loudest >= Swift.max(minimumRMS, (floor ?? 0) * ratioOverFloor)
     }
 }

@@ -12,7 +12,8 @@ import TalkLogging
 /// stops it and cancels that turn, whose late audio is dropped. The session is closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
-        package var bargeIn = true
+        /// The native loop's policy: its energy and text guards, and `forcedOff` (`--no-barge-in`).
+        package var bargeIn = BargeInPolicy()
         package var bargeInRMS = 0.08 * 32_767
         package var bargeInAfterOutput: Duration = .milliseconds(250)
         package var bargeInCooldown: Duration = .milliseconds(900)
@@ -64,7 +65,7 @@ package actor RealtimeTalkSession {
     var microphone: Task<Void, Never>?
     var microphoneGeneration = 0
     private var assistantText = ""
-    private var bargeInGuard = RealtimeBargeInGuard()
+    private var bargeInGuard: RealtimeBargeInGuard
 
     package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: TalkRelayClient,
                  settings: Settings = Settings(), clock: TalkClock = .live, logger: Logger)
@@ -76,6 +77,7 @@ package actor RealtimeTalkSession {
         self.clock = clock
         self.logger = logger
         output = RealtimeOutputQueue(limits: settings.outputLimits)
+        bargeInGuard = RealtimeBargeInGuard(settings.bargeIn)
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -121,7 +123,7 @@ package actor RealtimeTalkSession {
         var samples = frame.samples
         bargeInGuard.hear(samples)
         if outputStartNs != nil {
-            if settings.bargeIn {
+            if !settings.bargeIn.forcedOff {
                 await considerBargeIn(samples)
             } else {
                 samples = [Int16](repeating: 0, count: samples.count)   // no barge-in: the relay must not hear the reply

@@ -90,16 +90,8 @@ extension TalkSession {
 
     /// How the loop behaves.
     package struct Settings: Sendable {
-        /// `interruptOnSpeech`: user speech while the reply plays stops it.
-        package var bargeIn = true
-        /// `--no-barge-in`: `talk.config` cannot turn barge-in back on.
-        package var bargeInForcedOff = false
-        /// While the user may be cutting in (an utterance opened over the reply, not yet judged), the reply plays
-        /// at this gain (−15 dB): the user hears they were heard, and their words reach the canceller and the
-        /// recogniser over that much less echo. nil: the reply keeps its level.
-        package var lowerReplyGain: Float? = 0.18
-        /// Sound over the reply lowers it at once; with no utterance opened this long after, the level returns.
-        package var onsetHold: Duration = .milliseconds(800)
+        /// When speech over the reply stops it, and what the loop does meanwhile; read-only while the session runs.
+        package var bargeIn = BargeInPolicy()
         /// The local voice (flags beat the reply's directive for what was given).
         package var voice = VoiceSettings.default
         package var voiceFixed = false
@@ -110,8 +102,6 @@ extension TalkSession {
         /// Longer than the chat client's patience (300 s) and its `chat.history` fallback (25 s), which end a silent
         /// run first: an agent that uses tools may write nothing for minutes (`run --reply-timeout` sets both).
         package var replyTimeout: Duration = .seconds(340)
-        /// Without barge-in the microphone stays muted this long after the reply stops playing.
-        package var muteTail: Duration = .milliseconds(500)
         /// The Gateway's voice: `talk.config`'s voice and model; a reply's directive goes over it, and one without
         /// `once` leaves its voice and model in `sessionVoice`, over the config's for the rest of the session.
         package var gatewayVoice = TalkVoiceSettings()
@@ -132,7 +122,5 @@ extension TalkSession {
         package var pushToTalkCloseWait: Duration = .seconds(5)
 
         package init() {}
-
-        var bargeInActive: Bool { bargeIn && !bargeInForcedOff }
     }
 }

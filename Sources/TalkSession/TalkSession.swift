@@ -16,6 +16,10 @@ package actor TalkSession {
     let eventSink: AsyncStream<TalkEvent>.Continuation
     let dependencies: Dependencies
     var settings: Settings
+    /// `settings.bargeIn`, fixed for the session's life.
+    let bargeIn: BargeInPolicy
+    /// `talk.config`'s `interruptOnSpeech` (on until it says otherwise); `--no-barge-in` overrides it.
+    var interruptOnSpeech = true
     let logger: Logger
     let gate: MicrophoneGate
     var originNs: UInt64
@@ -43,7 +47,7 @@ package actor TalkSession {
     var endedWithinReply = false
     /// When the session last stopped speaking.
     var speakingEndedNs: UInt64?
-    /// The reply plays lowered (`Settings.lowerReplyGain`) while the user may be cutting in; bumped by every
+    /// The reply plays lowered (`BargeInPolicy.Lowering`) while the user may be cutting in; bumped by every
     /// lowering and restoring, so a lowering's timeout finds itself stale.
     var replyLowered = false
     var lowering = 0
@@ -61,8 +65,9 @@ package actor TalkSession {
     package init(dependencies: Dependencies, settings: Settings = Settings(), logger: Logger) {
         self.dependencies = dependencies
         self.settings = settings
+        bargeIn = settings.bargeIn
         self.logger = logger
-        gate = MicrophoneGate(dependencies.capture)
+        gate = MicrophoneGate(dependencies.capture, energy: settings.bargeIn.energy)
         originNs = dependencies.clock.nowNs()
         (events, eventSink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
@@ -102,7 +107,7 @@ package actor TalkSession {
 
     /// What `talk.config` says: barge-in (unless forced off) and whether the Gateway's voice speaks.
     package func apply(_ config: TalkConfig) {
-        if let interrupt = config.interruptOnSpeech { settings.bargeIn = interrupt }
+        if let interrupt = config.interruptOnSpeech { interruptOnSpeech = interrupt }
         settings.useGatewayVoice = config.provider != nil && dependencies.gatewayVoice != nil
         applyGatewayVoice(config)
         applyIdleTimeout(config)
@@ -189,7 +194,7 @@ package actor TalkSession {
             releaseFloor()
             return
         }
-        if let spoken = overReply, !BargeInTextGuard.isNewSpeech(text, spoken: spoken) {
+        if let spoken = overReply, !BargeInTextGuard.isNewSpeech(text, spoken: spoken, minimumCharacters: bargeIn.text.minimumNewCharacters) {
             // It opened on the reply's echo and went on after the reply ended: without words the reply did not
             // hold (the text guard's test), it is the echo's tail, not a turn.
             emit(.transcriptIgnored(text: text, reason: "opened while the reply played, with no words of the user's own"))
@@ -207,8 +212,14 @@ package actor TalkSession {
     // MARK: - Barge-in
 
     private func considerBargeIn(_ partial: String) async {
-        guard state == .speaking, settings.bargeInActive, let startNs = userSpeechStartNs,
-              BargeInTextGuard.isNewSpeech(partial, spoken: replyText), bargeInAllowed(partial) else { return }
+        guard state == .speaking, bargeInActive, let startNs = userSpeechStartNs,
+              BargeInTextGuard.isNewSpeech(partial, spoken: replyText, minimumCharacters: bargeIn.text.minimumNewCharacters),
+              bargeInAllowed(partial) else { return }
+        let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
+        if let reason = bargeIn.evidence.holdReason(BargeInEvidence(speechMs: speechMs)) {
+            logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
+            return
+        }
         let generation = turn
         guard await gate.hearsSpeech else {
             logger.debug("barge-in held: the words are not loud enough over the noise floor and the reply's echo",
@@ -235,13 +246,14 @@ package actor TalkSession {
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
     /// once, 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
-    /// meet less echo; if no utterance opens within `Settings.onsetHold`, it was not them and the level returns.
+    /// meet less echo; if no utterance opens within `BargeInPolicy.Lowering.onsetHold`, it was not them and the
+    /// level returns.
     func soundOverReply() async {
         guard state == .speaking, userSpeechStartNs == nil, !replyLowered else { return }
         await lowerReply(reason: "sound over the reply")
         guard replyLowered else { return }
         let mine = lowering
-        let (clock, hold) = (dependencies.clock, settings.onsetHold)
+        let (clock, hold) = (dependencies.clock, bargeIn.lowering.onsetHold)
         Task { [weak self] in
             do { try await clock.sleep(hold) } catch { return }
             await self?.restoreReply(reason: "no utterance followed the sound", ifStill: mine)
@@ -251,7 +263,7 @@ package actor TalkSession {
     /// An utterance opened over the reply, or sound that may be one: until it interrupts or closes, the reply
     /// plays lowered. Called again for the utterance after its onset, it keeps the level and ends the onset's wait.
     private func lowerReply(reason: String) async {
-        guard settings.bargeInActive, let gain = settings.lowerReplyGain else { return }
+        guard bargeInActive, let gain = bargeIn.lowering.gain else { return }
         lowering += 1
         guard !replyLowered else { return }
         replyLowered = true
@@ -277,12 +289,12 @@ package actor TalkSession {
         emit(.stateChanged(from: old, to: new, reason: reason))
         rearmIdleTimer()
         if new != .idle { announcements?.yield(new.phase) }
-        if !settings.bargeInActive {
+        if !bargeInActive {
             if new == .speaking {
                 unmuteTask?.cancel()
                 Task { await gate.setMuted(true) }
             } else if old == .speaking {
-                let tail = settings.muteTail
+                let tail = bargeIn.muteTail
                 let clock = dependencies.clock
                 unmuteTask = Task { [gate] in
                     do { try await clock.sleep(tail) } catch { return }
@@ -291,6 +303,9 @@ package actor TalkSession {
             }
         }
     }
+
+    /// Speech over the reply may stop it: `talk.config` allows it and `--no-barge-in` was not given.
+    var bargeInActive: Bool { interruptOnSpeech && !bargeIn.forcedOff }
 
     func emit(_ kind: TalkEvent.Kind) {
         let now = dependencies.clock.nowNs()

@@ -12,7 +12,7 @@ import TalkTestSupport
     let logger = Logger(label: "test.residual", handler: InMemoryLogHandler())
     static let rate = AudioFrame.sampleRate
     static let frame = AudioFrame.samplesPerFrame
-    /// What the endpointer and the energy guard would take for sound (`SpeechEnergy.minimumRMS`).
+    /// What the endpointer and the energy guard would take for sound (`BargeInPolicy.EnergyGuard.minimumRMS`).
     static let voicedRMS = 150.0
 
     /// The cleaned capture of `near` while `far` plays, its reference placed `referenceLateMs` after the echo.

@@ -21,11 +21,11 @@ import Testing
 
     @Test func `--lower-reply-db sets how much quieter the reply plays while the user may be cutting in, 0 keeps it`() throws {
         let plain = try #require(try parser.command(["run"]) as? OpenClawTalk.Run)
-        #expect(plain.settings.lowerReplyGain.map { abs($0 - 0.178) < 0.01 } == true, "15 dB by default")
+        #expect(plain.settings.bargeIn.lowering.gain.map { abs($0 - 0.178) < 0.01 } == true, "15 dB by default")
         let twenty = try #require(try parser.command(["run", "--lower-reply-db", "20"]) as? OpenClawTalk.Run)
-        #expect(twenty.settings.lowerReplyGain.map { abs($0 - 0.1) < 0.001 } == true)
+        #expect(twenty.settings.bargeIn.lowering.gain.map { abs($0 - 0.1) < 0.001 } == true)
         let kept = try #require(try parser.command(["run", "--lower-reply-db", "0"]) as? OpenClawTalk.Run)
-        #expect(kept.settings.lowerReplyGain == nil)
+        #expect(kept.settings.bargeIn.lowering.gain == nil)
         #expect(throws: ValidationError("Invalid value '50' for '--lower-reply-db': expected a whole number in 0...40")) {
             _ = try parser.command(["run", "--lower-reply-db", "50"])
         }

@@ -115,7 +115,7 @@ import Testing
 
     @Test func `with barge-in off the microphone is muted while the reply plays`() async throws {
         var settings = TalkSession.Settings()
-        settings.bargeInForcedOff = true
+        settings.bargeIn.forcedOff = true
         let rig = try await Self.speaking(settings)
         // talk.config cannot turn it back on.
         await rig.session.apply(TalkConfig(interruptOnSpeech: true))

@@ -8,7 +8,7 @@ import Testing
 /// that utterance interrupts it or closes. Events are handled in order, so once a later event is seen, the
 /// session has done what the earlier one asked of the speaker.
 @Suite struct TalkSessionReplyLevelTests {
-    static let lowered = TalkSession.Settings().lowerReplyGain!
+    static let lowered = TalkSession.Settings().bargeIn.lowering.gain!
 
     /// Waits until the session has handled every event heard before this partial.
     static func settle(_ rig: Rig, marker: String) async {
@@ -52,7 +52,7 @@ import Testing
         await quiet.session.stop()
 
         var settings = TalkSession.Settings()
-        settings.bargeInForcedOff = true
+        settings.bargeIn.forcedOff = true
         let muted = try await TalkSessionBargeInTests.speaking(settings)
         try await TalkSessionBargeInTests.speakLoudly(into: muted)
         await muted.listener.hear(.speechStarted(positionMs: 5000))
@@ -83,8 +83,8 @@ import Testing
         let (rig, clock) = try await Self.speakingOnManualClock()
         try await TalkSessionBargeInTests.speakLoudly(into: rig)
         #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
-        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().onsetHold))
-        clock.advance(TalkSession.Settings().onsetHold)
+        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().bargeIn.lowering.onsetHold))
+        clock.advance(TalkSession.Settings().bargeIn.lowering.onsetHold)
         let raised = await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] }
         let gains = await rig.speaker.gains
         #expect(raised, "gains: \(gains)")
@@ -97,10 +97,10 @@ import Testing
         let (rig, clock) = try await Self.speakingOnManualClock()
         try await TalkSessionBargeInTests.speakLoudly(into: rig)
         #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
-        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().onsetHold))
+        #expect(await clock.waitForSleep(endingIn: TalkSession.Settings().bargeIn.lowering.onsetHold))
         await rig.listener.hear(.speechStarted(positionMs: 5000))
         await Self.settle(rig, marker: "sunny")
-        clock.advance(TalkSession.Settings().onsetHold)
+        clock.advance(TalkSession.Settings().bargeIn.lowering.onsetHold)
         await Self.settle(rig, marker: "warm")
         try await Task.sleep(for: .milliseconds(50))
         #expect(await rig.speaker.gains == [Self.lowered], "lowered once, and not raised while the utterance is open")

@@ -31,8 +31,6 @@ extension OpenClawTalk {
                 .option("voice", value: "name", help: "espeak-ng voice (default en-us)."),
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
-                .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
-                .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 15; 0 keeps it)."),
                 .option("reply-timeout", value: "seconds", help: "How long to wait for a reply that shows no sign of life before reading chat.history (default 300: an agent using tools may be silent for minutes)."),
                 .option("aec", value: "auto|webrtc|pulse|off", help: "Echo cancellation: auto (webrtc), webrtc (in process), pulse (module-echo-cancel), off."),
                 RecognizerOptions.grammar, RecognizerOptions.modelDirectory,
@@ -40,7 +38,7 @@ extension OpenClawTalk {
                 .option("max-turns", value: "n", help: "Stop after this many turns (a reply spoken, failed or cut off)."),
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
                 .flag("idle", help: "Start with Talk off: connect and serve the control socket; listen after 'talk start'."),
-            ] + RunModes.options + RelayOptions.all + RealtimeOptions.all + DeskOptions.all
+            ] + BargeInOptions.options + RunModes.options + RelayOptions.all + RealtimeOptions.all + DeskOptions.all
         )
 
         var gateway: String?
@@ -99,13 +97,10 @@ extension OpenClawTalk {
             }
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { endpointing.silenceMs = silence }
             silenceGiven = parsed.option("silence-ms") != nil
-            settings.bargeInForcedOff = parsed.flag("no-barge-in")
+            settings.bargeIn = try BargeInOptions.policy(parsed)
             if let seconds = try parsed.intOption("reply-timeout", range: 10...3600) { replyTimeout = .seconds(seconds) }
             // The loop gives a turn up only after the client's patience and its chat.history fallback have had their time.
             settings.replyTimeout = replyTimeout + ChatClient.Settings().historyWindow + .seconds(15)
-            if let lower = try parsed.intOption("lower-reply-db", range: 0...40) {
-                settings.lowerReplyGain = lower == 0 ? nil : Float(pow(10, -Double(lower) / 20))
-            }
             recognizer = try RecognizerOptions(parsed)
             json = parsed.flag("json")
             maxTurns = try parsed.intOption("max-turns", range: 1...1_000_000)
@@ -163,7 +158,7 @@ extension OpenClawTalk {
                 var failure: (any Error)?
                 do {
                     try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig, described: describedAudio(paths),
-                                           bargeIn: !settings.bargeInForcedOff,
+                                           bargeIn: settings.bargeIn,
                                            json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk, logger: logger)
                 } catch {
                     failure = error

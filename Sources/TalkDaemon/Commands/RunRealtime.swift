@@ -33,7 +33,7 @@ struct RealtimeOptions: Sendable {
     /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
     /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
     /// `talkConfig`: the Gateway's `talk.config`, whose `talk.realtime` provider, model and voice the relay asks for.
-    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, described: Described, bargeIn: Bool,
+    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, described: Described, bargeIn: BargeInPolicy,
              json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
              logger: Logger) async throws
     {

@@ -14,7 +14,7 @@ struct RunConfiguration: Sendable {
     static let runOptions: [String: String] = [
         "silenceMs": "silence-ms", "voice": "voice", "rate": "rate", "source": "source", "sink": "sink",
         "modelDir": "model-dir", "grammar": "grammar", "replyTimeout": "reply-timeout",
-    ]
+    ].merging(BargeInOptions.configKeys) { $1 }
 
     var config = ServiceConfig()
     /// Keys set on the command line (a reload does not override them).

@@ -1,0 +1,115 @@
+import Foundation
+
+/// When speech over the reply stops it, and what the loop does while it cannot tell yet: every barge-in threshold
+/// in one place, named, with its unit and the reason for its value (in the spirit of LiveKit's interruption options
+/// and pipecat's interruption strategies). `config.json` and `run`'s flags fill it; it is read-only while a session
+/// runs (`talk.config`'s `interruptOnSpeech` turns barge-in on or off, never these values).
+package struct BargeInPolicy: Sendable, Equatable {
+    /// `--no-barge-in`: speech never stops the reply, `talk.config` cannot turn barge-in back on, and the
+    /// microphone is muted while the reply plays and for `muteTail` after.
+    package var forcedOff = false
+    package var energy = EnergyGuard()
+    package var text = TextGuard()
+    package var lowering = Lowering()
+    package var evidence = Evidence()
+    /// Without barge-in, the microphone stays muted this long after the reply stops playing (`--mute-tail-ms`,
+    /// default 500 ms): the room's echo and the speaker's buffer outlast the last sample played.
+    package var muteTail: Duration = .milliseconds(500)
+
+    package init() {}
+
+    /// The energy guard: the microphone must be this loud over its noise floor (which the reply's echo raises)
+    /// before a partial may interrupt.
+    package struct EnergyGuard: Sendable, Equatable {
+        /// How far the loudest frame of the last 300 ms must stand over the noise floor (`--barge-in-energy-db`,
+        /// default 10 dB): the echo a canceller leaves sits near the floor it raised; a voice in the room does not.
+        package var decibelsOverNoiseFloor = 10.0
+        /// An RMS (of full scale 32 767) below which nothing counts (150, about −47 dBFS): digital silence under a
+        /// file would otherwise make any sound speech.
+        package var minimumRMS = 150.0
+
+        package init() {}
+
+        /// `decibelsOverNoiseFloor` as an amplitude ratio (10 dB: 3.16).
+        package var ratioOverFloor: Double { pow(10, decibelsOverNoiseFloor / 20) }
+    }
+
+    /// The text guard: a partial interrupts only with this many letters or digits in words the reply is not
+    /// saying, so the reply's own echo, recognised back, never stops it.
+    package struct TextGuard: Sendable, Equatable {
+        /// `--barge-in-min-chars`, default 3: one short word of the user's own ("stop", "wait"); fewer lets a
+        /// misheard syllable of the echo ("oh", "a") through.
+        package var minimumNewCharacters = 3
+
+        package init() {}
+    }
+
+    /// While the user may be cutting in (the microphone turned loud over the reply, or an utterance opened over it),
+    /// the reply plays quieter: they hear they were heard, and their words meet that much less echo.
+    package struct Lowering: Sendable, Equatable {
+        /// How much quieter, in dB (`--lower-reply-db`, default 15; nil, or 0 on the command line, keeps the level).
+        package var decibels: Double? = 15
+        /// Sound over the reply lowers it at once; if no utterance opens this long after (`--barge-in-onset-hold-ms`,
+        /// default 800 ms: over the 200 to 500 ms the endpointer takes to tell speech from a knock), the level returns.
+        package var onsetHold: Duration = .milliseconds(800)
+
+        package init() {}
+
+        /// The playback gain while lowered (15 dB: 0.178); nil keeps the level.
+        package var gain: Float? {
+            guard let decibels, decibels > 0 else { return nil }
+            return Float(pow(10, -decibels / 20))
+        }
+    }
+
+    /// Thresholds on the evidence an utterance over the reply carries (`BargeInEvidence`), beyond the energy and
+    /// text guards. The defaults check nothing the guards do not: the echo work (issue 22) measures and sets them.
+    package struct Evidence: Sendable, Equatable {
+        /// The user's speech must have lasted this long (ms) before it may interrupt (LiveKit's minimum
+        /// interruption duration); 0: no minimum.
+        package var minimumSpeechMs = 0
+        /// At most this share (0...1) of the capture's energy over the utterance may be explained by the reply's
+        /// own audio; nil: not checked.
+        package var maximumEchoExplained: Double?
+        /// The recogniser's confidence in the partial (0...1) must be at least this; nil: not checked.
+        package var minimumConfidence: Double?
+
+        package init() {}
+
+        /// Why `evidence` does not allow a barge-in, or nil when it does. A measure the loop lacks (nil) is not
+        /// held against the user.
+        package func holdReason(_ evidence: BargeInEvidence) -> String? {
+            if evidence.speechMs < minimumSpeechMs {
+                return "speech lasted \(evidence.speechMs) ms of the \(minimumSpeechMs) ms needed"
+            }
+            if let limit = maximumEchoExplained, let explained = evidence.echoExplained, explained > limit {
+                return "the reply's audio explains \(Int((explained * 100).rounded())) % of what the microphone heard"
+            }
+            if let minimum = minimumConfidence, let confidence = evidence.confidence, confidence < minimum {
+                return "recognition confidence \(confidence) under \(minimum)"
+            }
+            return nil
+        }
+    }
+}
+
+/// What the loop knows about an utterance heard over the reply when a partial might interrupt it: what a user's
+/// speech has and the reply's echo has not. The loop fills `speechMs`; the echo work fills the rest.
+package struct BargeInEvidence: Sendable, Equatable {
+    /// The share (0...1) of the capture's energy over the utterance that the reply's own audio explains after the
+    /// canceller; nil: not measured.
+    package var echoExplained: Double?
+    /// The recogniser's confidence in the partial (0...1); nil: not known.
+    package var confidence: Double?
+    /// How long the user's speech has lasted, in ms.
+    package var speechMs: Int
+    /// The near end was heard before the reply's sound reached the microphone; nil: not known.
+    package var startedBeforeReplyAudio: Bool?
+
+    package init(echoExplained: Double? = nil, confidence: Double? = nil, speechMs: Int, startedBeforeReplyAudio: Bool? = nil) {
+        self.echoExplained = echoExplained
+        self.confidence = confidence
+        self.speechMs = speechMs
+        self.startedBeforeReplyAudio = startedBeforeReplyAudio
+    }
+}
