@@ -47,10 +47,11 @@ trap 'stop; exit 0' TERM INT HUP
 trap stop EXIT
 
 start pipewire
-# WirePlumber and pipewire-pulse give up when the core's socket is not there yet.
-for _ in $(seq 200); do
-    [ -S "$dir/runtime/pipewire-0" ] && break
-    kill -0 "${pids[0]}" 2>/dev/null || break
+# WirePlumber and pipewire-pulse give up when the core's socket is not there yet. The wait ends when the socket
+# appears or the core exits; 90 s only catches a core that hangs.
+SECONDS=0
+until [ -S "$dir/runtime/pipewire-0" ]; do
+    kill -0 "${pids[0]}" 2>/dev/null && [ "$SECONDS" -lt 90 ] || break
     sleep 0.025
 done
 start wireplumber

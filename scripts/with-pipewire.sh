@@ -20,15 +20,16 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 export PULSE_SERVER="unix:$dir/runtime/pulse/native" OPENCLAW_TALK_SOUND_SERVER=pipewire
-# Ready once the Pulse server answers and WirePlumber has made vsink and vmic the defaults.
+# Ready once the Pulse server answers and WirePlumber has made vsink and vmic the defaults. The wait ends at once
+# if the server exits; its bound only catches one that hangs (a loaded 2-core machine takes seconds, not 90).
 ready() { pactl info 2>/dev/null | grep -q '^Default Source: vmic$' && pactl info | grep -q '^Default Sink: vsink$'; }
-for _ in $(seq 200); do
-    ready && break
-    kill -0 "$server_pid" 2>/dev/null || break
+SECONDS=0
+until ready; do
+    kill -0 "$server_pid" 2>/dev/null && [ "$SECONDS" -lt 90 ] || break
     sleep 0.05
 done
 if ! ready; then
-    echo "with-pipewire: the private PipeWire did not start (or has no vsink and vmic); its logs:" >&2
+    echo "with-pipewire: the private PipeWire did not start (exited, or no vsink and vmic after 90 s); its logs:" >&2
     for log in "$dir"/*.log; do echo "--- $log" >&2; cat "$log" >&2; done
     pactl info >&2
     exit 1

@@ -70,11 +70,20 @@ final class PulseTestServer: Sendable {
             "/bin/bash", [script, directory.path, String(getpid())], environment: ProcessInfo.processInfo.environment)
         pid.withLock { $0 = child }
         // Ready once the Pulse server answers and WirePlumber has made the two devices the defaults, as
-        // PulseAudio has them when its socket opens.
+        // PulseAudio has them when its socket opens. The wait ends at once if the supervisor script exits (one of
+        // the three died); the bound only catches a server that hangs.
         var info = ""
-        for _ in 0..<400 {
+        var exited = false
+        let deadline = ContinuousClock.now + PulseAudioLauncher.hangBound
+        while ContinuousClock.now < deadline {
             info = (try? pactlBlocking(["info"])) ?? "(no answer)"
             if Set(info.split(separator: "\n")).isSuperset(of: ["Default Sink: vsink", "Default Source: vmic"]) { return }
+            var status: Int32 = 0
+            if waitpid(child, &status, WNOHANG) == child {
+                pid.withLock { $0 = nil }
+                exited = true
+                break
+            }
             usleep(25_000)
         }
         let devices = ["sinks", "sources", "modules"].map { "\($0): " + ((try? pactlBlocking(["list", "short", $0])) ?? "-") }
@@ -82,7 +91,7 @@ final class PulseTestServer: Sendable {
             let text = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? "(none)"
             return "\(name).log: \(text.prefix(1500))"
         }
-        throw TestServerError("the test PipeWire did not answer with vsink and vmic within 10 s at \(address); "
+        throw TestServerError("the test PipeWire \(exited ? "exited" : "did not answer with vsink and vmic within \(PulseAudioLauncher.hangBound)") at \(address); "
             + ([info] + devices + logs).joined(separator: "; "))
     }
 
