@@ -26,6 +26,14 @@ import Testing
         #expect(out.stdout.contains("Using the installed \(installed)"))
         let unit = try String(contentsOfFile: command.home + "/config/systemd/user/openclaw-talk.service", encoding: .utf8)
         #expect(unit.contains("ExecStart=\"\(installed)\" run"))
+        // The file managers' "Send to OpenClaw" action runs the same binary (issue 26: install-service installs it).
+        let action = command.home + "/data/file-manager/actions/openclaw-talk-send.desktop"
+        let text = try String(contentsOfFile: action, encoding: .utf8)
+        #expect(text.contains("\nExec=\(installed) send --notify --file %f\n"), "\(text)")
+        #expect(out.stdout.contains("Wrote \(action)"), "\(out.stdout)")
+        for other in ["kio/servicemenus/openclaw-talk-send.desktop", "nemo/actions/openclaw-talk-send.nemo_action"] {
+            #expect(FileManager.default.fileExists(atPath: command.home + "/data/" + other), "\(other)")
+        }
     }
 
     @Test func `a unit already installed for that binary is not copied into the config folder`() async throws {
@@ -43,6 +51,8 @@ import Testing
         #expect(out.stdout.contains("/data/systemd/user/openclaw-talk.service (it starts \(installed))."), "\(out.stdout)")
         #expect(out.stdout.contains("systemctl --user daemon-reload && systemctl --user enable --now openclaw-talk"))
         #expect(!FileManager.default.fileExists(atPath: command.home + "/config/systemd/user/openclaw-talk.service"))
+        // The installation that put the unit there put the actions in its own share folder.
+        #expect(!FileManager.default.fileExists(atPath: command.home + "/data/file-manager"))
     }
 
     @Test func `print shows the unit for the binary given and writes nothing`() async throws {
@@ -54,5 +64,6 @@ import Testing
         #expect(out.stdout.contains("ExecStart=\"/opt/talk/bin/openclaw-talk\" run"))
         #expect(out.stdout.contains("Type=notify"))
         #expect(!FileManager.default.fileExists(atPath: command.home + "/config/systemd/user"))
+        #expect(!FileManager.default.fileExists(atPath: command.home + "/data/file-manager"))
     }
 }

@@ -107,11 +107,13 @@ extension OpenClawTalk {
     struct InstallService: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "install-service",
-            abstract: "Write the systemd user unit to ~/.config/systemd/user/ and print how to enable it.",
+            abstract: "Write the systemd user unit and the file managers' \"Send to OpenClaw\" action, and print how to enable the unit.",
             discussion: """
                 The unit starts an installed openclaw-talk: this binary when it is installed, else the one on PATH \
                 (a unit pointing into a build folder breaks at the next 'make clean'). When the package or \
-                'make install' already installed a unit for that binary, nothing is written: it says how to enable it.
+                'make install' already installed a unit for that binary, nothing is written: it says how to enable it. \
+                Otherwise the unit goes to ~/.config/systemd/user/ and the "Send to OpenClaw" action, naming the same \
+                binary, to ~/.local/share/ (file-manager/actions, kio/servicemenus, nemo/actions).
                 """,
             options: [
                 .option("binary", value: "file", help: "The binary the unit starts (default: this one if installed, else the one on PATH)."),
@@ -159,9 +161,10 @@ extension OpenClawTalk {
                 print("Keep it running while you are logged out:  loginctl enable-linger \(environment["USER"] ?? "$USER")")
                 return
             }
-            for line in try UserServiceInstaller.install(binary: target, environment: environment) {
-                print(line)
-            }
+            let actions = try FileManagerActions.install(binary: target, environment: environment)
+            var lines = try UserServiceInstaller.install(binary: target, environment: environment)
+            lines.insert(contentsOf: actions.map { "Wrote \($0)" }, at: 1)
+            lines.forEach { print($0) }
         }
     }
 }
