@@ -30,6 +30,20 @@ import Testing
             try ChildProcess.run("/bin/sh", ["-c", "\"$0\" verify \"$1\" 2>&1", analyze, unit], environment: ["PATH": "/usr/bin:/bin"])
         }
         #expect(!output.contains("not executable") && !output.contains("specifier"), "\(output)")
+        // Any complaint about the file itself ("PATH:LINE: Unknown key ... ignoring") means systemd drops a setting.
+        #expect(!output.contains(unit + ":"), "\(output)")
         #expect(status == 0, "\(output)")
+    }
+
+    /// systemd reads the restart limit from [Unit] only: in [Service] it warns, ignores it, and restarts a daemon
+    /// that fails at start for ever (every 5 s) instead of giving up and saying why.
+    @Test func `the restart limit is in the Unit section, where systemd reads it`() {
+        var section = ""
+        var found: [String: String] = [:]
+        for line in UserServiceInstaller.unit(binary: "/usr/bin/openclaw-talk").split(separator: "\n") {
+            if line.hasPrefix("[") { section = String(line) }
+            for key in ["StartLimitIntervalSec", "StartLimitBurst"] where line.hasPrefix(key + "=") { found[key] = section }
+        }
+        #expect(found == ["StartLimitIntervalSec": "[Unit]", "StartLimitBurst": "[Unit]"])
     }
 }
