@@ -10,6 +10,6 @@ package enum PairingStatus {
 
     /// The operator socket has nothing to authenticate with: the device is a node only and cannot chat.
     package static let noOperatorCredential = "no operator credential: the device is paired as a node only and cannot send chat. "
-        + "Run 'openclaw-talk setup' again with a setup code that includes operator access (openclaw qr, not --node), or "
+        + "Run 'openclaw-talk setup' again with a setup code that includes operator access (openclaw qr, not a Node host link), or "
         + "with --token-file FILE (the Gateway's shared token) or --password-file FILE"
 }
