@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# `make check-deb` (as root): the package as a user meets it. Installs out/openclaw-talk_*.deb with apt, checks what
-# it installed (--version, the manual, the user unit, each shell's completions found where the shells look), runs the
-# App Review walkthrough against /usr/bin/openclaw-talk, removes the package and checks nothing of it is left.
+# `make check-deb` (as root): the package as a user meets it. Runs lintian (an error fails), installs
+# out/openclaw-talk_*.deb with apt, checks what it installed (--version, the manual, the user unit, each shell's
+# completions found where the shells look), runs the App Review walkthrough against /usr/bin/openclaw-talk, removes
+# the package and checks nothing of it is left.
 set -euo pipefail
 deb=$(ls out/openclaw-talk_*.deb | tail -1)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 echo "== $deb: $(du -h "$deb" | cut -f1) ($(stat -c %s "$deb") bytes), installed size $(dpkg-deb -f "$deb" Installed-Size) KiB"
 dpkg-deb -f "$deb" Depends Recommends Suggests | sed 's/^/  /'
+echo "== lintian $deb"
+tags=$(lintian "$deb" 2>&1 || true)
+[ -z "$tags" ] || echo "$tags" | sed 's/^/  /'
+! grep -q '^E:' <<<"$tags" || fail "lintian reports errors"
+echo "  no errors ($(grep -c '^W:' <<<"$tags" || true) warnings)"
 echo "== apt-get install ./$deb"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q "./$deb" 2>&1 | grep -E "^(Setting up|Unpacking) openclaw-talk|newly installed" | sed 's/^/  /'
 [ "$(command -v openclaw-talk)" = /usr/bin/openclaw-talk ] || fail "openclaw-talk is not /usr/bin/openclaw-talk on PATH"
