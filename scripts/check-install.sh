@@ -16,7 +16,7 @@ echo "== openclaw-talk --version (run from /):"
 echo "$version" | sed 's/^/  /'
 grep -q "^models: $prefix/share/openclaw-talk/models$" <<<"$version" || fail "the installed binary did not find its installed models"
 grep -q "Swift runtime linked in (static)" <<<"$version" || fail "the installed binary loads the Swift runtime from the toolchain"
-grep -q "ExecStart=$bin run" "$prefix/lib/systemd/user/openclaw-talk.service" || fail "the unit does not start the installed binary"
+grep -qxF "ExecStart=\"$bin\" run" "$prefix/lib/systemd/user/openclaw-talk.service" || fail "the unit does not start the installed binary"
 man -l "$prefix/share/man/man1/openclaw-talk.1.gz" 2>&1 | grep -q "^EXIT STATUS" || fail "the manual does not render"
 out=$(bash --norc -c "source '$prefix/share/bash-completion/completions/openclaw-talk'; COMP_WORDS=(openclaw-talk st); COMP_CWORD=1; _openclaw_talk; echo \${COMPREPLY[*]}")
 [ "$out" = "start status stop" ] || fail "bash completion: '$out'"
