@@ -1,0 +1,141 @@
+import SessionBridge
+
+/// The vocabulary of `TurnTaking`: its states (each carrying its data), the events it is fed, the actions it
+/// returns, the microphone's modes and the named timers.
+extension TurnTaking {
+    package enum State: Sendable, Equatable {
+        /// Talk is off: no microphone, no `talk.mode`.
+        case idle
+        /// Talk is on but holding still: microphone closed, nothing plays.
+        case paused
+        /// Between turns in wake-phrase or push-to-talk mode: nothing heard now is sent.
+        case resting
+        /// Between turns, taking what the user says.
+        case listening
+        /// The transcript went out; no sentence of the reply plays yet.
+        case thinking(Turn)
+        /// A sentence of the reply plays.
+        case speaking(Turn, Progress, Intrusion?)
+        // The approvals work adds `asking(Prompt)`: the agent's question spoken, the answer taken by voice.
+
+        /// The state the events and `talk.mode` name.
+        package var talkState: TalkState {
+            switch self {
+            case .idle: .idle
+            case .paused: .paused
+            case .resting: .waiting
+            case .listening: .listening
+            case .thinking: .thinking
+            case .speaking: .speaking
+            }
+        }
+    }
+
+    /// A turn: its number (later turns' work never mistakes it for theirs), the transcript sent, and what the
+    /// reply has said so far (the text guard compares partials with it).
+    package struct Turn: Sendable, Equatable {
+        package var number: Int
+        package var transcript: String
+        package var reply = ""
+    }
+
+    /// How far the reply has got: the seconds of it already heard, and the sentence playing now (since when, how long).
+    package struct Progress: Sendable, Equatable {
+        package var spokenSeconds = 0.0
+        package var playing: (startNs: UInt64, seconds: Double)?
+
+        package static func == (a: Progress, b: Progress) -> Bool {
+            a.spokenSeconds == b.spokenSeconds && a.playing?.startNs == b.playing?.startNs && a.playing?.seconds == b.playing?.seconds
+        }
+
+        /// Seconds of the reply heard at `nowNs`.
+        func offset(atNs nowNs: UInt64) -> Double {
+            spokenSeconds + (playing.map { min($0.seconds, Double(nowNs &- $0.startNs) / 1e9) } ?? 0)
+        }
+    }
+
+    /// The user may be cutting in: sound or an utterance over the reply, and whether the reply plays lowered.
+    package struct Intrusion: Sendable, Equatable {
+        /// When the utterance opened; nil for sound with no utterance (yet).
+        package var speechStartNs: UInt64?
+        package var lowered: Bool
+    }
+
+    /// An utterance that opened while the reply played and did not interrupt it: what the reply had said then,
+    /// and whether its speech ended before the reply did. Its final is judged by them.
+    package struct OpenedOverReply: Sendable, Equatable {
+        package var spoken: String
+        package var endedWithinReply = false
+    }
+
+    package enum MicrophoneMode: Sendable, Equatable {
+        /// Frames pass.
+        case open
+        /// Silence while the reply plays without barge-in, and for the mute tail after.
+        case muted
+        /// Silence between push-to-talk captures.
+        case held
+    }
+
+    /// One timer of each name runs at a time: arming it again replaces it; a stale firing is ignored.
+    package enum Timer: String, Sendable, Equatable, CaseIterable {
+        /// Sound over the reply lowered it: with no utterance within `BargeInPolicy.Lowering.onsetHold`, the level returns.
+        case onsetHold
+        /// Without barge-in the microphone opens `BargeInPolicy.muteTail` after the reply.
+        case muteTail
+        /// No reply text within `Settings.replyTimeout`: the turn is given up.
+        case replyTimeout
+        /// Always-listening falls back to wake-phrase mode after `Settings.idleTimeout`.
+        case idle
+    }
+
+    package enum ControlCommand: Sendable, Equatable {
+        case activate
+        case deactivate
+        case pause
+        case resume
+        case type(String)
+    }
+
+    package enum Event: Sendable, Equatable {
+        case control(ControlCommand)
+        case speechStarted(positionMs: Int, atNs: UInt64)
+        /// `loudEnough`: the energy guard's verdict on the microphone now.
+        case partial(String, loudEnough: Bool, atNs: UInt64)
+        /// `endedNs`: when the speech ended (the silence window before the utterance closed).
+        case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int, endedNs: UInt64)
+        /// The final's words, already chosen (local or the relay's) and admitted by the hands-free mode.
+        case final(String)
+        case soundOnset
+        case playbackStarted(sentence: String, seconds: Double, atNs: UInt64)
+        case playbackStopped(completed: Bool)
+        /// The turn's reply text so far grew by these sentences (queued for synthesis).
+        case replySentences([String])
+        /// The turn's reply is over: every sentence played, or it failed.
+        case replyEnded(atNs: UInt64)
+        case timerFired(Timer)
+        case pushToTalkStarted
+        case pushToTalkEnded
+        case connectionChanged(String, connected: Bool)
+    }
+
+    package enum Action: Sendable, Equatable {
+        case emit(TalkEvent.Kind)
+        /// Tell the Gateway the phase (`talk.mode`).
+        case announce(TalkPhase)
+        /// Send the transcript to the agent as turn `number` and speak its reply.
+        case sendTurn(number: Int, transcript: String, interruptedAtSeconds: Double?)
+        /// Stop the reply: its work, the speaker, the synthesis; with `abort`, the agent's run too (`chat.abort`).
+        case cutReply(abort: Bool)
+        case setReplyGain(Float)
+        case setMicrophone(MicrophoneMode)
+        case openMicrophone
+        case closeMicrophone
+        case arm(Timer, Duration)
+        case cancel(Timer)
+        /// A turn is over (its reply spoken, failed, timed out or cut off): `--max-turns` counts these.
+        case turnEnded
+        /// A control command the state does not allow, with why.
+        case refuse(TalkSession.ControlRefusal)
+    }
+}

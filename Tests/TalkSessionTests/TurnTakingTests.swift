@@ -1,0 +1,182 @@
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// `TurnTaking` as tables: from a state reached by a few events, one event, and the actions it must return (in
+/// order) and the state it leaves. No devices, no tasks, no clock.
+@Suite struct TurnTakingTests {
+    typealias E = TurnTaking.Event
+    typealias A = TurnTaking.Action
+
+    static let reply = "The weather today is sunny and warm."
+    static let lowered = BargeInPolicy().lowering.gain!
+
+    /// Talk on, a turn sent, its first sentence playing since t = 1 s (2 s long).
+    static let speaking: [E] = [
+        .control(.activate), .final("how is the weather"), .replySentences([reply]),
+        .playbackStarted(sentence: reply, seconds: 2, atNs: 1_000_000_000),
+    ]
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        var configuration = TurnTaking.Configuration()
+        var interruptOnSpeech = true
+        var before: [E]
+        var event: E
+        var actions: [A]
+        var state: TalkState
+
+        var testDescription: String { name }
+    }
+
+    static func configuration(_ change: (inout TurnTaking.Configuration) -> Void) -> TurnTaking.Configuration {
+        var configuration = TurnTaking.Configuration()
+        change(&configuration)
+        return configuration
+    }
+
+    static let rows: [Row] = [
+        Row(name: "activate opens the microphone and listens", before: [], event: .control(.activate),
+            actions: [.openMicrophone, .emit(.stateChanged(from: .idle, to: .listening, reason: "started")), .announce(.listening)],
+            state: .listening),
+        Row(name: "push-to-talk mode rests with the microphone held", configuration: configuration { $0.mode = .pushToTalk },
+            before: [], event: .control(.activate),
+            actions: [.openMicrophone, .setMicrophone(.held), .emit(.stateChanged(from: .idle, to: .waiting, reason: "started")), .announce(.idle)],
+            state: .waiting),
+        Row(name: "a final sends a turn and arms the reply timeout", before: [.control(.activate)], event: .final("hello there"),
+            actions: [.sendTurn(number: 1, transcript: "hello there", interruptedAtSeconds: nil), .arm(.replyTimeout, .seconds(340)),
+                      .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
+            state: .thinking),
+        Row(name: "an empty final is ignored", before: [.control(.activate)], event: .final(""),
+            actions: [.emit(.transcriptIgnored(text: "", reason: "empty transcript"))], state: .listening),
+        Row(name: "the first sentence playing is speaking; the reply timeout is off",
+            before: [.control(.activate), .final("how is the weather")],
+            event: .playbackStarted(sentence: reply, seconds: 2, atNs: 1_000_000_000),
+            actions: [.cancel(.replyTimeout), .emit(.stateChanged(from: .thinking, to: .speaking, reason: "reply")), .announce(.speaking)],
+            state: .speaking),
+        Row(name: "without barge-in the microphone is muted while the reply plays", interruptOnSpeech: false,
+            before: [.control(.activate), .final("how is the weather")],
+            event: .playbackStarted(sentence: reply, seconds: 2, atNs: 1_000_000_000),
+            actions: [.cancel(.replyTimeout), .cancel(.muteTail), .setMicrophone(.muted),
+                      .emit(.stateChanged(from: .thinking, to: .speaking, reason: "reply")), .announce(.speaking)],
+            state: .speaking),
+        Row(name: "the reply done: the loop listens again and the turn is over", before: speaking, event: .replyEnded(atNs: 3_000_000_000),
+            actions: [.cancel(.replyTimeout), .cancel(.onsetHold), .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")),
+                      .announce(.listening), .turnEnded],
+            state: .listening),
+        Row(name: "without barge-in the mute tail is armed when the reply ends", interruptOnSpeech: false, before: speaking,
+            event: .replyEnded(atNs: 3_000_000_000),
+            actions: [.cancel(.replyTimeout), .cancel(.onsetHold), .arm(.muteTail, .milliseconds(500)),
+                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")), .announce(.listening), .turnEnded],
+            state: .listening),
+        Row(name: "the mute tail opens the microphone", interruptOnSpeech: false, before: speaking + [.replyEnded(atNs: 3_000_000_000)],
+            event: .timerFired(.muteTail), actions: [.setMicrophone(.open)], state: .listening),
+        Row(name: "no reply in time: the turn is given up", before: [.control(.activate), .final("hello")], event: .timerFired(.replyTimeout),
+            actions: [.cutReply(abort: false), .emit(.replyFailed("no reply within 340.0 seconds")),
+                      .emit(.stateChanged(from: .thinking, to: .listening, reason: "no reply")), .announce(.listening), .turnEnded],
+            state: .listening),
+        Row(name: "sound over the reply lowers it and arms the onset hold", before: speaking, event: .soundOnset,
+            actions: [.emit(.replyLevel(gain: Double(lowered), reason: "sound over the reply")), .setReplyGain(lowered),
+                      .arm(.onsetHold, .milliseconds(800))],
+            state: .speaking),
+        Row(name: "no utterance within the onset hold: the level returns", before: speaking + [.soundOnset], event: .timerFired(.onsetHold),
+            actions: [.cancel(.onsetHold), .emit(.replyLevel(gain: 1, reason: "no utterance followed the sound")), .setReplyGain(1)],
+            state: .speaking),
+        Row(name: "an utterance after the onset keeps the level and ends the hold", before: speaking + [.soundOnset],
+            event: .speechStarted(positionMs: 5000, atNs: 1_500_000_000),
+            actions: [.emit(.speechStarted(positionMs: 5000)), .cancel(.onsetHold)], state: .speaking),
+        Row(name: "an utterance over the reply lowers it", before: speaking, event: .speechStarted(positionMs: 5000, atNs: 1_500_000_000),
+            actions: [.emit(.speechStarted(positionMs: 5000)), .cancel(.onsetHold),
+                      .emit(.replyLevel(gain: Double(lowered), reason: "an utterance opened over the reply")), .setReplyGain(lowered)],
+            state: .speaking),
+        Row(name: "new words, loud enough: barge-in cuts the reply and aborts the run",
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .partial("stop right there", loudEnough: true, atNs: 1_900_000_000),
+            actions: [.emit(.partialTranscript("stop right there")), .cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold),
+                      .emit(.bargeIn(offsetSeconds: 0.9, detectionLatencyMs: 400, partial: "stop right there")),
+                      .emit(.replyLevel(gain: 1, reason: "the reply was cut off")),
+                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "barge-in")), .announce(.listening), .turnEnded],
+            state: .listening),
+        Row(name: "the reply's own words do not interrupt", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .partial("sunny and warm", loudEnough: true, atNs: 1_900_000_000),
+            actions: [.emit(.partialTranscript("sunny and warm"))], state: .speaking),
+        Row(name: "quiet words do not interrupt (the energy guard)", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .partial("stop right there", loudEnough: false, atNs: 1_900_000_000),
+            actions: [.emit(.partialTranscript("stop right there"))], state: .speaking),
+        Row(name: "with barge-in off nothing interrupts", interruptOnSpeech: false,
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .partial("stop right there", loudEnough: true, atNs: 1_900_000_000),
+            actions: [.emit(.partialTranscript("stop right there"))], state: .speaking),
+        Row(name: "a final heard while the reply plays starts no turn", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .final("sunny"), actions: [.emit(.transcriptIgnored(text: "sunny", reason: "heard while the reply played, without interrupting it"))],
+            state: .speaking),
+        Row(name: "the transcript after a barge-in carries the offset",
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000),
+                                .partial("stop right there", loudEnough: true, atNs: 1_900_000_000),
+                                .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 2_000_000_000)],
+            event: .final("stop right there"),
+            actions: [.sendTurn(number: 2, transcript: "stop right there", interruptedAtSeconds: 0.9), .arm(.replyTimeout, .seconds(340)),
+                      .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
+            state: .thinking),
+        Row(name: "an utterance wholly within a reply it did not interrupt is no turn",
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000),
+                                .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 1_800_000_000),
+                                .replyEnded(atNs: 3_000_000_000)],
+            event: .final("what about tomorrow"),
+            actions: [.emit(.transcriptIgnored(text: "what about tomorrow", reason: "heard while the reply played, without interrupting it"))],
+            state: .listening),
+        Row(name: "an utterance that went on after the reply with words of its own is a turn",
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000), .replyEnded(atNs: 3_000_000_000),
+                                .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 3_500_000_000)],
+            event: .final("what about tomorrow"),
+            actions: [.sendTurn(number: 2, transcript: "what about tomorrow", interruptedAtSeconds: nil), .arm(.replyTimeout, .seconds(340)),
+                      .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
+            state: .thinking),
+        Row(name: "one that went on with only the reply's words is its echo's tail",
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000), .replyEnded(atNs: 3_000_000_000),
+                                .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 3_500_000_000)],
+            event: .final("sunny and warm"),
+            actions: [.emit(.transcriptIgnored(text: "sunny and warm", reason: "opened while the reply played, with no words of the user's own"))],
+            state: .listening),
+        Row(name: "pause stops the reply without aborting and closes the microphone", before: speaking, event: .control(.pause),
+            actions: [.cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .closeMicrophone,
+                      .emit(.stateChanged(from: .speaking, to: .paused, reason: "paused")), .announce(.idle)],
+            state: .paused),
+        Row(name: "a typed turn while paused is refused", before: [.control(.activate), .control(.pause)], event: .control(.type("hi")),
+            actions: [.refuse(.paused)], state: .paused),
+        Row(name: "pause with Talk off is refused", before: [], event: .control(.pause), actions: [.refuse(.talkOff)], state: .idle),
+        Row(name: "resume reopens the microphone where the mode rests", before: [.control(.activate), .control(.pause)], event: .control(.resume),
+            actions: [.openMicrophone, .emit(.stateChanged(from: .paused, to: .listening, reason: "resumed")), .announce(.listening)],
+            state: .listening),
+        Row(name: "talk stop stops everything and turns Talk off", before: speaking, event: .control(.deactivate),
+            actions: [.cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .closeMicrophone,
+                      .emit(.stateChanged(from: .speaking, to: .idle, reason: "talk stop"))],
+            state: .idle),
+        Row(name: "push-to-talk over the reply cuts it, aborts the run and listens", before: speaking, event: .pushToTalkStarted,
+            actions: [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold), .setMicrophone(.open),
+                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "push-to-talk")), .announce(.listening)],
+            state: .listening),
+        Row(name: "a reconnect announces the phase again", before: speaking, event: .connectionChanged("connected", connected: true),
+            actions: [.emit(.connectionChanged("connected")), .announce(.speaking)], state: .speaking),
+    ]
+
+    @Test(arguments: rows)
+    func `event to actions`(row: Row) {
+        var machine = TurnTaking(row.configuration)
+        machine.interruptOnSpeech = row.interruptOnSpeech
+        for event in row.before { _ = machine.handle(event) }
+        let actions = machine.handle(row.event)
+        #expect(actions == row.actions)
+        #expect(machine.state.talkState == row.state)
+    }
+
+    @Test func `the minimum speech duration holds a partial until the user has spoken that long`() {
+        var configuration = TurnTaking.Configuration()
+        configuration.policy.evidence.minimumSpeechMs = 500
+        var machine = TurnTaking(configuration)
+        for event in Self.speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)] { _ = machine.handle(event) }
+        #expect(!machine.handle(.partial("stop right", loudEnough: true, atNs: 1_700_000_000)).contains(.turnEnded))
+        #expect(machine.handle(.partial("stop right there", loudEnough: true, atNs: 2_100_000_000)).contains(.turnEnded))
+    }
+}
