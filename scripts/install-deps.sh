@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian and PyPI packages openclaw-talk builds and tests with, when missing.
 # As root it installs them; otherwise it prints the exact command to run and fails.
-# `install-deps.sh package` adds what `make deb` and its checks need (debhelper, lintian, debootstrap).
+# `install-deps.sh package` adds what `make deb` and its checks need (debhelper, lintian, debootstrap, bash-completion).
 set -euo pipefail
 
 DEB_PACKAGES=(
@@ -19,7 +19,7 @@ DEB_PACKAGES=(
     chromium                             # the benchmark report's test renders the page headless
 )
 if [ "${1:-}" = package ]; then
-    DEB_PACKAGES+=(dpkg-dev debhelper fakeroot lintian git debootstrap)
+    DEB_PACKAGES+=(dpkg-dev debhelper fakeroot lintian git debootstrap bash-completion)  # bash-completion: check-deb loads the completion as bash does
 fi
 PY_MODULES=(websockets cryptography jsonschema matplotlib dbus_next)  # matplotlib: the benchmark report's plots; dbus_next: the tests' notification server
 
