@@ -48,7 +48,7 @@ package actor TalkRelayClient {
 
     package let mode: TalkRelayMode
     let gateway: any GatewayCalling
-    let settings: Settings
+    private(set) var settings: Settings
     let logger: Logger
     let now: @Sendable () -> Date
     private var session: TalkRelaySession?
@@ -82,6 +82,11 @@ package actor TalkRelayClient {
     package func events() async -> AsyncStream<TalkRelayEvent> {
         await startReading()
         return stream!
+    }
+
+    /// `talk.config`'s `talk.realtime` choices as they change: the next session created asks for these.
+    package func setRealtime(_ selection: TalkRealtimeSelection?) {
+        settings.realtime = selection
     }
 
     /// The relay's names on the Gateway now, or nil when it lists none.

@@ -157,7 +157,8 @@ extension OpenClawTalk {
                 let devices = try await RunAudio.open(audioRequest, logger: logger)
                 var failure: (any Error)?
                 do {
-                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig, described: describedAudio(paths),
+                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig,
+                                           configUpdates: await chat.talkConfigUpdates(), described: describedAudio(paths),
                                            bargeIn: settings.bargeIn,
                                            json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk, logger: logger)
                 } catch {

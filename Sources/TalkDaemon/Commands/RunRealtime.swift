@@ -32,8 +32,10 @@ struct RealtimeOptions: Sendable {
 
     /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
     /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
-    /// `talkConfig`: the Gateway's `talk.config`, whose `talk.realtime` provider, model and voice the relay asks for.
-    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, described: Described, bargeIn: BargeInPolicy,
+    /// `talkConfig`: the Gateway's `talk.config` (the first one, then `configUpdates` as it is read again at each
+    /// connect), whose `talk.realtime` provider, model and voice each new relay session asks for.
+    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?,
+             configUpdates: AsyncStream<TalkConfig>, described: Described, bargeIn: BargeInPolicy,
              json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
              logger: Logger) async throws
     {
@@ -59,6 +61,9 @@ struct RealtimeOptions: Sendable {
         clientSettings.sessionKey = await connection.hello?.mainSessionKey
         clientSettings.realtime = talkConfig?.realtime
         let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
+        // An empty config is the one known before any connect, not a Gateway's answer.
+        let configFollower = Task { for await config in configUpdates where config != TalkConfig() { await client.setRealtime(config.realtime) } }
+        defer { configFollower.cancel() }
         guard await client.names() != nil else {
             throw ValidationError("The Gateway offers no realtime relay (talk.session.create or talk.realtime.session)")
         }
