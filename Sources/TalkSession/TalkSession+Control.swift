@@ -102,6 +102,7 @@ extension TalkSession {
         listenTask?.cancel()
         listenTask = nil
         await listener?.stop()
+        await dropRelayedUtterance()
         userSpeechStartNs = nil
         releaseFloor()
     }

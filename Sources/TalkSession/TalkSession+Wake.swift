@@ -12,6 +12,18 @@ extension TalkSession {
     /// The phrases listened for now.
     var wakePhrases: [String] { handsFree.gatewayPhrases + settings.wakePhrases }
 
+    /// Whether what the microphone hears now may leave the machine (the transcription relay): always listening, yes;
+    /// wake-phrase mode only once the phrase was found locally (the window it opens) or a push-to-talk capture holds
+    /// the floor; push-to-talk only during a capture.
+    var mayLeaveMachine: Bool {
+        if handsFree.capture != nil { return true }
+        switch handsFree.mode {
+        case .alwaysListening: return true
+        case .wakePhrase: return handsFree.awake != nil
+        case .pushToTalk: return false
+        }
+    }
+
     /// Where the loop rests between turns in the current mode.
     var restingState: TalkState {
         if handsFree.capture != nil || handsFree.awake != nil { return .listening }

@@ -45,6 +45,8 @@ package actor TalkSession {
     var openedOverReply: String?
     /// That utterance's speech ended before the reply did: it lay wholly within a reply it did not interrupt.
     var endedWithinReply = false
+    /// The utterance being spoken goes to the transcript source (the relay): decided as it opens (`mayLeaveMachine`).
+    var relayingUtterance = false
     /// When the session last stopped speaking.
     var speakingEndedNs: UInt64?
     /// The reply plays lowered (`BargeInPolicy.Lowering`) while the user may be cutting in; bumped by every

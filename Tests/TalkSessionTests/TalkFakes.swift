@@ -245,16 +245,18 @@ struct Rig {
     let phases = PhaseLog()
 
     init(agent: ScriptedAgent.Script, holdPlayback: Bool = false, settings: TalkSession.Settings = TalkSession.Settings(),
-         gatewayVoice: (any GatewayVoice)? = nil, clock: TalkClock = .live, listening: Bool = true) async throws {
+         gatewayVoice: (any GatewayVoice)? = nil, clock: TalkClock = .live, listening: Bool = true,
+         transcriptSource: (any TranscriptSource)? = nil) async throws {
         speaker = FakeSpeaker(hold: holdPlayback)
         self.agent = ScriptedAgent(agent)
         let box = listenerBox
         let phases = phases
-        let dependencies = TalkSession.Dependencies(
+        var dependencies = TalkSession.Dependencies(
             capture: microphone, playback: speaker,
             makeListener: { capture in box.make(capture) },
             synthesizer: synthesizer, conversation: self.agent, gatewayVoice: gatewayVoice,
             announce: { enabled, phase in await phases.append(enabled ? phase?.rawValue ?? "?" : "disabled") }, clock: clock)
+        dependencies.transcriptSource = transcriptSource
         session = TalkSession(dependencies: dependencies, settings: settings, logger: Logger(label: "talk-test", handler: InMemoryLogHandler()))
         let log = log
         let events = session.events
@@ -368,4 +370,23 @@ final class ManualClock: @unchecked Sendable {
         }
         return false
     }
+}
+
+/// The transcription relay's side: records what the loop told it, and answers every utterance with `words`.
+actor RecordingTranscriptSource: TranscriptSource {
+    let words: String
+    private(set) var calls: [String] = []
+
+    init(words: String) { self.words = words }
+
+    func utteranceStarted(positionMs: Int) { calls.append("started") }
+    func utteranceEnded(lastSpeechEndMs: Int) { calls.append("ended") }
+
+    func transcript(localText: String, discard: Bool) -> TranscriptChoice {
+        calls.append(discard ? "discarded" : "transcript")
+        return TranscriptChoice(text: words, engine: "gateway-relay")
+    }
+
+    func takeNotes() -> [TalkEvent.Kind] { [] }
+    func stop() {}
 }

@@ -36,6 +36,28 @@ import Testing
         await rig.session.stop()
     }
 
+    @Test func `before the phrase the relay hears of no utterance; the request after a phrase said alone goes to it`() async throws {
+        var settings = TalkSession.Settings()
+        settings.mode = .wakePhrase
+        settings.wakePhrases = ["computer"]
+        let relay = RecordingTranscriptSource(words: "the relay heard this")
+        let rig = try await Rig(agent: .reply("Sure."), settings: settings, transcriptSource: relay)
+        await rig.listener.utterance("turn on the lights")
+        #expect(await rig.log.waitFor(Self.isIgnored("no wake phrase")))
+        // The phrase with its command is found in the local words, and the command goes out in them.
+        await rig.listener.utterance("computer open the door")
+        #expect(await rig.log.waitFor(Self.restedAfterReply))
+        await rig.listener.utterance("computer")
+        #expect(await rig.log.waitFor { if case .stateChanged(.waiting, .listening, "wake phrase") = $0 { true } else { false } })
+        let beforeRequest = await relay.calls
+        #expect(beforeRequest.isEmpty, "the relay heard of speech before the phrase: \(beforeRequest)")
+        await rig.listener.utterance("what time is it")
+        #expect(await rig.log.waitFor(times: 2, Self.restedAfterReply))
+        #expect(await relay.calls == ["started", "ended", "transcript"])
+        #expect(await rig.agent.sent.map(\.transcript) == ["open the door", "the relay heard this"])
+        await rig.session.stop()
+    }
+
     @Test func `what follows the phrase in the same utterance is sent without the phrase`() async throws {
         let rig = try await Self.wakeRig()
         await rig.listener.utterance("hey open claw turn on the lights")
