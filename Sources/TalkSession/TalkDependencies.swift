@@ -120,6 +120,10 @@ extension TalkSession {
         /// for the utterance being spoken to close.
         package var pushToTalkOnceLimit: Duration = .seconds(12)
         package var pushToTalkCloseWait: Duration = .seconds(5)
+        /// A `talk.ptt.start` capture that no `stop` ends is stopped after this long, as a `stop` would (`run
+        /// --ptt-limit`, config `pttLimit`): a Gateway client must not hold the microphone open (and past the wake
+        /// phrase) indefinitely. 60 s: far longer than one spoken request, short enough to end a forgotten capture.
+        package var pushToTalkCaptureLimit: Duration = .seconds(60)
 
         package init() {}
     }

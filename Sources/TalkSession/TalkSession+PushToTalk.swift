@@ -38,7 +38,18 @@ extension TalkSession {
         handsFree.dropNext = false
         gate.hold.set(false)
         setState(.listening, reason: "push-to-talk")
+        // `once` has a shorter limit of its own (`captureOnce`).
+        if !once { after(settings.pushToTalkCaptureLimit) { await $0.captureLimitReached(id) } }
         return PushToTalkResult(captureId: id)
+    }
+
+    /// A capture still open at `Settings.pushToTalkCaptureLimit` ends as a `stop`: what it heard is sent.
+    private func captureLimitReached(_ id: String) async {
+        guard let capture = handsFree.capture, capture.id == id, !capture.stopping else { return }
+        let seconds = settings.pushToTalkCaptureLimit.components.seconds
+        logger.notice("push-to-talk capture stopped at its limit", metadata: ["talk.pttLimitSeconds": "\(seconds)"])
+        let result = await stopCapture(id)
+        emit(.pushToTalk(command: "stop", captureId: result.captureId, status: result.status?.rawValue, transcript: result.transcript))
     }
 
     /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.

@@ -19,6 +19,16 @@ import Testing
         #expect(plain.settings.mode == .alwaysListening)
     }
 
+    @Test func `--ptt-limit sets how long a push-to-talk capture may stay open, 60 s by default`() throws {
+        let plain = try #require(try parser.command(["run"]) as? OpenClawTalk.Run)
+        #expect(plain.settings.pushToTalkCaptureLimit == .seconds(60))
+        let limited = try #require(try parser.command(["run", "--ptt", "--ptt-limit", "20"]) as? OpenClawTalk.Run)
+        #expect(limited.settings.pushToTalkCaptureLimit == .seconds(20))
+        #expect(throws: ValidationError("Invalid value '0' for '--ptt-limit': expected a whole number in 1...3600")) {
+            _ = try parser.command(["run", "--ptt-limit", "0"])
+        }
+    }
+
     @Test func `--lower-reply-db sets how much quieter the reply plays while the user may be cutting in, 0 keeps it`() throws {
         let plain = try #require(try parser.command(["run"]) as? OpenClawTalk.Run)
         #expect(plain.settings.bargeIn.lowering.gain.map { abs($0 - 0.178) < 0.01 } == true, "15 dB by default")

@@ -110,6 +110,26 @@ import Testing
         await rig.session.stop()
     }
 
+    @Test func `a capture nothing stops ends as a stop at its limit and sends what it heard`() async throws {
+        let clock = ManualClock()
+        var settings = TalkSession.Settings()
+        settings.mode = .pushToTalk
+        settings.pushToTalkCaptureLimit = .seconds(60)
+        let rig = try await Rig(agent: .reply("Done."), settings: settings, clock: clock.clock)
+        let started = await rig.session.pushToTalk(.start)
+        await rig.listener.utterance("turn on the lights")
+        #expect(await rig.log.waitFor { if case .finalTranscript = $0 { true } else { false } })
+        try #require(await clock.waitForSleep(endingIn: .seconds(60)), "the capture has no limit")
+        clock.advance(.seconds(60))
+        #expect(await rig.log.waitFor(Self.restedAfterReply))
+        #expect(await rig.agent.sent.map(\.transcript) == ["turn on the lights"])
+        let id = started.captureId
+        #expect(await rig.log.count { if case .pushToTalk("stop", id, "queued", "turn on the lights") = $0 { true } else { false } } == 1)
+        #expect(try await Self.loudest(after: rig) == 0, "the microphone must be held again after the limit")
+        #expect(await rig.session.pushToTalk(.stop).status == .idle)
+        await rig.session.stop()
+    }
+
     @Test func `start over a reply cuts it off and aborts the agent's run`() async throws {
         let rig = try await Rig(agent: .reply(TalkSessionBargeInTests.reply), holdPlayback: true)
         await rig.listener.utterance("how is the weather")

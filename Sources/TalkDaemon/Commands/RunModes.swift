@@ -12,16 +12,20 @@ struct RunModes: Sendable {
         .flag("ptt", help: "Push-to-talk: listen only from talk.ptt.start to talk.ptt.stop, or for talk.ptt.once (node commands)."),
         .option("idle-timeout", value: "seconds",
                 help: "After this long without an interaction, wait for a wake phrase (default: talk.config's idleTimeoutS)."),
+        .option("ptt-limit", value: "seconds",
+                help: "A push-to-talk capture (talk.ptt.start) that nothing stops ends as a stop after this long (default 60)."),
     ]
 
     var mode = HandsFreeMode.alwaysListening
     var idleTimeout: Double?
+    var pushToTalkLimit: Int?
 
     init(_ parsed: ParsedArguments) throws {
         if parsed.flag("wake"), parsed.flag("ptt") { throw ValidationError("'--wake' and '--ptt' cannot be used together; choose one mode") }
         if parsed.flag("wake") { mode = .wakePhrase }
         if parsed.flag("ptt") { mode = .pushToTalk }
         idleTimeout = try parsed.doubleOption("idle-timeout", range: 1...86_400)
+        pushToTalkLimit = try parsed.intOption("ptt-limit", range: 1...3600)
     }
 
     func apply(to settings: inout TalkSession.Settings, modelDirectory: String?) {
@@ -31,6 +35,7 @@ struct RunModes: Sendable {
             settings.idleTimeout = .milliseconds(Int((idleTimeout * 1000).rounded()))
             settings.idleTimeoutFixed = true
         }
+        if let pushToTalkLimit { settings.pushToTalkCaptureLimit = .seconds(pushToTalkLimit) }
     }
 
     /// The Gateway's wake phrases, subscribed to both sockets now: call it before the sockets connect, so the list the

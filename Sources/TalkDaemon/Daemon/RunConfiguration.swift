@@ -14,6 +14,7 @@ struct RunConfiguration: Sendable {
     static let runOptions: [String: String] = [
         "silenceMs": "silence-ms", "voice": "voice", "rate": "rate", "source": "source", "sink": "sink",
         "modelDir": "model-dir", "grammar": "grammar", "replyTimeout": "reply-timeout",
+        "pttLimit": "ptt-limit",
     ].merging(BargeInOptions.configKeys) { $1 }
 
     var config = ServiceConfig()

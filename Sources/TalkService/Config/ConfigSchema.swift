@@ -31,6 +31,7 @@ package struct ConfigSchema: Sendable {
         "modelDir": .text, "recordDir": .text, "grammar": .text, "keyphrase": .text,
         "timeout": .number(1...3600),
         "replyTimeout": .integer(10...3600),
+        "pttLimit": .integer(1...3600),
         "lowerReplyDb": .integer(0...40), "bargeInMinChars": .integer(1...40), "bargeInEnergyDb": .number(0...40),
         "bargeInOnsetHoldMs": .integer(100...5_000), "muteTailMs": .integer(0...5_000),
         "logLevel": .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]),
