@@ -150,6 +150,9 @@ extension OpenClawTalk {
             var endpointing = endpointing
             let gatewayConfig = await configWait.value
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
+            // Before the devices open: `--aec pulse` loads module-echo-cancel, which only the clean stop unloads, so a
+            // SIGINT or SIGTERM from here on must be caught (the stop then comes once the session is up).
+            let stop = StopSignal(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
             if realtime.realtime {
@@ -160,7 +163,8 @@ extension OpenClawTalk {
                     try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig,
                                            configUpdates: await chat.talkConfigUpdates(), described: describedAudio(paths),
                                            bargeIn: settings.bargeIn,
-                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk, logger: logger)
+                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk,
+                                           stop: stop, logger: logger)
                 } catch {
                     failure = error
                 }
@@ -200,7 +204,6 @@ extension OpenClawTalk {
             if let gatewayConfig { await talk.apply(gatewayConfig) }
             // A stream of its own: the first one may have ended with the wait above.
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
-            let stop = StopSignal(logger: logger)
             // Approvals and notifications (issue 26): around the loop, not in it, until the spoken prompt lands.
             let desks = desk.desks(gateway: gatewaySession, speaker: nil, logger: logger)
             let served = try await daemon.serve(

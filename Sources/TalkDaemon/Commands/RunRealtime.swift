@@ -37,10 +37,9 @@ struct RealtimeOptions: Sendable {
     func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?,
              configUpdates: AsyncStream<TalkConfig>, described: Described, bargeIn: BargeInPolicy,
              json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
-             logger: Logger) async throws
+             stop: StopSignal, logger: Logger) async throws
     {
         let connection = gateway.operatorConnection
-        let stop = StopSignal(logger: logger)
         if let seconds { Task { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))); stop.fire("\(seconds) s") } }
         // The relay session needs the Gateway's hello (its main session key, its methods): a Gateway that is
         // down when the daemon starts is waited for, as the native loop waits, until it answers or `stop` fires.
