@@ -98,11 +98,27 @@ final class PeerProcess: Sendable {
         }
     }
 
-    /// Ends the peer. Safe to call more than once.
+    /// Ends the peer. Safe to call more than once. SIGKILL, as a peer started from a thread that blocks SIGTERM
+    /// inherits it blocked, and no wait: `waitUntilExit` spins on the calling thread (a cooperative one, from a
+    /// test's `defer`) until Foundation notices the exit, and once it never did: the thread spun at 100 % and
+    /// pass 1 stopped dead at 30 s until its 900 s limit (TLSConnectionTests "a trusted certificate for another
+    /// host name is refused"). Instead it waits for the kernel to have ended the peer (gone, or a zombie: its
+    /// sockets are closed, which "connecting to a closed port" needs), which SIGKILL makes a matter of
+    /// milliseconds; the bound only catches the impossible. Reaping stays Foundation's.
     func stop() {
         try? stdinPipe.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        guard pid > 0, process.isRunning else { return }
+        kill(pid, SIGKILL)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, Self.isAlive(pid) { usleep(2_000) }
+    }
+
+    /// Whether `pid` still runs (a zombie has ended: only its exit status is left).
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
     }
 
     deinit { stop() }
