@@ -22,6 +22,10 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         try #require(running.stdoutSoFar.contains(#""event":"speakingStarted""#), "never spoke: \(running.stderrSoFar)")
+        // The Gateway stops answering, so the clean stop waits on it (talk.mode off goes unanswered until the request's
+        // timeout): the reply itself no longer holds the stop up (its talk.speak requests are cancelled).
+        gw.freeze(true)
+        defer { gw.freeze(false) }
         // The first starts the clean stop (closing the devices, talk.mode off, the sockets), and says so; the second
         // comes once it has been taken (two sent at once are one: the kernel keeps one of a kind pending).
         let pid = running.process.processIdentifier

@@ -147,6 +147,11 @@ package final class ReferenceGatewayProcess: Sendable {
         return reply
     }
 
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the process: a Gateway that stops answering without closing its sockets.
+    package func freeze(_ frozen: Bool) {
+        if process.isRunning { kill(process.processIdentifier, frozen ? SIGSTOP : SIGCONT) }
+    }
+
     /// Kills the process; safe to call more than once.
     package func stop() {
         if process.isRunning {
