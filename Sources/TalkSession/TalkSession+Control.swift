@@ -30,8 +30,9 @@ extension TalkSession {
     /// phases before it). A transcript not yet acknowledged stays in the outbox.
     package func deactivate() async {
         guard state != .idle else { return }
-        await quiet()
+        // The microphone first: nothing said from now on becomes a turn.
         await closeMicrophone()
+        await quiet()
         endHandsFree()
         setState(.idle, reason: "talk stop")
         announcements?.finish()
@@ -45,8 +46,9 @@ extension TalkSession {
     package func pause() async throws {
         guard state != .idle else { throw ControlRefusal.talkOff }
         guard state != .paused else { return }
-        await quiet()
+        // The microphone first: nothing said after "pause" becomes a turn.
         await closeMicrophone()
+        await quiet()
         setState(.paused, reason: "paused")
     }
 
@@ -107,7 +109,8 @@ extension TalkSession {
         releaseFloor()
     }
 
-    /// Stops the current turn and whatever it is playing or synthesising, and waits for it to end.
+    /// Stops the current turn and whatever it is playing or synthesising (`cancelTurn` cancels its `talk.speak`
+    /// requests), and waits for it to end, which is then at once.
     func quiet() async {
         let reply = turnTask
         cancelTurn()

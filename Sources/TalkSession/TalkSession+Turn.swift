@@ -27,12 +27,15 @@ extension TalkSession {
         turnTask = Task { await self.runTurn(transcript, interruptedAtSeconds: interruptedAtSeconds, generation: generation) }
     }
 
-    /// Makes the current turn stale and stops its work; the speaker is stopped by the caller when it matters.
+    /// Makes the current turn stale and stops its work, its sentences' synthesis with it (a `talk.speak` clip may
+    /// take 125 s); the speaker is stopped by the caller when it matters.
     func cancelTurn() {
         turn += 1
         turnTask?.cancel()
         turnTask = nil
         playing = nil
+        for synthesis in turnSynthesis { synthesis.cancel() }
+        turnSynthesis = []
     }
 
     private func runTurn(_ transcript: String, interruptedAtSeconds: Double?, generation: Int) async {
@@ -61,7 +64,9 @@ extension TalkSession {
             }
             for sentence in sentences {
                 replyText += (replyText.isEmpty ? "" : " ") + sentence
-                queue.yield(SpeechJob(sentence: sentence, audio: audio(for: sentence, voice: voice, remoteVoice: remoteVoice, generation: generation)))
+                let synthesis = audio(for: sentence, voice: voice, remoteVoice: remoteVoice, generation: generation)
+                turnSynthesis.append(synthesis)
+                queue.yield(SpeechJob(sentence: sentence, audio: synthesis))
             }
         }
         for await update in updates {
@@ -123,6 +128,8 @@ extension TalkSession {
             case .audio(let buffer):
                 return SpokenAudio(buffer: buffer, voice: "gateway")
             case .useLocalVoice(let reason):
+                // Cancelled with its turn: the request ended early, and no local voice takes over.
+                try Task.checkCancellation()
                 await self.gatewayVoiceFailed(reason, generation: generation)
                 return try await local()
             }

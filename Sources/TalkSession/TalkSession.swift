@@ -61,6 +61,8 @@ package actor TalkSession {
     var unmuteTask: Task<Void, Never>?
     /// The turn whose Gateway voice failed: its later sentences use the local voice.
     var gatewayVoiceFailedTurn: Int?
+    /// The current turn's sentences being synthesised (`talk.speak` or the local voice): cancelled with the turn.
+    var turnSynthesis: [Task<SpokenAudio, any Error>] = []
     /// Wake phrase, push-to-talk and idle timeout (`HandsFreeMode`).
     var handsFree = HandsFreeState()
 
@@ -91,11 +93,11 @@ package actor TalkSession {
     /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
     /// it), and the event stream ends. A transcript not yet acknowledged stays in the conversation's outbox.
     package func stop() async {
-        // The cut sentence reports itself stopped before the session says it is idle.
+        // The microphone first: nothing heard from now on becomes a turn. The cut sentence reports itself
+        // stopped before the session says it is idle.
+        await closeMicrophone()
         await quiet()
-        listenTask?.cancel()
         onsetTask?.cancel()
-        await listener?.stop()
         await dependencies.transcriptSource?.stop()
         releaseFloor()
         unmuteTask?.cancel()
