@@ -17,6 +17,28 @@ extension TalkSession {
         var voice: String
     }
 
+    /// A turn's sentences are synthesised at most `ahead` in front of the one playing: a long reply is not all
+    /// asked of `talk.speak` (each request billed, each clip decoded on a thread of its own) or made into local
+    /// PCM at once, and a reply cut off after its first sentence has not asked for the rest. Two: the next
+    /// sentence is ready when one ends, with one more in case that one is short.
+    struct SpeechLookahead {
+        static let ahead = 2
+        struct Held {
+            var sentence: String
+            var voice: VoiceSettings
+            var remoteVoice: TalkVoiceSettings
+        }
+
+        var generation = 0
+        var held: [Held] = []
+        /// Sentences given to synthesis, and those the speaker has taken (played or skipped) since.
+        var released = 0
+        var taken = 0
+        /// The reply is complete: the queue ends once the held sentences are released.
+        var complete = false
+        var queue: AsyncStream<SpeechJob>.Continuation?
+    }
+
     func startTurn(_ transcript: String, interruptedAtSeconds: Double?) {
         turn += 1
         let generation = turn
@@ -36,6 +58,9 @@ extension TalkSession {
         playing = nil
         for synthesis in turnSynthesis { synthesis.cancel() }
         turnSynthesis = []
+        // The speaker skips what was queued and ends: nothing more is released for this turn.
+        lookahead.queue?.finish()
+        lookahead = SpeechLookahead()
     }
 
     private func runTurn(_ transcript: String, interruptedAtSeconds: Double?, generation: Int) async {
@@ -43,6 +68,7 @@ extension TalkSession {
         guard generation == turn else { return }
         emit(.transcriptSent(text: transcript, interruptedAtSeconds: interruptedAtSeconds))
         let (jobs, queue) = AsyncStream.makeStream(of: SpeechJob.self)
+        lookahead = SpeechLookahead(generation: generation, queue: queue)
         let speaker = Task { await self.speak(jobs, generation: generation) }
         let timeout = settings.replyTimeout
         let clock = dependencies.clock
@@ -64,10 +90,9 @@ extension TalkSession {
             }
             for sentence in sentences {
                 replyText += (replyText.isEmpty ? "" : " ") + sentence
-                let synthesis = audio(for: sentence, voice: voice, remoteVoice: remoteVoice, generation: generation)
-                turnSynthesis.append(synthesis)
-                queue.yield(SpeechJob(sentence: sentence, audio: synthesis))
+                lookahead.held.append(SpeechLookahead.Held(sentence: sentence, voice: voice, remoteVoice: remoteVoice))
             }
+            releaseSentences(generation)
         }
         for await update in updates {
             // An ack alone does not count: an agent that never writes a word must not hold the loop.
@@ -97,10 +122,36 @@ extension TalkSession {
             }
         }
         watchdog.cancel()
-        queue.finish()
+        if generation == turn {
+            lookahead.complete = true
+            releaseSentences(generation)
+        } else {
+            queue.finish()
+        }
         await speaker.value
         guard generation == turn else { return }
         setState(restingState, reason: "reply done")
+    }
+
+    /// Starts the synthesis of held sentences while fewer than `SpeechLookahead.ahead` wait in front of the one
+    /// playing; ends the speaker's queue once the reply is complete and nothing is held.
+    private func releaseSentences(_ generation: Int) {
+        guard generation == turn, lookahead.generation == generation else { return }
+        while !lookahead.held.isEmpty, lookahead.released - lookahead.taken < SpeechLookahead.ahead {
+            let next = lookahead.held.removeFirst()
+            lookahead.released += 1
+            let synthesis = audio(for: next.sentence, voice: next.voice, remoteVoice: next.remoteVoice, generation: generation)
+            turnSynthesis.append(synthesis)
+            lookahead.queue?.yield(SpeechJob(sentence: next.sentence, audio: synthesis))
+        }
+        if lookahead.complete, lookahead.held.isEmpty { lookahead.queue?.finish() }
+    }
+
+    /// The speaker took a sentence (its audio is ready, or failed): the next held one may start.
+    private func sentenceTaken(_ generation: Int) {
+        guard generation == turn, lookahead.generation == generation else { return }
+        lookahead.taken += 1
+        releaseSentences(generation)
     }
 
     private func replyTimedOut(generation: Int, after timeout: Duration) {
@@ -152,7 +203,9 @@ extension TalkSession {
             let audio: SpokenAudio
             do {
                 audio = try await job.audio.value
+                sentenceTaken(generation)
             } catch {
+                sentenceTaken(generation)
                 if generation == turn, !(error is CancellationError) { emit(.error("could not synthesise a sentence: \(error)")) }
                 continue
             }

@@ -63,6 +63,8 @@ package actor TalkSession {
     var gatewayVoiceFailedTurn: Int?
     /// The current turn's sentences being synthesised (`talk.speak` or the local voice): cancelled with the turn.
     var turnSynthesis: [Task<SpokenAudio, any Error>] = []
+    /// The current turn's sentences waiting for their synthesis to start (`SpeechLookahead`).
+    var lookahead = SpeechLookahead()
     /// Wake phrase, push-to-talk and idle timeout (`HandsFreeMode`).
     var handsFree = HandsFreeState()
 

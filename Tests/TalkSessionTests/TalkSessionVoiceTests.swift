@@ -20,6 +20,36 @@ import Testing
         await rig.session.stop()
     }
 
+    @Test(arguments: [true, false])
+    func `a long reply cut off after its first sentence has not asked for the rest`(gateway: Bool) async throws {
+        let sentences = (1...12).map { "Sentence number \($0) of a long answer." }
+        let voice = FakeGatewayVoice()
+        let rig = try await Rig(agent: .reply(sentences.joined(separator: " ")), holdPlayback: true, gatewayVoice: voice)
+        if gateway { await rig.session.apply(TalkConfig(provider: "elevenlabs")) }
+        await rig.listener.utterance("tell me everything")
+        #expect(await rig.log.waitFor { if case .speakingStarted(sentences[0], _) = $0 { true } else { false } })
+        try await rig.session.pause()
+        await rig.session.stop()
+        // At most the sentences whose synthesis had started can have asked, whenever they ran.
+        let asked = gateway ? await voice.asked : rig.synthesizer.synthesised
+        // The one playing and at most two ahead of it, in order.
+        #expect(asked.count <= 3 && asked == Array(sentences.prefix(asked.count)), "synthesis asked for \(asked.count) of 12 sentences")
+        #expect(await rig.speaker.played.count == 1)
+    }
+
+    @Test func `a long reply plays every sentence in order, each synthesised ahead of its turn`() async throws {
+        let sentences = (1...8).map { "Sentence number \($0)." }
+        let voice = FakeGatewayVoice()
+        let rig = try await Rig(agent: .reply(sentences.joined(separator: " ")), gatewayVoice: voice)
+        await rig.session.apply(TalkConfig(provider: "elevenlabs"))
+        await rig.listener.utterance("count")
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, _) = $0 { true } else { false } })
+        #expect(await voice.asked == sentences)
+        let spoken = await rig.log.events.compactMap { if case .speakingStopped(let s, true) = $0.kind { s } else { nil } }
+        #expect(spoken == sentences)
+        await rig.session.stop()
+    }
+
     @Test func `without a provider the local voice speaks, and a failing Gateway voice falls back with the reason`() async throws {
         let voice = FakeGatewayVoice(failOn: "One")
         let rig = try await Rig(agent: .reply("One. Two."), gatewayVoice: voice)
