@@ -38,13 +38,3 @@ extension TalkSession {
         setState(.waiting, reason: "idle timeout")
     }
 }
-
-/// The push-to-talk switch on the microphone: held, the gate passes silence. A lock rather than the gate's actor,
-/// so the session flips it in the same step as its own state.
-final class MicrophoneHold: @unchecked Sendable {
-    private let lock = NSLock()
-    private var held = false
-
-    func set(_ value: Bool) { lock.withLock { held = value } }
-    var isHeld: Bool { lock.withLock { held } }
-}

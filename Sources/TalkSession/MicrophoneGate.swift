@@ -1,4 +1,5 @@
 import AudioIO
+import Synchronization
 
 /// Sits between the capture device and the listener: measures each frame's level for barge-in's energy guard,
 /// and mutes (frames become silence, so the endpointer hears none) while a reply plays without barge-in.
@@ -6,14 +7,20 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private let inner: any AudioCaptureDevice
     private var forward: Task<Void, Never>?
     private var level: SpeechEnergy
-    private var muted = false
+    /// What passes: set by the session in the same step as its own state (a lock rather than this actor's queue,
+    /// so a mute and the unmute after it can never arrive out of order).
+    private let switches = Mutex(Switches())
     /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
     /// floor): sound that may be the user starting to speak, long before the endpointer can say so.
     package nonisolated let soundOnsets: AsyncStream<Void>
     private let onsetSink: AsyncStream<Void>.Continuation
     private var loudFrames = 0
-    /// Push-to-talk's hold: silence between captures.
-    nonisolated let hold = MicrophoneHold()
+    /// The two reasons for silence, which may overlap: the reply playing without barge-in (and its mute tail), and
+    /// push-to-talk between captures.
+    private struct Switches {
+        var muted = false
+        var held = false
+    }
 
     package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
@@ -40,7 +47,15 @@ package actor MicrophoneGate: AudioCaptureDevice {
         await inner.stop()
     }
 
-    package func setMuted(_ value: Bool) { muted = value }
+    /// Silence while the reply plays without barge-in, and for the mute tail after.
+    package nonisolated func setMuted(_ value: Bool) { switches.withLock { $0.muted = value } }
+    /// Push-to-talk's hold: silence between captures.
+    package nonisolated func setHeld(_ value: Bool) { switches.withLock { $0.held = value } }
+
+    /// What the microphone passes now: held wins over muted (push-to-talk's capture opens it, not the reply's end).
+    package nonisolated var mode: TurnTaking.MicrophoneMode {
+        switches.withLock { $0.held ? .held : $0.muted ? .muted : .open }
+    }
 
     /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking (`BargeInPolicy.EnergyGuard`).
     package var hearsSpeech: Bool { level.isSpeech }
@@ -54,7 +69,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
         guard case .frame(var frame) = event else { return event }
         let loud = level.add(frame.samples)
         loudFrames = loud ? loudFrames + 1 : 0
-        if muted || hold.isHeld {
+        if mode != .open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)
         } else if loudFrames == SpeechEnergy.onsetFrames {
             onsetSink.yield()

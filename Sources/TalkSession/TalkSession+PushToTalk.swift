@@ -36,7 +36,7 @@ extension TalkSession {
         handsFree.lastCaptureId = id
         handsFree.awake = nil
         handsFree.dropNext = false
-        gate.hold.set(false)
+        gate.setHeld(false)
         setState(.listening, reason: "push-to-talk")
         // `once` has a shorter limit of its own (`captureOnce`).
         if !once { after(settings.pushToTalkCaptureLimit) { await $0.captureLimitReached(id) } }
@@ -80,7 +80,7 @@ extension TalkSession {
             capture.stopping = true
             handsFree.capture = capture
             // Held, the microphone gives the endpointer silence, which closes an utterance still open.
-            if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+            if handsFree.mode == .pushToTalk { gate.setHeld(true) }
             after(settings.pushToTalkCloseWait) { await $0.finishCapture(id) }
         }
         if userSpeechStartNs == nil { return finishCapture(id) }
@@ -97,7 +97,7 @@ extension TalkSession {
         guard let capture = handsFree.capture else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
         handsFree.capture = nil
         handsFree.dropNext = userSpeechStartNs != nil
-        if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+        if handsFree.mode == .pushToTalk { gate.setHeld(true) }
         let result = PushToTalkResult(captureId: capture.id, status: .cancelled)
         conclude(capture, with: result)
         if state == .listening { setState(restingState, reason: "push-to-talk cancelled") }
@@ -119,7 +119,7 @@ extension TalkSession {
             return handsFree.lastResult ?? PushToTalkResult(captureId: id, status: .idle)
         }
         handsFree.capture = nil
-        if handsFree.mode == .pushToTalk { gate.hold.set(true) }
+        if handsFree.mode == .pushToTalk { gate.setHeld(true) }
         let text = capture.heard.joined(separator: " ")
         let result: PushToTalkResult
         if text.isEmpty {

@@ -33,7 +33,7 @@ extension TalkSession {
     /// Sets the mode up as the session starts (after the listener, before the first event is heard).
     func beginHandsFree() {
         handsFree.mode = settings.mode
-        gate.hold.set(settings.mode == .pushToTalk)
+        gate.setHeld(settings.mode == .pushToTalk)
         emit(.modeChanged(from: nil, to: settings.mode, reason: "started"))
         setState(restingState, reason: "started")
     }

@@ -21,7 +21,7 @@ package actor TalkSession {
     /// `talk.config`'s `interruptOnSpeech` (on until it says otherwise); `--no-barge-in` overrides it.
     var interruptOnSpeech = true
     let logger: Logger
-    let gate: MicrophoneGate
+    nonisolated let gate: MicrophoneGate
     var originNs: UInt64
 
     package private(set) var state: TalkState = .idle
@@ -298,16 +298,21 @@ package actor TalkSession {
         if !bargeInActive {
             if new == .speaking {
                 unmuteTask?.cancel()
-                Task { await gate.setMuted(true) }
+                gate.setMuted(true)
             } else if old == .speaking {
-                let tail = bargeIn.muteTail
-                let clock = dependencies.clock
-                unmuteTask = Task { [gate] in
+                let (clock, tail) = (dependencies.clock, bargeIn.muteTail)
+                unmuteTask = Task { [weak self] in
                     do { try await clock.sleep(tail) } catch { return }
-                    await gate.setMuted(false)
+                    await self?.muteTailEnded()
                 }
             }
         }
+    }
+
+    /// The mute tail ran out: the microphone opens unless the reply speaks again.
+    private func muteTailEnded() {
+        guard state != .speaking else { return }
+        gate.setMuted(false)
     }
 
     /// Speech over the reply may stop it: `talk.config` allows it and `--no-barge-in` was not given.

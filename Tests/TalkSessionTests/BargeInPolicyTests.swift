@@ -91,3 +91,37 @@ import Testing
         #expect(evidence.holdReason(BargeInEvidence(speechMs: 400)) == nil)
     }
 }
+
+/// Without barge-in the microphone is muted in the same step as the reply starts, and opens only the mute tail
+/// after the reply ends; push-to-talk's hold outlasts both.
+@Suite struct MicrophoneModeTests {
+    static func waitForMode(_ rig: Rig, _ mode: TurnTaking.MicrophoneMode) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while rig.session.gate.mode != mode, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return rig.session.gate.mode == mode
+    }
+
+    @Test(arguments: [HandsFreeMode.alwaysListening, .pushToTalk])
+    func `without barge-in the microphone is muted while the reply plays and for the mute tail after`(mode: HandsFreeMode) async throws {
+        let clock = ManualClock()
+        var settings = TalkSession.Settings()
+        settings.bargeIn.forcedOff = true
+        settings.mode = mode
+        let rig = try await Rig(agent: .reply(TalkSessionBargeInTests.reply), holdPlayback: true, settings: settings, clock: clock.clock)
+        #expect(rig.session.gate.mode == (mode == .pushToTalk ? .held : .open))
+        if mode == .pushToTalk {
+            try await rig.session.type("how is the weather")
+        } else {
+            await rig.listener.utterance("how is the weather")
+        }
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        #expect(rig.session.gate.mode == (mode == .pushToTalk ? .held : .muted), "muted before the first sentence was announced")
+        await rig.speaker.complete()
+        #expect(await rig.log.waitFor { if case .stateChanged(.speaking, _, _) = $0 { true } else { false } })
+        #expect(rig.session.gate.mode == (mode == .pushToTalk ? .held : .muted), "still muted: the tail has not run")
+        #expect(await clock.waitForSleep(endingIn: BargeInPolicy().muteTail))
+        clock.advance(BargeInPolicy().muteTail)
+        #expect(await Self.waitForMode(rig, mode == .pushToTalk ? .held : .open))
+        await rig.session.stop()
+    }
+}
