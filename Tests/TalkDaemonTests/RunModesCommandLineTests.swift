@@ -44,6 +44,10 @@ import Testing
     @Test(arguments: [
         (["run", "--wake", "--ptt"], "'--wake' and '--ptt' cannot be used together; choose one mode"),
         (["run", "--idle-timeout", "0.5"], "Invalid value '0.5' for '--idle-timeout': expected a number in 1.0...86400.0"),
+        (["run", "--mode", "realtime", "--wake"], "'--wake' goes with '--mode talk'; the realtime relay hears everything the microphone does"),
+        (["run", "--mode", "realtime", "--ptt"], "'--ptt' goes with '--mode talk'; the realtime relay hears everything the microphone does"),
+        (["run", "--mode", "realtime", "--idle-timeout", "30"],
+         "'--idle-timeout' goes with '--mode talk'; the realtime relay hears everything the microphone does"),
     ])
     func `bad hands-free options are usage errors`(argv: [String], message: String) {
         #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }

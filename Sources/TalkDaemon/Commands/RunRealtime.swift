@@ -21,6 +21,10 @@ struct RealtimeOptions: Sendable {
         case let other?: throw ValidationError("Invalid value '\(other)' for '--mode': expected talk or realtime")
         }
         if realtime, parsed.option("stt") != nil { throw ValidationError("'--stt' goes with '--mode talk'; the realtime relay hears for itself") }
+        // The relay hears everything the microphone does: a wake phrase or push-to-talk cannot hold anything back.
+        if realtime, let mode = ["wake", "ptt"].first(where: { parsed.flag($0) }) ?? (parsed.option("idle-timeout") != nil ? "idle-timeout" : nil) {
+            throw ValidationError("'--\(mode)' goes with '--mode talk'; the realtime relay hears everything the microphone does")
+        }
     }
 
     /// What the status names of a served realtime session.
