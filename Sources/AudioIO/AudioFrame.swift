@@ -14,6 +14,9 @@ package struct AudioFrame: Sendable, Equatable {
     /// may be just after the frame arrives). For paced or fast file input it is the time the frame was handed over.
     package var captureTimeNs: UInt64
     package var samples: [Int16]
+    /// Set by echo cancellation while a sound plays: the fraction (0...1) of this frame the sound's own echo
+    /// explains (`EchoExplanation`). nil: no canceller, or nothing played that could be heard back.
+    package var echoExplained: Float?
 
     package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
         self.sequence = sequence

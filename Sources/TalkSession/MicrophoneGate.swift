@@ -10,6 +10,8 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// What passes: set by the session in the same step as its own state (a lock rather than this actor's queue,
     /// so a mute and the unmute after it can never arrive out of order).
     private let switches = Mutex(Switches())
+    /// What each frame carried for barge-in's evidence (`BargeInEvidenceMeter`).
+    private var evidence: BargeInEvidenceMeter
     /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
     /// floor): sound that may be the user starting to speak, long before the endpointer can say so.
     package nonisolated let soundOnsets: AsyncStream<Void>
@@ -25,6 +27,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
     package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
         level = SpeechEnergy(energy)
+        evidence = BargeInEvidenceMeter(audibleRMS: energy.minimumRMS)
         (soundOnsets, onsetSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -60,6 +63,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking (`BargeInPolicy.EnergyGuard`).
     package var hearsSpeech: Bool { level.isSpeech }
 
+    /// What the frames from `positionMs` on (an utterance's start) say about it: see `BargeInEvidenceMeter`.
+    func bargeInEvidence(fromPositionMs positionMs: Int) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+        evidence.evidence(fromPositionMs: positionMs)
+    }
+
     private func stopForwarding() {
         forward?.cancel()
         forward = nil
@@ -68,6 +76,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private func pass(_ event: CaptureEvent) -> CaptureEvent {
         guard case .frame(var frame) = event else { return event }
         let loud = level.add(frame.samples)
+        evidence.add(frame)
         loudFrames = loud ? loudFrames + 1 : 0
         if mode != .open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)

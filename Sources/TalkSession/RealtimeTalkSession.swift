@@ -121,7 +121,7 @@ package actor RealtimeTalkSession {
 
     func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
-        bargeInGuard.hear(samples)
+        bargeInGuard.hear(frame)
         if outputStartNs != nil {
             if !settings.bargeIn.forcedOff {
                 await considerBargeIn(samples)

@@ -40,6 +40,12 @@ package actor TalkSession {
     var playing: (startNs: UInt64, seconds: Double)?
     /// The user is speaking (an utterance opened and not yet closed), and since when.
     var userSpeechStartNs: UInt64?
+    /// Where that utterance starts in the capture stream (its first voiced frame).
+    var userSpeechPositionMs = 0
+    /// A partial held because the reply's echo explained the utterance so far is judged again shortly (its frames
+    /// go on coming while its words may not change): the latest partial, and the pending judgement.
+    var latestPartial = ""
+    var evidenceRecheck: Task<Void, Never>?
     /// What the reply had said when the current utterance opened while it played, until that utterance
     /// interrupts it; nil for one that opened in silence or did interrupt.
     var openedOverReply: String?
@@ -100,6 +106,7 @@ package actor TalkSession {
         await closeMicrophone()
         await quiet()
         onsetTask?.cancel()
+        evidenceRecheck?.cancel()
         await dependencies.transcriptSource?.stop()
         releaseFloor()
         unmuteTask?.cancel()
@@ -140,6 +147,7 @@ package actor TalkSession {
         switch event {
         case .speechStarted(let position):
             userSpeechStartNs = dependencies.clock.nowNs()
+            userSpeechPositionMs = position
             openedOverReply = state == .speaking ? replyText : nil
             endedWithinReply = false
             emit(.speechStarted(positionMs: position))
@@ -148,6 +156,7 @@ package actor TalkSession {
             await relayUtteranceStarted(position)
         case .partial(let text):
             emit(.partialTranscript(text))
+            latestPartial = text
             await considerBargeIn(text)
         case .speechEnded(let end, let closed):
             emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
@@ -222,11 +231,15 @@ package actor TalkSession {
               BargeInTextGuard.isNewSpeech(partial, spoken: replyText, minimumCharacters: bargeIn.text.minimumNewCharacters),
               bargeInAllowed(partial) else { return }
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
-        if let reason = bargeIn.evidence.holdReason(BargeInEvidence(speechMs: speechMs)) {
+        let generation = turn
+        let heard = await gate.bargeInEvidence(fromPositionMs: userSpeechPositionMs)
+        guard generation == turn, state == .speaking else { return }
+        let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
+        if let reason = bargeIn.evidence.holdReason(evidence) {
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
+            recheckEvidence(partial, startNs: startNs)
             return
         }
-        let generation = turn
         guard await gate.hearsSpeech else {
             logger.debug("barge-in held: the words are not loud enough over the noise floor and the reply's echo",
                          metadata: ["talk.partial": "\(partial.prefix(80))"])
@@ -248,6 +261,22 @@ package actor TalkSession {
         setState(.listening, reason: "barge-in")
         await dependencies.playback.stop()
         await abortReply()
+    }
+
+    /// Judges a held partial again after `BargeInEvidenceMeter.recheck`, while it is still the latest of the same
+    /// utterance: a user's "stop" whose first frames met the reply at full level is explained less once it is lowered.
+    private func recheckEvidence(_ partial: String, startNs: UInt64) {
+        evidenceRecheck?.cancel()
+        let clock = dependencies.clock
+        evidenceRecheck = Task { [weak self] in
+            do { try await clock.sleep(BargeInEvidenceMeter.recheck) } catch { return }
+            await self?.recheck(partial, startNs: startNs)
+        }
+    }
+
+    private func recheck(_ partial: String, startNs: UInt64) async {
+        guard userSpeechStartNs == startNs, latestPartial == partial else { return }
+        await considerBargeIn(partial)
     }
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at

@@ -20,6 +20,21 @@ import Testing
         + "Take a coat when you leave the house tonight."
     static let longReply = "Here is a long answer about the weather. " + String(repeating: "The sky stays blue all day. ", count: 10)
 
+    /// About 25 s in the local voice (73 words, 8 sentences), in words the clip does not hold: what the bench's
+    /// `--reply-seconds 25` plays.
+    static let localVoiceReply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze. "
+        + "Mornings begin cool, and by noon the sun warms the valley. Rain is unlikely before Sunday evening. "
+        + "Should clouds gather, they will thin out by the afternoon. Pack a light jacket for the evenings by the lake. "
+        + "The pollen count remains moderate, so allergies may flare. Humidity hovers around half, which feels pleasant."
+    static let localVoiceSentences = 8
+
+    /// `talk.config` without a provider: the reply is spoken in the local voice, as from a Gateway with no Talk
+    /// provider configured.
+    static func useLocalVoice(_ gw: ReferenceGatewayProcess) async throws {
+        let config = #"{"cmd": "talk-config", "config": {"talk": {"interruptOnSpeech": true, "silenceTimeoutMs": 900}, "session": {"mainKey": "main"}}}"#
+        _ = try await offPool { try gw.control(config) }
+    }
+
     static func clip() throws -> [Int16] { try AudioFileReader.readMono(path: try RunCommandTests.clip.path()).samples }
 
     /// A session against `pulse` and `gw`, started and listening; `arguments` are added to run's.
@@ -84,12 +99,20 @@ import Testing
         }
     }
 
-    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [true, false])
-    func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`(grammar: Bool) async throws {
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities), arguments: [
+        RunSelfEchoLoopbackTests.Condition(grammar: true, localVoice: false), RunSelfEchoLoopbackTests.Condition(grammar: false, localVoice: false),
+        RunSelfEchoLoopbackTests.Condition(grammar: false, localVoice: true),
+    ])
+    func `with echo cancellation a user speaking over the reply cuts it off and the next chat.send carries the offset`(
+        _ condition: RunSelfEchoLoopbackTests.Condition
+    ) async throws {
+        let grammar = condition.grammar
         try await PrivatePulse.with { pulse in
             let gw = try await RunCommandTests.gateway()
             defer { gw.stop() }
-            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(Self.longReply)"}"#) }["ok"] == true)
+            let reply = condition.localVoice ? Self.localVoiceReply : Self.longReply
+            _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(reply)"}"#) }["ok"] == true)
+            if condition.localVoice { try await Self.useLocalVoice(gw) }
             let command = try BuiltCommand(through: pulse.launcher)
             defer { command.removeHome() }
             let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)

@@ -23,11 +23,14 @@ actor FakeMicrophone: AudioCaptureDevice {
         continuation = nil
     }
 
-    /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence).
-    func push(amplitude: Int16, count: Int) {
+    /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` as echo
+    /// cancellation would mark them (nil: no canceller).
+    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil) {
         for _ in 0..<count {
             let samples = (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude }
-            continuation?.yield(.frame(AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)))
+            var frame = AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)
+            frame.echoExplained = echoExplained
+            continuation?.yield(.frame(frame))
             sequence += 1
         }
     }

@@ -11,12 +11,15 @@ struct EchoFrameProcessor {
         var userOverEcho: Bool
         /// The detector opened or closed on this frame.
         var changed: Bool
+        /// How much of the frame the reference explains (`EchoExplanation`); nil when nothing played.
+        var echoExplained: Double?
     }
 
     let canceller: EchoCanceller
     private var suppressor = ResidualEchoSuppressor()
     private var doubleTalk = DoubleTalkDetector()
     private var onset = ReferenceOnset()
+    private var explanation = EchoExplanation()
     private var wasUserOverEcho = false
 
     init(_ canceller: EchoCanceller) {
@@ -38,6 +41,7 @@ struct EchoFrameProcessor {
         suppressor = ResidualEchoSuppressor()
         doubleTalk = DoubleTalkDetector()
         onset = ReferenceOnset()
+        explanation.restart()
         wasUserOverEcho = false
     }
 
@@ -61,6 +65,9 @@ struct EchoFrameProcessor {
             } else {
                 cancelled
             }
-        return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed)
+        let echoAlone = !userOverEcho && canceller.options.suppressResidualEcho && suppressor.mutedLast
+        let explained = explanation.add(raw: raw, far: far, echoAlone: echoAlone)
+        return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed,
+                       echoExplained: explained)
     }
 }

@@ -63,6 +63,8 @@ struct ResidualEchoSuppressor {
     private var hangover = 0
     private var run = 0
     private var silentFrames = 0
+    /// The last frame was turned down: taken for the echo alone (or, nothing playing, passed whole: false).
+    private(set) var mutedLast = false
 
     /// The reference was moved under the canceller (`EchoAligner`): it must reconverge, so what it leaves is
     /// learnt again from the next windows, and nothing passes until then.
@@ -75,6 +77,7 @@ struct ResidualEchoSuppressor {
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
     /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
     mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16], settling: Bool = false) -> [Int16] {
+        mutedLast = false
         LevelHistory.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
         LevelHistory.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
         LevelHistory.push(Self.energy(far), into: &before, keep: 15)
@@ -110,12 +113,15 @@ struct ResidualEchoSuppressor {
         if run >= (settling ? Self.settlingOpeningRun : Self.openingRun) { hangover = Self.hangoverFrames }
         if standsOut || hangover > 0 {
             if !standsOut { hangover -= 1 }
-            return hangover > 0 ? out : Self.muted(out)
+            if hangover > 0 { return out }
+            mutedLast = true
+            return Self.muted(out)
         }
         if counted {
             LevelHistory.push(rawEnergy / played, into: &couplings, keep: Self.historyWindows)
             if loud { LevelHistory.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Self.historyWindows) }
         }
+        mutedLast = true
         return Self.muted(out)
     }
 

@@ -1,0 +1,50 @@
+/// How much of each captured frame the reply's own sound explains: the raw capture's energy over 100 ms against
+/// the echo the reference predicts for it (the loudest reference frame in the echo's reach, times the coupling
+/// learnt from frames the later stages judged echo alone). About 1 on the reply's echo, however the canceller
+/// is doing; well under 1 where someone speaks over it. Barge-in counts frames by it (`AudioFrame.echoExplained`),
+/// so a misrecognised leak of the echo, which the canceller passed and the recogniser made words of, cannot stop
+/// the reply: those frames are still explained by the reference.
+///
+/// It reads the capture before any canceller, so it holds from the reply's first frame on (the canceller takes
+/// seconds to converge; a sentence's onset leaks), and a coupling that changes (the reply lowered, another
+/// device) moves the prediction with it, since reference and capture move together.
+struct EchoExplanation {
+    /// 100 ms windows of the raw capture.
+    static let windowFrames = 5
+    /// The echo's reach: the reference of this many frames before the window's last (160 ms), the most the
+    /// placement leaves between a sound and its echo (`EchoAligner` keeps the lag within 15 to 140 ms).
+    static let reachFrames = 8
+    /// The coupling predicted is this percentile of the echo-alone ratios seen: a prediction that covers most
+    /// of the echo's frames, so the echo rarely looks unexplained.
+    static let couplingPercentile = 0.9
+    /// Ratios kept: the last 3 s of echo-alone windows.
+    static let historyFrames = 150
+    /// Until this many echo-alone frames were seen (200 ms) nothing is said (nil): the suppressor mutes a reply's
+    /// first 300 ms after silence, which teaches the coupling before any leak can pass.
+    static let settleFrames = 10
+    /// A reference quieter than this (about -50 dBFS) plays nothing that could be heard back.
+    static let playingRMS = 100.0
+
+    private var raw: [Double] = []
+    private var far: [Double] = []
+    private var couplings: [Double] = []
+
+    /// Another device, a restarted server: the path is learnt again.
+    mutating func restart() { self = EchoExplanation() }
+
+    /// The fraction (0...1) of the frame's window the reference explains, or nil when nothing played within
+    /// the echo's reach (nothing to explain) or the coupling is not learnt yet. `echoAlone`: the later stages took this frame for the echo alone,
+    /// so it teaches the coupling.
+    mutating func add(raw frame: [Int16], far reference: [Int16], echoAlone: Bool) -> Double? {
+        LevelHistory.push(ResidualEchoSuppressor.energy(frame), into: &raw, keep: Self.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(reference), into: &far, keep: Self.windowFrames + Self.reachFrames)
+        let played = far.max() ?? 0
+        guard played >= Self.playingRMS * Self.playingRMS else { return nil }
+        let heard = LevelHistory.mean(raw)
+        defer { if echoAlone { LevelHistory.push(heard / played, into: &couplings, keep: Self.historyFrames) } }
+        guard couplings.count >= Self.settleFrames else { return nil }
+        guard heard > 0 else { return 1 }
+        let predicted = LevelHistory.percentile(couplings, Self.couplingPercentile) * played
+        return min(1, predicted / heard)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+@testable import AudioIO
+
+/// `EchoExplanation`: the reply's echo alone is explained by its reference frame by frame, whatever its level or
+/// envelope; a voice over it is not.
+@Suite struct EchoExplanationTests {
+    /// A deterministic noise source (SplitMix64).
+    struct Noise {
+        var state: UInt64
+        mutating func next() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double(z ^ (z >> 31)) / Double(UInt64.max) * 2 - 1
+        }
+    }
+
+    /// Speech-like far end: noise under a syllable envelope (4 per second) with pauses, peak about 8000.
+    static func reply(seconds: Double, seed: UInt64) -> [Int16] {
+        var noise = Noise(state: seed)
+        let count = Int(seconds * 16_000)
+        return (0..<count).map { i in
+            let t = Double(i) / 16_000
+            let syllable = max(0, sin(2 * .pi * 4 * t)) * (Int(t * 1.5) % 4 == 3 ? 0.1 : 1)
+            return Int16(8000 * syllable * noise.next())
+        }
+    }
+
+    /// The capture: the far end 60 ms later at `coupling`, plus `near` (the user) and a faint noise floor.
+    static func capture(far: [Int16], coupling: Double, near: [Int16] = []) -> [Int16] {
+        var noise = Noise(state: 99)
+        let delay = 960
+        return far.indices.map { i in
+            let echo = i >= delay ? Double(far[i - delay]) * coupling : 0
+            let user = i < near.count ? Double(near[i]) : 0
+            return Int16(max(-32_767, min(32_767, echo + user + 20 * noise.next())))
+        }
+    }
+
+    static func frames(_ samples: [Int16]) -> [[Int16]] {
+        stride(from: 0, to: samples.count - 319, by: 320).map { Array(samples[$0..<$0 + 320]) }
+    }
+
+    @Test(arguments: [1.0, 0.3, 0.05])
+    func `the reply's echo alone is explained in every audible frame, at any coupling`(coupling: Double) {
+        let far = Self.reply(seconds: 20, seed: 1)
+        let raw = Self.capture(far: far, coupling: coupling)
+        var explanation = EchoExplanation()
+        var judged = 0
+        for (index, (r, f)) in zip(Self.frames(raw), Self.frames(far)).enumerated() {
+            let explained = explanation.add(raw: r, far: f, echoAlone: true)
+            guard index >= 25, let explained, ResidualEchoSuppressor.energy(r).squareRoot() >= 1000 * coupling else { continue }
+            judged += 1
+            #expect(explained >= 0.5, "frame \(index) (\(Double(index) / 50) s) only \(explained) explained")
+        }
+        #expect(judged > 300)
+    }
+
+    @Test func `a voice over the reply's echo is mostly not explained, and nothing is said before the coupling is known or when nothing plays`() {
+        // The user from 4 s to 6 s at about the reply's level; the reply is lowered 15 dB for them (reference and
+        // echo alike), as the Talk loop does from their first 40 ms.
+        let far = Self.reply(seconds: 8, seed: 2).enumerated().map { i, s in (64_000..<96_000).contains(i) ? Int16(Double(s) * 0.18) : s }
+        var noise = Noise(state: 3)
+        let near = (0..<far.count).map { i -> Int16 in
+            let t = Double(i) / 16_000
+            return (4..<6).contains(t) ? Int16(4000 * noise.next()) : 0
+        }
+        let raw = Self.capture(far: far, coupling: 1, near: near)
+        var explanation = EchoExplanation()
+        var userFrames = 0
+        var unexplained = 0
+        for (index, (r, f)) in zip(Self.frames(raw), Self.frames(far)).enumerated() {
+            let user = (200..<300).contains(index)
+            let explained = explanation.add(raw: r, far: f, echoAlone: !user)
+            if index < 5 { #expect(explained == nil, "frame \(index): said \(String(describing: explained)) before the coupling was learnt") }
+            // Skip the window's first frames after the user starts (100 ms of capture still mostly echo).
+            guard (205..<300).contains(index) else { continue }
+            userFrames += 1
+            if let explained, explained < 0.5 { unexplained += 1 }
+        }
+        #expect(unexplained * 10 >= userFrames * 7, "only \(unexplained) of \(userFrames) of the user's frames unexplained")
+        var silent = EchoExplanation()
+        #expect(silent.add(raw: Array(raw[0..<320]), far: [Int16](repeating: 0, count: 320), echoAlone: true) == nil)
+    }
+}

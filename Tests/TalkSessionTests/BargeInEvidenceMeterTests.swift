@@ -1,0 +1,39 @@
+import AudioIO
+import Testing
+
+@testable import TalkSession
+
+/// `BargeInEvidenceMeter`: the share of an utterance's audible frames the reply's echo explains, and whether it
+/// began before the reply's sound reached the microphone.
+@Suite struct BargeInEvidenceMeterTests {
+    static func frame(_ sequence: UInt64, level: Int16, explained: Float?) -> AudioFrame {
+        var frame = AudioFrame(sequence: sequence, captureTimeNs: 0, samples: [Int16](repeating: level, count: 320))
+        frame.echoExplained = explained
+        return frame
+    }
+
+    @Test func `only audible frames from the utterance's start count, and a frame is echo at half explained`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<50 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 1)) }  // echo before the utterance
+        for s in 50..<60 { meter.add(Self.frame(UInt64(s), level: 10, explained: 0)) }  // inaudible: not counted
+        for s in 60..<64 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.5)) }
+        for s in 64..<72 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.3)) }
+        // From 1.2 s (frame 60) with the 5-frame pre-roll: frames 55 on; 4 of 12 audible ones are echo.
+        let evidence = meter.evidence(fromPositionMs: 1200)
+        #expect(evidence.echoExplained == 4.0 / 12)
+        #expect(evidence.startedBeforeReplyAudio == false)
+    }
+
+    @Test func `without a canceller nothing is said, and speech before the reply's sound started before it`() {
+        var plain = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<20 { plain.add(Self.frame(UInt64(s), level: 1000, explained: nil)) }
+        #expect(plain.evidence(fromPositionMs: 0).echoExplained == nil)
+        #expect(plain.evidence(fromPositionMs: 0).startedBeforeReplyAudio == nil)
+
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<10 { meter.add(Self.frame(UInt64(s), level: 1000, explained: nil)) }  // the user, in silence
+        for s in 10..<20 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 1)) }  // then the reply's sound
+        #expect(meter.evidence(fromPositionMs: 100).startedBeforeReplyAudio == true)
+        #expect(meter.evidence(fromPositionMs: 300).startedBeforeReplyAudio == false)
+    }
+}
