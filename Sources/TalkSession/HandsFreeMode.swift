@@ -16,11 +16,8 @@ struct HandsFreeState: Sendable {
     var idledOut = false
     /// The Gateway's voice-wake triggers (`voicewake.get` / `voicewake.changed`), once known.
     var gatewayPhrases: [String] = []
-    /// After a wake phrase said on its own, the next utterance is taken; the window's generation.
-    var awake: Int?
-    var wakeWindows = 0
-    var idleTimer: Task<Void, Never>?
-    var idleTimers = 0
+    /// After a wake phrase said on its own, the next utterance is taken (`Timer.wakeWindow` shuts the window).
+    var awake = false
     /// The push-to-talk capture holding the floor.
     var capture: PushToTalkCapture?
     var lastCaptureId = ""
@@ -37,12 +34,4 @@ struct PushToTalkCapture: Sendable {
     var heard: [String] = []
     var stopping = false
     var waiters: [CheckedContinuation<PushToTalkResult, Never>] = []
-}
-
-extension TalkEvent.Kind {
-    /// A turn is over (its reply spoken, failed or cut off): the loop leaves thinking or speaking to rest again.
-    package var endsTurn: Bool {
-        guard case .stateChanged(let from, let to, _) = self else { return false }
-        return (from == .thinking || from == .speaking) && (to == .listening || to == .waiting)
-    }
 }

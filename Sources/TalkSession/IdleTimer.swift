@@ -13,21 +13,15 @@ extension TalkSession {
     }
 
     func rearmIdleTimer() {
-        handsFree.idleTimer?.cancel()
-        handsFree.idleTimer = nil
+        timers.cancel(.idle)
         guard let timeout = settings.idleTimeout, handsFree.mode == .alwaysListening, state == .listening,
               handsFree.capture == nil else { return }
-        handsFree.idleTimers += 1
-        let timer = handsFree.idleTimers
-        let clock = dependencies.clock
-        handsFree.idleTimer = Task {
-            do { try await clock.sleep(timeout) } catch { return }
-            await self.idled(timer, after: timeout)
-        }
+        arm(.idle, timeout)
     }
 
-    private func idled(_ timer: Int, after timeout: Duration) {
-        guard timer == handsFree.idleTimers, handsFree.mode == .alwaysListening, state == .listening,
+    /// `Timer.idle`.
+    func idled() {
+        guard let timeout = settings.idleTimeout, handsFree.mode == .alwaysListening, state == .listening,
               handsFree.capture == nil else { return }
         // Someone is speaking (a long utterance): not idle.
         guard userSpeechStartNs == nil else { return rearmIdleTimer() }

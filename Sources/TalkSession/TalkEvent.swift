@@ -31,6 +31,9 @@ package struct TalkEvent: Sendable, Equatable {
         case replyFailed(String)
         case speakingStarted(sentence: String, voice: String)
         case speakingStopped(sentence: String, completed: Bool)
+        /// A turn is over (its reply spoken or failed, no reply in time, or cut off by the user): once per turn,
+        /// after the state it rests in. `--max-turns` counts these.
+        case turnEnded(reason: String)
         /// `offsetSeconds`: how much of the reply had been heard; `detectionLatencyMs`: from the start of the
         /// user's speech to the decision to stop.
         case bargeIn(offsetSeconds: Double, detectionLatencyMs: Double, partial: String)
@@ -67,6 +70,7 @@ package struct TalkEvent: Sendable, Equatable {
         case .replyFailed: "replyFailed"
         case .speakingStarted: "speakingStarted"
         case .speakingStopped: "speakingStopped"
+        case .turnEnded: "turnEnded"
         case .bargeIn: "bargeIn"
         case .replyLevel: "replyLevel"
         case .voiceFallback: "voiceFallback"
@@ -110,7 +114,7 @@ package struct TalkEvent: Sendable, Equatable {
         case .transcriptAcknowledged(let runId, let status):
             object["runId"] = runId ?? NSNull()
             object["status"] = status
-        case .replyFailed(let reason), .voiceFallback(let reason): object["reason"] = reason
+        case .replyFailed(let reason), .voiceFallback(let reason), .turnEnded(let reason): object["reason"] = reason
         case .speakingStarted(let sentence, let voice):
             object["sentence"] = sentence
             object["voice"] = voice

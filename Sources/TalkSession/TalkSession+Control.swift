@@ -23,7 +23,7 @@ extension TalkSession {
     package func activate() async throws {
         guard state == .idle else { return }
         startAnnouncer()
-        try await openMicrophone(reason: "started")
+        try await openMicrophone(starting: true)
     }
 
     /// `talk stop`: the reply stops, the microphone closes, and the Gateway is told Talk mode is off (after the
@@ -55,7 +55,7 @@ extension TalkSession {
     package func resume() async throws {
         guard state != .idle else { throw ControlRefusal.talkOff }
         guard state == .paused else { return }
-        try await openMicrophone(reason: "resumed")
+        try await openMicrophone(starting: false)
     }
 
     /// A typed turn: `text` goes to the agent as if it had been said, and the reply is spoken.
@@ -92,11 +92,12 @@ extension TalkSession {
         }
     }
 
-    func openMicrophone(reason: String) async throws {
+    /// `starting`: Talk comes on (`start`, `activate`) and its hands-free mode begins; otherwise a resume returns
+    /// to the mode's resting state.
+    func openMicrophone(starting: Bool) async throws {
         guard let listener else { return }
         let utterances = try await listener.start()
-        // The first opening starts the hands-free mode (its resting state); a resume returns to that state.
-        if reason == "started" { beginHandsFree() } else { setState(restingState, reason: reason) }
+        if starting { beginHandsFree() } else { setState(restingState, reason: "resumed") }
         listenTask = Task { await self.listen(utterances) }
     }
 

@@ -34,18 +34,24 @@ extension TalkSession {
         let id = UUID().uuidString.lowercased()
         handsFree.capture = PushToTalkCapture(id: id, once: once)
         handsFree.lastCaptureId = id
-        handsFree.awake = nil
+        closeWakeWindowNow()
         handsFree.dropNext = false
         gate.setHeld(false)
         setState(.listening, reason: "push-to-talk")
         // `once` has a shorter limit of its own (`captureOnce`).
-        if !once { after(settings.pushToTalkCaptureLimit) { await $0.captureLimitReached(id) } }
+        if !once { arm(.captureLimit, settings.pushToTalkCaptureLimit) }
         return PushToTalkResult(captureId: id)
     }
 
-    /// A capture still open at `Settings.pushToTalkCaptureLimit` ends as a `stop`: what it heard is sent.
-    private func captureLimitReached(_ id: String) async {
-        guard let capture = handsFree.capture, capture.id == id, !capture.stopping else { return }
+    /// `Timer.captureLimit`: a `once` capture stops by itself (its caller gets the result); a capture still open at
+    /// `Settings.pushToTalkCaptureLimit` ends as a `stop`: what it heard is sent.
+    func captureLimitReached() async {
+        guard let capture = handsFree.capture, !capture.stopping else { return }
+        let id = capture.id
+        if capture.once {
+            _ = await stopCapture(id)
+            return
+        }
         let seconds = settings.pushToTalkCaptureLimit.components.seconds
         logger.notice("push-to-talk capture stopped at its limit", metadata: ["talk.pttLimitSeconds": "\(seconds)"])
         let result = await stopCapture(id)
@@ -54,6 +60,7 @@ extension TalkSession {
 
     /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
     private func takeFloor() async {
+        emit(.turnEnded(reason: "push-to-talk"))
         cancelTurn()
         dependencies.synthesizer.cancelAll()
         releaseFloor()
@@ -65,12 +72,9 @@ extension TalkSession {
         if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id, status: .busy) }
         let started = await startCapture(once: true)
         guard started.status == nil else { return started }
-        let id = started.captureId
-        after(settings.pushToTalkOnceLimit) { await $0.stopCaptureInBackground(id) }
-        return await result(of: id)
+        arm(.captureLimit, settings.pushToTalkOnceLimit)
+        return await result(of: started.captureId)
     }
-
-    private func stopCaptureInBackground(_ id: String) async { _ = await stopCapture(id) }
 
     private func stopCapture(_ id: String?) async -> PushToTalkResult {
         guard let id, var capture = handsFree.capture, capture.id == id else {
@@ -81,7 +85,7 @@ extension TalkSession {
             handsFree.capture = capture
             // Held, the microphone gives the endpointer silence, which closes an utterance still open.
             if handsFree.mode == .pushToTalk { gate.setHeld(true) }
-            after(settings.pushToTalkCloseWait) { await $0.finishCapture(id) }
+            arm(.captureCloseWait, settings.pushToTalkCloseWait)
         }
         if userSpeechStartNs == nil { return finishCapture(id) }
         return await result(of: id)
@@ -114,7 +118,7 @@ extension TalkSession {
 
     /// Ends the capture: what it heard goes to the agent as one turn.
     @discardableResult
-    private func finishCapture(_ id: String) -> PushToTalkResult {
+    func finishCapture(_ id: String) -> PushToTalkResult {
         guard let capture = handsFree.capture, capture.id == id else {
             return handsFree.lastResult ?? PushToTalkResult(captureId: id, status: .idle)
         }
@@ -139,18 +143,11 @@ extension TalkSession {
 
     private func conclude(_ capture: PushToTalkCapture, with result: PushToTalkResult) {
         handsFree.lastResult = result
+        timers.cancel(.captureLimit)
+        timers.cancel(.captureCloseWait)
         // Always-listening idles again from here (the state may not have changed to re-arm it).
         rearmIdleTimer()
         for waiter in capture.waiters { waiter.resume(returning: result) }
-    }
-
-    /// Runs `action` on the session after `delay` on the session's clock.
-    func after(_ delay: Duration, _ action: @escaping @Sendable (TalkSession) async -> Void) {
-        let clock = dependencies.clock
-        Task {
-            do { try await clock.sleep(delay) } catch { return }
-            await action(self)
-        }
     }
 
     /// Asks the agent to stop the run whose reply was cut off. Awaited, so it names that run before a later

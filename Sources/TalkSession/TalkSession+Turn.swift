@@ -56,6 +56,7 @@ extension TalkSession {
         turnTask?.cancel()
         turnTask = nil
         playing = nil
+        timers.cancel(.replyTimeout)
         for synthesis in turnSynthesis { synthesis.cancel() }
         turnSynthesis = []
         // The speaker skips what was queued and ends: nothing more is released for this turn.
@@ -70,12 +71,7 @@ extension TalkSession {
         let (jobs, queue) = AsyncStream.makeStream(of: SpeechJob.self)
         lookahead = SpeechLookahead(generation: generation, queue: queue)
         let speaker = Task { await self.speak(jobs, generation: generation) }
-        let timeout = settings.replyTimeout
-        let clock = dependencies.clock
-        let watchdog = Task {
-            do { try await clock.sleep(timeout) } catch { return }
-            await self.replyTimedOut(generation: generation, after: timeout)
-        }
+        arm(.replyTimeout, settings.replyTimeout)
         var reply = SpokenReply()
         var written = ""
         var voice = settings.voice
@@ -95,9 +91,9 @@ extension TalkSession {
             releaseSentences(generation)
         }
         for await update in updates {
-            // An ack alone does not count: an agent that never writes a word must not hold the loop.
-            if !update.isAcknowledgement { watchdog.cancel() }
             guard generation == turn else { break }
+            // An ack alone does not count: an agent that never writes a word must not hold the loop.
+            if !update.isAcknowledgement { timers.cancel(.replyTimeout) }
             switch update {
             case .accepted(let runId, let status):
                 emit(.transcriptAcknowledged(runId: runId, status: status))
@@ -121,8 +117,8 @@ extension TalkSession {
                 emit(.replyFailed(failure.description))
             }
         }
-        watchdog.cancel()
         if generation == turn {
+            timers.cancel(.replyTimeout)
             lookahead.complete = true
             releaseSentences(generation)
         } else {
@@ -131,6 +127,7 @@ extension TalkSession {
         await speaker.value
         guard generation == turn else { return }
         setState(restingState, reason: "reply done")
+        emit(.turnEnded(reason: "reply done"))
     }
 
     /// Starts the synthesis of held sentences while fewer than `SpeechLookahead.ahead` wait in front of the one
@@ -154,11 +151,13 @@ extension TalkSession {
         releaseSentences(generation)
     }
 
-    private func replyTimedOut(generation: Int, after timeout: Duration) {
-        guard generation == turn, state == .thinking else { return }
+    /// `Timer.replyTimeout`: no reply text since the transcript went out.
+    func replyTimedOut() {
+        guard state == .thinking else { return }
         cancelTurn()
-        emit(.replyFailed("no reply within \(timeout)"))
+        emit(.replyFailed("no reply within \(settings.replyTimeout)"))
         setState(restingState, reason: "no reply")
+        emit(.turnEnded(reason: "no reply"))
     }
 
     /// Starts making a sentence's audio now: the Gateway's voice while it works, espeak-ng otherwise. The first

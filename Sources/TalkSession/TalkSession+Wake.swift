@@ -19,14 +19,14 @@ extension TalkSession {
         if handsFree.capture != nil { return true }
         switch handsFree.mode {
         case .alwaysListening: return true
-        case .wakePhrase: return handsFree.awake != nil
+        case .wakePhrase: return handsFree.awake
         case .pushToTalk: return false
         }
     }
 
     /// Where the loop rests between turns in the current mode.
     var restingState: TalkState {
-        if handsFree.capture != nil || handsFree.awake != nil { return .listening }
+        if handsFree.capture != nil || handsFree.awake { return .listening }
         return handsFree.mode == .alwaysListening ? .listening : .waiting
     }
 
@@ -39,9 +39,10 @@ extension TalkSession {
     }
 
     func endHandsFree() {
-        handsFree.idleTimer?.cancel()
-        handsFree.idleTimer = nil
-        handsFree.awake = nil
+        timers.cancel(.idle)
+        closeWakeWindowNow()
+        timers.cancel(.captureLimit)
+        timers.cancel(.captureCloseWait)
         if let capture = handsFree.capture {
             handsFree.capture = nil
             let result = PushToTalkResult(captureId: capture.id, status: .cancelled)
@@ -75,8 +76,8 @@ extension TalkSession {
     }
 
     private func admitAfterWakePhrase(_ text: String) -> String? {
-        if handsFree.awake != nil {
-            handsFree.awake = nil
+        if handsFree.awake {
+            closeWakeWindowNow()
             return text
         }
         guard let match = WakePhraseMatcher.match(text, phrases: wakePhrases) else {
@@ -92,36 +93,41 @@ extension TalkSession {
         }
         guard match.command.isEmpty else { return match.command }
         // Woken again while the agent thinks: as a new request would, this drops the reply on its way.
-        if state == .thinking { cancelTurn() }
+        let endsTurn = state == .thinking
+        if endsTurn { cancelTurn() }
         if handsFree.mode == .wakePhrase { openWakeWindow() }
         setState(.listening, reason: "wake phrase")
+        if endsTurn { emit(.turnEnded(reason: "wake phrase")) }
         rearmIdleTimer()
         return nil
     }
 
     /// A wake phrase on its own: the next utterance is taken if it starts within `wakeFollowUp`.
     private func openWakeWindow() {
-        handsFree.wakeWindows += 1
-        let window = handsFree.wakeWindows
-        handsFree.awake = window
-        let (clock, wait) = (dependencies.clock, settings.wakeFollowUp)
-        Task {
-            do { try await clock.sleep(wait) } catch { return }
-            await self.closeWakeWindow(window)
-        }
+        handsFree.awake = true
+        arm(.wakeWindow, settings.wakeFollowUp)
     }
 
-    private func closeWakeWindow(_ window: Int) {
-        guard handsFree.awake == window else { return }
+    func closeWakeWindowNow() {
+        handsFree.awake = false
+        timers.cancel(.wakeWindow)
+    }
+
+    /// `Timer.wakeWindow`: nothing began within the window.
+    func closeWakeWindow() {
+        guard handsFree.awake else { return }
         // Speech that began in time is taken when its final comes; if that final is empty, the window shuts after.
-        guard userSpeechStartNs == nil else { return after(.seconds(1)) { await $0.closeWakeWindow(window) } }
-        handsFree.awake = nil
+        guard userSpeechStartNs == nil else { return arm(.wakeWindow, Self.wakeWindowRecheck) }
+        handsFree.awake = false
         if state == .listening { setState(restingState, reason: "nothing said after the wake phrase") }
     }
 
+    /// How often a wake window that shut while speech was going on looks again for that speech's end.
+    static let wakeWindowRecheck: Duration = .seconds(1)
+
     /// Barge-in in wake-phrase mode needs the phrase in the words that cut in: other speech is not for the agent.
     func bargeInAllowed(_ partial: String) -> Bool {
-        guard handsFree.mode == .wakePhrase, handsFree.awake == nil, handsFree.capture == nil else { return true }
+        guard handsFree.mode == .wakePhrase, !handsFree.awake, handsFree.capture == nil else { return true }
         return WakePhraseMatcher.match(partial, phrases: wakePhrases) != nil
     }
 }

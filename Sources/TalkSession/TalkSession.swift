@@ -43,9 +43,8 @@ package actor TalkSession {
     /// Where that utterance starts in the capture stream (its first voiced frame).
     var userSpeechPositionMs = 0
     /// A partial held because the reply's echo explained the utterance so far is judged again shortly (its frames
-    /// go on coming while its words may not change): the latest partial, and the pending judgement.
+    /// go on coming while its words may not change): the latest partial (`Timer.evidenceRecheck` judges it).
     var latestPartial = ""
-    var evidenceRecheck: Task<Void, Never>?
     /// What the reply had said when the current utterance opened while it played, until that utterance
     /// interrupts it; nil for one that opened in silence or did interrupt.
     var openedOverReply: String?
@@ -55,16 +54,15 @@ package actor TalkSession {
     var relayingUtterance = false
     /// When the session last stopped speaking.
     var speakingEndedNs: UInt64?
-    /// The reply plays lowered (`BargeInPolicy.Lowering`) while the user may be cutting in; bumped by every
-    /// lowering and restoring, so a lowering's timeout finds itself stale.
+    /// The reply plays lowered (`BargeInPolicy.Lowering`) while the user may be cutting in.
     var replyLowered = false
-    var lowering = 0
     var onsetTask: Task<Void, Never>?
+    /// Every timer of the loop, by name (`TurnTaking.Timer`).
+    var timers = NamedTimers()
     /// A reply waiting for the user to finish before it may speak.
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
     var pendingInterruption: Double?
-    var unmuteTask: Task<Void, Never>?
     /// The turn whose Gateway voice failed: its later sentences use the local voice.
     var gatewayVoiceFailedTurn: Int?
     /// The current turn's sentences being synthesised (`talk.speak` or the local voice): cancelled with the turn.
@@ -95,7 +93,7 @@ package actor TalkSession {
         }
         guard listening else { return }
         startAnnouncer()
-        try await openMicrophone(reason: "started")
+        try await openMicrophone(starting: true)
     }
 
     /// Ends the session: the reply stops at once, the Gateway is told Talk mode is off (after the phases before
@@ -106,11 +104,10 @@ package actor TalkSession {
         await closeMicrophone()
         await quiet()
         onsetTask?.cancel()
-        evidenceRecheck?.cancel()
         await dependencies.transcriptSource?.stop()
         releaseFloor()
-        unmuteTask?.cancel()
         endHandsFree()
+        timers.cancelAll()
         setState(.idle, reason: "stopped")
         announcements?.finish()
         await announcer?.value
@@ -150,6 +147,7 @@ package actor TalkSession {
             userSpeechPositionMs = position
             openedOverReply = state == .speaking ? replyText : nil
             endedWithinReply = false
+            timers.cancel(.evidenceRecheck)
             emit(.speechStarted(positionMs: position))
             if openedOverReply != nil { await lowerReply(reason: "an utterance opened over the reply") }
             rearmIdleTimer()
@@ -157,6 +155,7 @@ package actor TalkSession {
         case .partial(let text):
             emit(.partialTranscript(text))
             latestPartial = text
+            timers.cancel(.evidenceRecheck)
             await considerBargeIn(text)
         case .speechEnded(let end, let closed):
             emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))
@@ -237,7 +236,9 @@ package actor TalkSession {
         let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
         if let reason = bargeIn.evidence.holdReason(evidence) {
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
-            recheckEvidence(partial, startNs: startNs)
+            // Judged again shortly, while it is still the latest of the same utterance: a user's "stop" whose first
+            // frames met the reply at full level is explained less once it is lowered.
+            arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)
             return
         }
         guard await gate.hearsSpeech else {
@@ -259,24 +260,9 @@ package actor TalkSession {
             emit(.replyLevel(gain: 1, reason: "the reply was cut off"))
         }
         setState(.listening, reason: "barge-in")
+        emit(.turnEnded(reason: "barge-in"))
         await dependencies.playback.stop()
         await abortReply()
-    }
-
-    /// Judges a held partial again after `BargeInEvidenceMeter.recheck`, while it is still the latest of the same
-    /// utterance: a user's "stop" whose first frames met the reply at full level is explained less once it is lowered.
-    private func recheckEvidence(_ partial: String, startNs: UInt64) {
-        evidenceRecheck?.cancel()
-        let clock = dependencies.clock
-        evidenceRecheck = Task { [weak self] in
-            do { try await clock.sleep(BargeInEvidenceMeter.recheck) } catch { return }
-            await self?.recheck(partial, startNs: startNs)
-        }
-    }
-
-    private func recheck(_ partial: String, startNs: UInt64) async {
-        guard userSpeechStartNs == startNs, latestPartial == partial else { return }
-        await considerBargeIn(partial)
     }
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
@@ -287,28 +273,23 @@ package actor TalkSession {
         guard state == .speaking, userSpeechStartNs == nil, !replyLowered else { return }
         await lowerReply(reason: "sound over the reply")
         guard replyLowered else { return }
-        let mine = lowering
-        let (clock, hold) = (dependencies.clock, bargeIn.lowering.onsetHold)
-        Task { [weak self] in
-            do { try await clock.sleep(hold) } catch { return }
-            await self?.restoreReply(reason: "no utterance followed the sound", ifStill: mine)
-        }
+        arm(.onsetHold, bargeIn.lowering.onsetHold)
     }
 
     /// An utterance opened over the reply, or sound that may be one: until it interrupts or closes, the reply
     /// plays lowered. Called again for the utterance after its onset, it keeps the level and ends the onset's wait.
     private func lowerReply(reason: String) async {
         guard bargeInActive, let gain = bargeIn.lowering.gain else { return }
-        lowering += 1
+        timers.cancel(.onsetHold)
         guard !replyLowered else { return }
         replyLowered = true
         emit(.replyLevel(gain: Double(gain), reason: reason))
         await dependencies.playback.setGain(gain)
     }
 
-    private func restoreReply(reason: String, ifStill generation: Int? = nil) async {
-        guard replyLowered, generation.map({ $0 == lowering }) ?? true else { return }
-        lowering += 1
+    private func restoreReply(reason: String) async {
+        guard replyLowered else { return }
+        timers.cancel(.onsetHold)
         replyLowered = false
         emit(.replyLevel(gain: 1, reason: reason))
         await dependencies.playback.setGain(1)
@@ -326,14 +307,10 @@ package actor TalkSession {
         if new != .idle { announcements?.yield(new.phase) }
         if !bargeInActive {
             if new == .speaking {
-                unmuteTask?.cancel()
+                timers.cancel(.muteTail)
                 gate.setMuted(true)
             } else if old == .speaking {
-                let (clock, tail) = (dependencies.clock, bargeIn.muteTail)
-                unmuteTask = Task { [weak self] in
-                    do { try await clock.sleep(tail) } catch { return }
-                    await self?.muteTailEnded()
-                }
+                arm(.muteTail, bargeIn.muteTail)
             }
         }
     }
@@ -342,6 +319,28 @@ package actor TalkSession {
     private func muteTailEnded() {
         guard state != .speaking else { return }
         gate.setMuted(false)
+    }
+
+    // MARK: - Timers
+
+    func arm(_ timer: TurnTaking.Timer, _ delay: Duration) {
+        timers.arm(timer, after: delay, clock: dependencies.clock) { [weak self] id in await self?.fire(timer, id: id) }
+    }
+
+    private func fire(_ timer: TurnTaking.Timer, id: Int) async {
+        guard timers.take(timer, id: id) else { return }
+        switch timer {
+        case .onsetHold: await restoreReply(reason: "no utterance followed the sound")
+        case .muteTail: muteTailEnded()
+        case .replyTimeout: replyTimedOut()
+        case .idle: idled()
+        case .wakeWindow: closeWakeWindow()
+        case .captureLimit: await captureLimitReached()
+        case .captureCloseWait: if let id = handsFree.capture?.id { finishCapture(id) }
+        case .evidenceRecheck:
+            guard userSpeechStartNs != nil else { return }
+            await considerBargeIn(latestPartial)
+        }
     }
 
     /// Speech over the reply may stop it: `talk.config` allows it and `--no-barge-in` was not given.

@@ -19,7 +19,7 @@ import Testing
         .pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "lights on"),
         .transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil),
         .relayUplink(mode: "transcription", uplink: "opus 16 kHz", bytesPerSecond: 5389), .relayNote("output cleared"),
-        .replyLevel(gain: 0.17783, reason: "sound over the reply"),
+        .replyLevel(gain: 0.17783, reason: "sound over the reply"), .turnEnded(reason: "barge-in"),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -49,6 +49,8 @@ import Testing
         #expect(state["from"] as? String == "speaking" && state["to"] as? String == "listening" && state["reason"] as? String == "barge-in")
         #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)
         #expect(try object(.speakingStopped(sentence: "Hi.", completed: false))["completed"] as? Bool == false)
+        let ended = try object(.turnEnded(reason: "no reply"))
+        #expect(ended["event"] as? String == "turnEnded" && ended["reason"] as? String == "no reply")
         #expect(try object(.replyDelta("a \"quoted\" delta"))["text"] as? String == "a \"quoted\" delta")
         let mode = try object(.modeChanged(from: .alwaysListening, to: .wakePhrase, reason: "no interaction for 30 s"))
         #expect(mode["event"] as? String == "mode" && mode["from"] as? String == "always" && mode["to"] as? String == "wake")

@@ -22,6 +22,36 @@ import Testing
         #expect(await rig.phases.phases == ["listening", "thinking", "speaking", "listening", "disabled"])
     }
 
+    /// `--max-turns` counts `turnEnded`: one per turn, after the state the loop rests in, whatever ended it.
+    @Test func `each turn ends once, after the loop rests again: a reply spoken, a failure, a barge-in`() async throws {
+        @Sendable func isEnd(_ kind: TalkEvent.Kind) -> Bool { if case .turnEnded = kind { true } else { false } }
+        let rig = try await Rig(agent: .reply("It is noon."))
+        await rig.listener.utterance("what time is it")
+        #expect(await rig.log.waitFor { if case .turnEnded("reply done") = $0 { true } else { false } })
+        let rested = try #require(await rig.log.index { if case .stateChanged(.speaking, .listening, "reply done") = $0 { true } else { false } })
+        #expect(try #require(await rig.log.index(isEnd)) > rested)
+        await rig.agent.set(.fail(.agentError(kind: "timeout", message: "model overloaded")))
+        await rig.listener.utterance("tell me a story")
+        #expect(await rig.log.waitFor(times: 2, isEnd))
+        // A transcript while the agent thinks replaces the turn: that is not the end of one.
+        await rig.agent.set(.silent)
+        await rig.listener.utterance("one")
+        #expect(await rig.log.waitFor { if case .transcriptSent("one", _) = $0 { true } else { false } })
+        await rig.agent.set(.reply("Two."))
+        await rig.listener.utterance("two")
+        #expect(await rig.log.waitFor { if case .speakingStopped("Two.", true) = $0 { true } else { false } })
+        #expect(await rig.log.waitFor(times: 3, isEnd))
+        await rig.session.stop()
+        #expect(await rig.log.count(isEnd) == 3)
+        let spoken = try await TalkSessionBargeInTests.speaking()
+        try await TalkSessionBargeInTests.speakLoudly(into: spoken)
+        await spoken.listener.hear(.speechStarted(positionMs: 5000))
+        await spoken.listener.hear(.partial("stop right there"))
+        #expect(await spoken.log.waitFor { if case .turnEnded("barge-in") = $0 { true } else { false } })
+        await spoken.session.stop()
+        #expect(await spoken.log.count(isEnd) == 1)
+    }
+
     @Test func `an empty transcript is not sent and the loop keeps listening`() async throws {
         let rig = try await Rig(agent: .reply("Yes."))
         await rig.listener.utterance("")

@@ -220,7 +220,7 @@ extension OpenClawTalk {
                 for await event in talk.events {
                     await host.observe(event)
                     if json { StandardStream.write(event.jsonLine + "\n", to: STDOUT_FILENO) }
-                    if event.kind.endsTurn {
+                    if case .turnEnded = event.kind {
                         turns += 1
                         if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
                     }

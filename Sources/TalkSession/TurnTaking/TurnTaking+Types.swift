@@ -87,6 +87,14 @@ extension TurnTaking {
         case replyTimeout
         /// Always-listening falls back to wake-phrase mode after `Settings.idleTimeout`.
         case idle
+        /// A wake phrase said on its own: the next utterance is taken if it starts within `Settings.wakeFollowUp`.
+        case wakeWindow
+        /// A push-to-talk capture ends by itself: `Settings.pushToTalkCaptureLimit` (`start`), `pushToTalkOnceLimit` (`once`).
+        case captureLimit
+        /// A stopping capture waits at most `Settings.pushToTalkCloseWait` for its utterance's final.
+        case captureCloseWait
+        /// A partial held because the reply's echo explained it is judged again (`BargeInEvidenceMeter.recheck`).
+        case evidenceRecheck
     }
 
     package enum ControlCommand: Sendable, Equatable {

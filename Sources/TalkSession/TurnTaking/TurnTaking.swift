@@ -250,7 +250,7 @@ package struct TurnTaking: Sendable {
             let seconds = configuration.replyTimeout
             return [.cutReply(abort: false), .emit(.replyFailed("no reply within \(seconds)"))]
                 + move(to: restingState, reason: "no reply") + [.turnEnded]
-        case .idle:
+        case .idle, .wakeWindow, .captureLimit, .captureCloseWait, .evidenceRecheck:
             return []
         }
     }
