@@ -130,7 +130,7 @@ package actor RealtimeTalkSession {
             }
         }
         guard let encoder, let chunk = try? encoder.append(samples) else { return }
-        switch await relay.append(chunk.bytes) {
+        switch await relay.append(chunk.bytes, audioMs: chunk.audioMs) {
         case .sent:
             behind = false
         case .fellBehind:

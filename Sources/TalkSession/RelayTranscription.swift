@@ -272,7 +272,7 @@ package actor RelayTranscription: TranscriptSource {
     }
 
     private func append(_ chunk: UplinkChunk, index: Int) async {
-        switch await client.append(chunk.bytes) {
+        switch await client.append(chunk.bytes, audioMs: chunk.audioMs) {
         case .sent: break
         case .fellBehind:
             if utterance?.failure == nil { notes.append(.microphone("input fell behind: the relay missed audio of this utterance")) }

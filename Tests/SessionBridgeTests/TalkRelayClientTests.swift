@@ -21,13 +21,14 @@ import Testing
         return (h, op)
     }
 
-    /// Streams `bytes` in 100 ms appends faster than real time, waiting whenever four are unanswered (a file
-    /// has no real time to keep; the microphone's audio would be dropped instead).
+    /// Streams `bytes` (PCM16 at 16 kHz) in 100 ms appends faster than real time, waiting whenever the client
+    /// holds all it may of unanswered audio (a file has no real time to keep; the microphone's audio would be
+    /// dropped instead).
     static func stream(_ bytes: [UInt8], to client: TalkRelayClient) async throws {
         for start in stride(from: 0, to: bytes.count, by: 3_200) {
             let chunk = Array(bytes[start..<min(start + 3_200, bytes.count)])
             let deadline = ContinuousClock.now + .seconds(10)
-            while case .fellBehind = await client.append(chunk) {
+            while case .fellBehind = await client.append(chunk, audioMs: chunk.count / 32) {
                 guard ContinuousClock.now < deadline else {
                     Issue.record("the relay answered no append for 10 s")
                     return
@@ -127,25 +128,60 @@ import Testing
         try h.gateway.expectNoViolations()
     }
 
-    @Test func `no fifth append is in flight: input beyond is dropped and reported`() async throws {
+    @Test func `audio beyond five seconds unanswered is dropped and reported, never a fifth append in flight`() async throws {
         let (h, op) = try await Self.start()
         defer { op.stop() }
-        try await h.gateway.control(#"{"cmd": "talk-relay", "appendDelayMs": 400}"#)
+        // Answers held 5 s (under the client's 8 s append timeout): a Gateway stuck for longer than it may lag.
+        try await h.gateway.control(#"{"cmd": "talk-relay", "appendDelayMs": 5000}"#)
         let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
         _ = try await client.ensureSession()
-        var outcomes: [TalkRelayClient.AppendOutcome] = []
-        for _ in 0..<10 { outcomes.append(await client.append([UInt8](repeating: 0, count: 3_200))) }
-        #expect(outcomes.prefix(4).allSatisfy { $0 == .sent(requests: 1) })
-        #expect(outcomes.dropFirst(4).allSatisfy { $0 == .fellBehind })
+        let outcomes = await Self.burst([UInt8](repeating: 0, count: 8 * 32_000), to: client)   // 8 s in 100 ms appends
+        #expect(outcomes.prefix(50).allSatisfy { $0 == .sent(requests: 1) }, "the first 5 s are kept: \(outcomes)")
+        #expect(outcomes.dropFirst(50).allSatisfy { $0 == .fellBehind }, "what comes beyond 5 s is dropped: \(outcomes)")
         #expect(h.logged(atLeast: .warning).contains { $0.contains("input fell behind") })
-        #expect(await client.statistics.appendsSent == 4)
-        let sawFour = try await h.eventually {
-            let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
-            return seen == 4
+        #expect(await client.statistics.appendsDropped == 30)
+        // The burst went out merged while the first appends waited: never more than four at once.
+        let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
+        #expect(seen.map { (1...4).contains($0) } ?? false, "the Gateway had \(String(describing: seen)) appends in flight at once")
+        #expect(await client.statistics.maxInFlight <= 4)
+        let resumed = try await h.eventually(timeout: .seconds(30)) {
+            await client.append([UInt8](repeating: 0, count: 3_200), audioMs: 100) != .fellBehind
         }
-        #expect(sawFour, "the Gateway never had the four appends in flight at once")
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(await client.append([UInt8](repeating: 0, count: 3_200)) == .sent(requests: 1), "answers came back, so sending resumes")
+        #expect(resumed, "answers came back, so sending resumes")
+        try h.gateway.expectNoViolations()
+    }
+
+    /// `bytes` of PCM16 at 16 kHz in 100 ms appends, all at once (a burst, as after a stall of the machine).
+    static func burst(_ bytes: [UInt8], to client: TalkRelayClient) async -> [TalkRelayClient.AppendOutcome] {
+        var outcomes: [TalkRelayClient.AppendOutcome] = []
+        for start in stride(from: 0, to: bytes.count, by: 3_200) {
+            let chunk = Array(bytes[start..<min(start + 3_200, bytes.count)])
+            outcomes.append(await client.append(chunk, audioMs: chunk.count / 32))
+        }
+        return outcomes
+    }
+
+    @Test func `a Gateway that answers appends slowly still gets the whole utterance, never five appends at once`() async throws {
+        let (h, op) = try await Self.start()
+        defer { op.stop() }
+        // Each answer held a second: the microphone's 100 ms appends come ten times faster than the answers.
+        try await h.gateway.control(#"{"cmd": "talk-relay", "appendDelayMs": 1000, "texts": ["slow but alive"]}"#)
+        let client = TalkRelayClient(gateway: op.connection, mode: .transcription, logger: h.logger)
+        let events = await client.events()
+        _ = try await client.ensureSession()
+        let speech = try Self.speechBytes()   // 3.8 s: under the 5 s the client holds for a slow Gateway
+        let outcomes = await Self.burst(speech, to: client)
+        #expect(!outcomes.contains(.fellBehind), "audio was dropped: \(outcomes)")
+        #expect(!h.logged(atLeast: .warning).contains { $0.contains("input fell behind") })
+        #expect(await Self.collect(events, timeout: .seconds(30), until: Self.isFinal("slow but alive")) != nil,
+                "the relay's final never came")
+        let turns = try await h.gateway.control("relay-turns")["turns"]?.arrayValue ?? []
+        // The turn ends within the second of silence after the speech: all of the speech is in it.
+        let received = turns.reduce(0) { $0 + ($1["bytes"]?.intValue ?? 0) }
+        let spoken = Int64(speech.count - 32_000)
+        #expect(received >= spoken, "the Gateway's turns hold \(received) bytes of the \(spoken) spoken: \(turns)")
+        let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
+        #expect(seen.map { $0 <= 4 } ?? false, "the Gateway had \(String(describing: seen)) appends in flight at once")
         try h.gateway.expectNoViolations()
     }
 
@@ -173,14 +209,14 @@ import Testing
                 return [UInt8(truncatingIfNeeded: u), UInt8(u >> 8)]
             }
             let deadline = ContinuousClock.now + .seconds(10)
-            while case .fellBehind = await client.append(bytes) {
+            while case .fellBehind = await client.append(bytes, audioMs: 20) {
                 guard ContinuousClock.now < deadline else { Issue.record("the relay answered no append for 10 s"); return }
                 try await Task.sleep(for: .milliseconds(1))
             }
         }
         // Then silence, as a microphone goes on: the relay ends a turn on 800 ms of silence it received.
         for _ in 0..<40 {
-            while case .fellBehind = await client.append([UInt8](repeating: 0, count: 640)) { try await Task.sleep(for: .milliseconds(1)) }
+            while case .fellBehind = await client.append([UInt8](repeating: 0, count: 640), audioMs: 20) { try await Task.sleep(for: .milliseconds(1)) }
         }
         #expect(await Self.collect(events, until: Self.isFinal("in order")) != nil)
         #expect(await client.statistics.maxInFlight > 1, "the appends overlapped (more than one unanswered at once)")
@@ -189,7 +225,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let turns = try await h.gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(folder)]).jsonText)["turns"]?.arrayValue ?? []
         let turn = try #require(turns.first, "the Gateway kept no turn")
-        #expect(turns.count == 1 && turn["appends"]?.intValue == Int64(count + 40), "\(turns)")
+        // What waited while four appends were unanswered went out merged: as many appends as the client wrote.
+        let written = await client.statistics.appendsSent
+        #expect(turns.count == 1 && turn["appends"]?.intValue == Int64(written), "\(written) appends written: \(turns)")
+        #expect(turn["bytes"]?.intValue == Int64(count * 640 + 40 * 640), "\(turns)")
         let samples = try Self.wavSamples(try #require(turn["wav"]?.stringValue))
         // The levels in the order the Gateway decoded them, one per run of equal samples.
         var received: [Int16] = []
@@ -211,7 +250,7 @@ import Testing
         let speech = try Self.speechBytes()
         var big: [UInt8] = []
         while big.count < 900_000 { big += speech }
-        #expect(await client.append(big) == .sent(requests: 3))
+        #expect(await client.append(big, audioMs: big.count / 32) == .sent(requests: 3))
         #expect(await Self.collect(events, until: Self.isFinal("long")) != nil)
         let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
         #expect(!log.contains { $0["kind"] == "limit" }, "\(log)")

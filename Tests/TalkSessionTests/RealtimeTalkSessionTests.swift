@@ -57,7 +57,8 @@ import Testing
         let log = EventLog()
 
         static func start(speed: Double = 4, relay: String, extra: [String] = [],
-                          settings: RealtimeTalkSession.Settings = RealtimeTalkSession.Settings()) async throws -> Rig {
+                          settings: RealtimeTalkSession.Settings = RealtimeTalkSession.Settings(),
+                          maxUnansweredAudio: Duration? = nil) async throws -> Rig {
             let gateway = try await offPool {
                 try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot,
                                             arguments: ["--token", token, "--auto-approve", "--realtime-uplink", "pcm16/16000"] + extra)
@@ -73,6 +74,7 @@ import Testing
             while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             var clientSettings = TalkRelayClient.Settings()
             clientSettings.sessionKey = "agent:main:main"
+            if let maxUnansweredAudio { clientSettings.maxUnansweredAudio = maxUnansweredAudio }
             let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
             let speaker = PacedSpeaker(speed: speed)
             let mic = FakeMicrophone()
@@ -244,8 +246,9 @@ import Testing
         try await rig.stop()
     }
 
-    @Test func `no fifth append is in flight; the loss is reported`() async throws {
-        let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "appendDelayMs": 700}"#)
+    @Test func `no fifth append is in flight; audio beyond what the client holds is dropped and the loss reported`() async throws {
+        // Answers held 2 s; the client holds 500 ms unanswered (5 appends of 100 ms): 4 on the wire, 1 waiting, then loss.
+        let rig = try await Rig.start(relay: #"{"cmd": "talk-relay", "appendDelayMs": 2000}"#, maxUnansweredAudio: .milliseconds(500))
         try await rig.speak(amplitude: 0, frames: 60)
         #expect(await rig.log.waitFor { $0 == .microphone("input fell behind: audio dropped while the relay catches up") })
         let inFlight = try await offPool { try rig.gateway.control("relay-log") }["maxInFlight"]?.objectValue?.values.first?.intValue

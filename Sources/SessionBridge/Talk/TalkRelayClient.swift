@@ -5,13 +5,21 @@ import TalkLogging
 /// One Gateway relay session at a time, reused while it lives (fact sheet §5.1-5.3, §9): created on first
 /// need, recreated after a reconnect (it is bound to its socket), an expiry or a close, closed at the end.
 /// Audio goes out in capture order (one sender writes the appends one after another from an ordered queue)
-/// with at most `maxInFlight` appends queued or unanswered; beyond that input is dropped and "input fell
-/// behind" is reported, so a slow Gateway never makes a queue grow. No append is over 512 KiB of
-/// base64. Events of the current session come out of `events()`; malformed ones are logged and dropped,
+/// with at most `maxInFlight` appends unanswered on the socket; audio beyond waits in the queue and goes out
+/// merged into the next append once an answer comes, so a slow Gateway catches up instead of losing the
+/// user's words. Only when more than `maxUnansweredAudio` waits is input dropped and "input fell behind"
+/// reported, so a stuck Gateway never makes the queue grow. No append is over 512 KiB of base64. Events of the current session come out of `events()`; malformed ones are logged and dropped,
 /// those of an older session dropped, and audio of a cancelled turn dropped.
 package actor TalkRelayClient {
     package struct Settings: Sendable {
+        /// Appends unanswered on the socket at once: the iOS client's limit, which Gateways are built for.
         package var maxInFlight = 4
+        /// Audio sent or queued but not answered yet beyond which new audio is dropped. A slow but alive Gateway
+        /// (a loaded machine, a provider catching up) answers appends seconds late; 5 s holds a whole spoken
+        /// request while it catches up (the queue goes out merged, up to 512 KiB an append), and bounds both
+        /// memory (240 kB of PCM16 at 24 kHz) and how stale the audio a stuck Gateway gets can be (its appends
+        /// time out after `appendTimeout`).
+        package var maxUnansweredAudio: Duration = .seconds(5)
         package var maxAppendBase64 = 512 * 1024
         package var createTimeout: Duration = .seconds(20)
         package var appendTimeout: Duration = .seconds(8)
@@ -27,7 +35,7 @@ package actor TalkRelayClient {
 
     package enum AppendOutcome: Sendable, Equatable {
         case sent(requests: Int)
-        /// `maxInFlight` appends are unanswered: this audio is dropped.
+        /// `maxUnansweredAudio` is unanswered already: this audio is dropped.
         case fellBehind
         case noSession
     }
@@ -53,11 +61,15 @@ package actor TalkRelayClient {
     let now: @Sendable () -> Date
     private var session: TalkRelaySession?
     private var creating = false
-    /// Appends queued or sent and unanswered (at most `maxInFlight`).
-    private var inFlight = 0
-    /// Appends not written yet, oldest first; `sender` writes them in that order.
+    /// Appends written and unanswered (at most `maxInFlight`).
+    private var onWire = 0
+    /// Milliseconds of audio queued or on the wire and unanswered (at most `maxUnansweredAudio`, or one append).
+    private var unansweredMs = 0
+    /// Audio not written yet, oldest first; `sender` writes it in that order, merging what waits.
     private var outbox: [Append] = []
     private var sender: Task<Void, Never>?
+    /// The sender waiting for an answer to free a place on the wire.
+    private var slotWaiter: CheckedContinuation<Void, Never>?
     private var continuation: AsyncStream<TalkRelayEvent>.Continuation?
     private var stream: AsyncStream<TalkRelayEvent>?
     private var reader: Task<Void, Never>?
@@ -140,7 +152,7 @@ package actor TalkRelayClient {
         let created = try Self.session(from: result, names: names, connId: hello.connId, now: now())
         session = created
         statistics.sessionsCreated += 1
-        inFlight = 0
+        unansweredMs -= outbox.reduce(0) { $0 + $1.audioMs }
         outbox = []   // audio for the session replaced: the new one starts from what is heard next
         reportedBehind = false
         logger.info("relay session created", metadata: [
@@ -156,63 +168,104 @@ package actor TalkRelayClient {
     /// The session in use, if any (without checking that it still lives).
     package var currentSession: TalkRelaySession? { session }
 
-    /// Sends encoded audio to the session in use (split below the size limit); never waits for the answers.
-    package func append(_ bytes: [UInt8]) async -> AppendOutcome {
+    /// Queues encoded audio (`audioMs` of it) for the session in use; never waits for the answers. `.sent` says in
+    /// how many appends it goes at most (split below the size limit; fewer when merged with audio queued beside
+    /// it). Audio is dropped only when `maxUnansweredAudio` is unanswered already; a single chunk longer than that
+    /// (what was spoken while the session was being made) still goes when nothing else waits.
+    package func append(_ bytes: [UInt8], audioMs: Int) async -> AppendOutcome {
         guard let session, await isLive(session) else { return .noSession }
         guard !bytes.isEmpty else { return .sent(requests: 0) }
-        let maxRaw = settings.maxAppendBase64 / 4 * 3
-        let pieces = stride(from: 0, to: bytes.count, by: maxRaw).map { Array(bytes[$0..<min($0 + maxRaw, bytes.count)]) }
-        guard inFlight + pieces.count <= settings.maxInFlight else {
+        let budgetMs = Int(settings.maxUnansweredAudio.components.seconds * 1_000
+            + settings.maxUnansweredAudio.components.attoseconds / 1_000_000_000_000_000)
+        guard unansweredMs == 0 || unansweredMs + audioMs <= budgetMs else {
             statistics.appendsDropped += 1
             if !reportedBehind {
                 reportedBehind = true
-                logger.warning("input fell behind: the relay has \(inFlight) appends unanswered; dropping audio",
+                logger.warning("input fell behind: the relay has \(unansweredMs) ms of audio unanswered; dropping audio",
                                metadata: ["relay.mode": "\(mode.rawValue)"])
             }
             return .fellBehind
         }
         reportedBehind = false
+        let pieces = Self.split(bytes, audioMs: audioMs, maxBytes: maxAppendBytes)
         for piece in pieces {
-            let params: JSONValue = [session.names.sessionKey: .string(session.id), "audioBase64": .string(Data(piece).base64EncodedString())]
-            inFlight += 1
-            statistics.maxInFlight = max(statistics.maxInFlight, inFlight)
-            statistics.appendsSent += 1
-            statistics.payloadBytes += piece.count
-            statistics.appendFrameBytes += GatewayFrame.request(id: "r1-\(statistics.appendsSent)", method: session.names.append, params: params).utf8.count
-            outbox.append(Append(method: session.names.append, params: params, sessionId: session.id))
+            outbox.append(Append(method: session.names.append, sessionKey: session.names.sessionKey, sessionId: session.id,
+                                 bytes: piece.bytes, audioMs: piece.audioMs))
         }
+        unansweredMs += audioMs
         if sender == nil { sender = Task { await self.drain() } }
         return .sent(requests: pieces.count)
     }
 
-    private struct Append: Sendable {
-        var method: String
-        var params: JSONValue
-        var sessionId: String
+    /// The most raw bytes one append carries: `maxAppendBase64` of base64.
+    private var maxAppendBytes: Int { settings.maxAppendBase64 / 4 * 3 }
+
+    /// `bytes` cut into pieces of at most `maxBytes`, the audio shared out by size.
+    static func split(_ bytes: [UInt8], audioMs: Int, maxBytes: Int) -> [(bytes: [UInt8], audioMs: Int)] {
+        guard bytes.count > maxBytes else { return [(bytes, audioMs)] }
+        var pieces: [(bytes: [UInt8], audioMs: Int)] = []
+        var givenMs = 0
+        for start in stride(from: 0, to: bytes.count, by: maxBytes) {
+            let end = min(start + maxBytes, bytes.count)
+            let ms = end == bytes.count ? audioMs - givenMs : audioMs * (end - start) / bytes.count
+            givenMs += ms
+            pieces.append((Array(bytes[start..<end]), ms))
+        }
+        return pieces
     }
 
-    /// Writes the queued appends oldest first, each once the one before it is on the socket, so the Gateway
-    /// gets them in capture order; their answers are awaited side by side (up to `maxInFlight`).
+    private struct Append: Sendable {
+        var method: String
+        var sessionKey: String
+        var sessionId: String
+        var bytes: [UInt8]
+        var audioMs: Int
+    }
+
+    /// Writes the queued audio oldest first, each append once the one before it is on the socket, so the Gateway
+    /// gets it in capture order; up to `maxInFlight` answers are awaited side by side. What queued up while the
+    /// wire was full goes out merged (one session's audio, up to the size limit): a slow Gateway catches up.
     private func drain() async {
         while !outbox.isEmpty {
-            let next = outbox.removeFirst()
+            guard onWire < settings.maxInFlight else {
+                await withCheckedContinuation { slotWaiter = $0 }
+                continue
+            }
+            var next = outbox.removeFirst()
+            while let following = outbox.first, following.sessionId == next.sessionId, following.method == next.method,
+                  next.bytes.count + following.bytes.count <= maxAppendBytes
+            {
+                outbox.removeFirst()
+                next.bytes += following.bytes
+                next.audioMs += following.audioMs
+            }
+            onWire += 1
+            statistics.maxInFlight = max(statistics.maxInFlight, onWire)
+            statistics.appendsSent += 1
+            statistics.payloadBytes += next.bytes.count
+            let params: JSONValue = [next.sessionKey: .string(next.sessionId), "audioBase64": .string(Data(next.bytes).base64EncodedString())]
+            statistics.appendFrameBytes += GatewayFrame.request(id: "r1-\(statistics.appendsSent)", method: next.method, params: params).utf8.count
             let written = Once()
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 written.set { continuation.resume() }
-                Task { await self.sendAppend(next, written: written) }
+                Task { await self.sendAppend(next, params: params, written: written) }
             }
         }
         sender = nil
     }
 
-    private func sendAppend(_ append: Append, written: Once) async {
+    private func sendAppend(_ append: Append, params: JSONValue, written: Once) async {
         defer {
             written.fire()   // (a no-op once the request said so)
-            inFlight = max(0, inFlight - 1)
+            onWire -= 1
+            unansweredMs = max(0, unansweredMs - append.audioMs)
+            let waiting = slotWaiter
+            slotWaiter = nil
+            waiting?.resume()
         }
         let (method, sessionId) = (append.method, append.sessionId)
         do {
-            _ = try await gateway.request(method: method, params: append.params, timeout: settings.appendTimeout) { written.fire() }
+            _ = try await gateway.request(method: method, params: params, timeout: settings.appendTimeout) { written.fire() }
         } catch {
             statistics.appendFailures += 1
             guard session?.id == sessionId else { return }

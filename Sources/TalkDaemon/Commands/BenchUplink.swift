@@ -174,12 +174,12 @@ extension OpenClawTalk {
                 for (n, offset) in stride(from: 0, to: signal.count - AudioFrame.samplesPerFrame + 1, by: AudioFrame.samplesPerFrame).enumerated() {
                     try await Task.sleep(until: start + .milliseconds(20 * (n + 1)), clock: .continuous)
                     if let chunk = try encoder.append(Array(signal[offset..<offset + AudioFrame.samplesPerFrame])) {
-                        _ = await client.append(chunk.bytes)
+                        _ = await client.append(chunk.bytes, audioMs: chunk.audioMs)
                     }
                     if endOfSpeech == nil, offset + AudioFrame.samplesPerFrame >= samples.count { endOfSpeech = ContinuousClock.now }
                     if await finals.count > before { break }
                 }
-                if let chunk = try encoder.finish() { _ = await client.append(chunk.bytes) }
+                if let chunk = try encoder.finish() { _ = await client.append(chunk.bytes, audioMs: chunk.audioMs) }
                 let waitUntil = ContinuousClock.now + .seconds(5)
                 while await finals.count == before, ContinuousClock.now < waitUntil { try await Task.sleep(for: .milliseconds(5)) }
                 figures.streamed += 1
