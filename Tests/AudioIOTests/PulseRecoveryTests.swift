@@ -30,7 +30,10 @@ import TalkLogging
             #expect(ContinuousClock.now - restartedAt < .seconds(5))
             try await server.settleNullSink()
             let flowing = await recorder.wait(upTo: .seconds(10)) { frames, _ in frames.count >= framesBeforeRestart + 10 }
-            #expect(flowing, "frames did not flow again after the restart")
+            let stalled = flowing ? "" : await server.captureState()
+            let device = await capture.currentDevice()
+            let latency = await capture.latency()
+            #expect(flowing, "frames did not flow again after the restart; capture on \(String(describing: device)), latency \(String(describing: latency)); the server: \(stalled)")
             await capture.stop()
 
             let sequences = await recorder.sequences

@@ -16,6 +16,8 @@ package final class OffPoolExecutor: TaskExecutor {
     /// A serial queue of its own: one executor per body, so bodies of tests running in parallel do too.
     private let queue = DispatchQueue(label: "openclaw-talk.tests.off-pool")
 
+    package init() {}
+
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()

@@ -140,6 +140,18 @@ final class PulseTestServer: Sendable {
         try await pactl(["suspend-sink", "vsink", "0"])
     }
 
+    /// What the server says of its sinks, sources and capture streams (states, corked, latency): for a failure
+    /// message when capture stalls.
+    func captureState() async -> String {
+        var parts: [String] = []
+        for what in [["list", "short", "sinks"], ["list", "short", "sources"], ["list", "source-outputs"]] {
+            let text = (try? await pactl(what)) ?? "(pactl failed)"
+            parts.append(what.joined(separator: " ") + ": " + text.split(separator: "\n").map {
+                $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.hasPrefix("application.") && !$0.hasPrefix("native-protocol.") && !$0.hasPrefix("module-stream-restore") }.joined(separator: "; "))
+        }
+        return parts.joined(separator: " | ")
+    }
+
     /// The name of the sink the (only) playback stream plays to; nil while there is no stream.
     func sinkOfPlaybackStream() async throws -> String? {
         let inputs = try await pactl(["list", "short", "sink-inputs"])
