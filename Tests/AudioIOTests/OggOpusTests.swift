@@ -10,17 +10,8 @@ import Testing
     static let opusdec = TestInput.program("opusdec", package: "opus-tools")
     static let opusenc = TestInput.program("opusenc", package: "opus-tools")
 
-    static func runTool(_ tool: TestInput, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try tool.path())
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    static func runTool(_ tool: TestInput, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await ChildProcess.output(try tool.path(), arguments, mergeStderr: true)
     }
 
     /// Writes speech at `rate` into a stream and checks what comes back: length and waveform.
@@ -67,7 +58,7 @@ import Testing
         #expect(throws: OpusError.finished(destination: "stream in memory")) { try writer.write([1, 2, 3]) }
     }
 
-    @Test(.requires(OggOpusTests.opusinfo, OggOpusTests.opusdec)) func `opusinfo and opusdec accept a file written here`() throws {
+    @Test(.requires(OggOpusTests.opusinfo, OggOpusTests.opusdec)) func `opusinfo and opusdec accept a file written here`() async throws {
         let dir = try TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("cards.opus").path
@@ -76,30 +67,30 @@ import Testing
         try writer.write(speech)
         try writer.finish()
 
-        let info = try Self.runTool(Self.opusinfo, [path])
+        let info = try await Self.runTool(Self.opusinfo, [path])
         #expect(info.status == 0, "opusinfo: \(info.output)")
         #expect(info.output.contains("Original sample rate: 16000 Hz"), "opusinfo: \(info.output)")
         #expect(!info.output.contains("WARNING"), "opusinfo: \(info.output)")
 
         let wav = dir.appendingPathComponent("decoded.wav").path
-        let dec = try Self.runTool(Self.opusdec, ["--quiet", "--rate", "16000", path, wav])
+        let dec = try await Self.runTool(Self.opusdec, ["--quiet", "--rate", "16000", path, wav])
         #expect(dec.status == 0, "opusdec: \(dec.output)")
         let decoded = try WAVAudio.read(path: wav)
         #expect(decoded.sampleRate == 16_000 && decoded.channels == 1)
         #expect(abs(decoded.frameCount - speech.count) <= 320, "opusdec gave \(decoded.frameCount) of \(speech.count)")
     }
 
-    @Test(.requires(OggOpusTests.opusenc)) func `a clip encoded by opusenc is read`() throws {
+    @Test(.requires(OggOpusTests.opusenc)) func `a clip encoded by opusenc is read`() async throws {
         let dir = try TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("by-opusenc.opus").path
-        let enc = try Self.runTool(Self.opusenc, ["--quiet", TestAudio.cardsWav, path])
+        let enc = try await Self.runTool(Self.opusenc, ["--quiet", TestAudio.cardsWav, path])
         #expect(enc.status == 0)
         let speech = try AudioFileReader.readMono(path: TestAudio.cardsWav).samples
         try Self.expectRoundTrip(speech, rate: 16_000) { try OggOpusReader.read(path: path, sampleRate: 16_000) }
     }
 
-    @Test(.requires(OggOpusTests.opusenc)) func `a stereo 44.1 kHz clip from opusenc is mixed down to mono`() throws {
+    @Test(.requires(OggOpusTests.opusenc)) func `a stereo 44.1 kHz clip from opusenc is mixed down to mono`() async throws {
         let dir = try TestAudio.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let wav = dir.appendingPathComponent("stereo.wav").path
@@ -107,7 +98,7 @@ import Testing
         let right = TestAudio.sine(frequency: 440, rate: 44_100, seconds: 1, amplitude: 0.1)
         try WAVAudio(sampleRate: 44_100, channels: 2, samples: zip(left, right).flatMap { [$0, $1] }).write(path: wav)
         let opus = dir.appendingPathComponent("stereo.opus").path
-        let enc = try Self.runTool(Self.opusenc, ["--quiet", wav, opus])
+        let enc = try await Self.runTool(Self.opusenc, ["--quiet", wav, opus])
         #expect(enc.status == 0)
         let mono = try OggOpusReader.read(path: opus, sampleRate: 24_000)
         #expect(abs(mono.durationSeconds - 1) < 0.02)

@@ -47,7 +47,7 @@ import Testing
     @Test(arguments: ["four two", "one seven nine", "oh four one nine", "two five eight six zero"])
     func `synthesised digit strings are recognised with the digits grammar`(digits: String) async throws {
         let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
-        let hypothesis = try await TestAudio.decode(try SynthesizedSpeech.samples(digits), with: recognizer)
+        let hypothesis = try await TestAudio.decode(try await SynthesizedSpeech.samples(digits), with: recognizer)
         #expect(hypothesis.text == digits)
     }
 
@@ -66,7 +66,7 @@ import Testing
     func `synthesised Talk commands are recognised with the talk-commands grammar`(command: String) async throws {
         let path = TestAudio.projectModels + "/grammars/talk-commands.gram"
         let recognizer = try TestAudio.recognizer(.grammar(path: path))
-        let hypothesis = try await TestAudio.decode(try SynthesizedSpeech.samples(command), with: recognizer)
+        let hypothesis = try await TestAudio.decode(try await SynthesizedSpeech.samples(command), with: recognizer)
         #expect(hypothesis.text == command)
     }
 }

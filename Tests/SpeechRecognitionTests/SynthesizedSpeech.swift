@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkTestSupport
 
 /// Speech made on the fly with espeak-ng, resampled to 16 kHz with sox (espeak-ng always writes 22 050 Hz).
 enum SynthesizedSpeech {
@@ -15,14 +16,14 @@ enum SynthesizedSpeech {
     /// 16 kHz mono samples of `text` with quiet room noise before, under and after it: digital silence never
     /// comes from a real microphone, and it throws the decoder's cepstral mean far off.
     /// `wordsPerMinute` is espeak-ng's speed (its default is 175).
-    static func samples(_ text: String, voice: String = "en-us", wordsPerMinute: Int = 175, paddingMs: Int = 300) throws -> [Int16] {
+    static func samples(_ text: String, voice: String = "en-us", wordsPerMinute: Int = 175, paddingMs: Int = 300) async throws -> [Int16] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("speech-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let raw = dir.appendingPathComponent("espeak.wav").path
         let resampled = dir.appendingPathComponent("16k.wav").path
-        try run("/usr/bin/espeak-ng", ["-v", voice, "-s", String(wordsPerMinute), "-w", raw, text])
-        try run("/usr/bin/sox", [raw, "-r", "16000", "-c", "1", "-b", "16", resampled])
+        try await run("/usr/bin/espeak-ng", ["-v", voice, "-s", String(wordsPerMinute), "-w", raw, text])
+        try await run("/usr/bin/sox", [raw, "-r", "16000", "-c", "1", "-b", "16", resampled])
         let speech = silence(ms: paddingMs) + (try TestAudio.wav(resampled)) + silence(ms: paddingMs)
         var noise = RoomNoise()
         return speech.map { Int16(clamping: Int($0) + noise.next()) }
@@ -43,16 +44,8 @@ enum SynthesizedSpeech {
         }
     }
 
-    private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure.toolFailed((tool as NSString).lastPathComponent, process.terminationStatus)
-        }
+    private static func run(_ tool: String, _ arguments: [String]) async throws {
+        let (status, _) = try await ChildProcess.output(tool, arguments)
+        guard status == 0 else { throw Failure.toolFailed((tool as NSString).lastPathComponent, status) }
     }
 }

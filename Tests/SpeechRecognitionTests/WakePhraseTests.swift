@@ -82,7 +82,7 @@ import Testing
     @Test(arguments: voices)
     func `the project's wake phrases are spotted in speech that says them`(voice: String) async throws {
         for phrase in ["hey open claw", "okay claw"] {
-            let audio = try SynthesizedSpeech.samples(phrase, voice: voice, wordsPerMinute: 160)
+            let audio = try await SynthesizedSpeech.samples(phrase, voice: voice, wordsPerMinute: 160)
             #expect(try await wakePhrases(in: audio) == [phrase], "\(voice): '\(phrase)'")
         }
     }
@@ -90,7 +90,7 @@ import Testing
     @Test(arguments: voices)
     func `the project's wake phrases are not spotted in speech with words like theirs`(voice: String) async throws {
         for sentence in ["please open the door", "okay, call me later", "the cat has a sharp claw", "hey, how are you"] {
-            let audio = try SynthesizedSpeech.samples(sentence, voice: voice, wordsPerMinute: 160)
+            let audio = try await SynthesizedSpeech.samples(sentence, voice: voice, wordsPerMinute: 160)
             #expect(try await wakePhrases(in: audio).isEmpty, "\(voice): '\(sentence)'")
         }
     }
@@ -100,7 +100,7 @@ import Testing
         let after = try SpeechTestAudio.speech(SpeechTestAudio.cards(1))
         let pause = SynthesizedSpeech.silence(ms: 400)
         for phrase in ["hey open claw", "okay claw"] {
-            let wake = try SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
+            let wake = try await SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
             let audio = pause + before + pause + wake + pause + after + pause
             #expect(try await wakePhrases(in: audio) == [phrase], "'\(phrase)'")
         }
@@ -121,7 +121,7 @@ import Testing
         for (index, phrase) in ["hey open claw", "okay claw"].enumerated() {
             let before = try TestAudio.wav(corpus + "/" + clips[index * 7])
             let after = try TestAudio.wav(corpus + "/" + clips[index * 7 + 3])
-            let wake = try SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
+            let wake = try await SynthesizedSpeech.samples(phrase, voice: "en-us+klatt", wordsPerMinute: 160)
             #expect(try await wakePhrases(in: before + pause + wake + pause + after) == [phrase],
                     "'\(phrase)' between \(clips[index * 7]) and \(clips[index * 7 + 3])")
         }

@@ -101,18 +101,8 @@ struct DaemonHarness: Sendable {
 
     /// Our capture streams in PulseAudio (`pactl list source-outputs`) belonging to `pid`.
     static func captureStreams(of pid: Int32) async throws -> Int {
-        try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/pactl")
-            process.arguments = ["list", "source-outputs"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return text.components(separatedBy: "Source Output #").filter { $0.contains("application.process.id = \"\(pid)\"") }.count
-        }
+        let (_, text) = try await ChildProcess.output("/usr/bin/pactl", ["list", "source-outputs"], environment: TestInputs.environment)
+        return text.components(separatedBy: "Source Output #").filter { $0.contains("application.process.id = \"\(pid)\"") }.count
     }
 
     /// A 16 kHz mono PCM16 WAV of silence.

@@ -120,27 +120,13 @@ import Testing
     }
 
     static func run(_ program: String, _ arguments: [String], stdin: String? = nil) async throws -> Outcome {
-        try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-            var environment = TestInputs.environment
-            environment["MANWIDTH"] = "100"
-            environment["MANPAGER"] = "cat"
-            environment["PAGER"] = "cat"
-            process.environment = environment
-            let errPath = NSTemporaryDirectory() + "/oct-man-err-\(UUID().uuidString)"
-            FileManager.default.createFile(atPath: errPath, contents: nil)
-            defer { try? FileManager.default.removeItem(atPath: errPath) }
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle(forWritingAtPath: errPath)
-            process.standardInput = try stdin.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
-            try process.run()
-            let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Outcome(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-                           stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
-        }
+        var environment = TestInputs.environment
+        environment["MANWIDTH"] = "100"
+        environment["MANPAGER"] = "cat"
+        environment["PAGER"] = "cat"
+        let errPath = NSTemporaryDirectory() + "/oct-man-err-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: errPath) }
+        let (status, stdout) = try await ChildProcess.output(program, arguments, environment: environment, stderrPath: errPath, stdinPath: stdin)
+        return Outcome(status: status, stdout: stdout, stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
     }
 }

@@ -17,18 +17,8 @@ import Testing
     static let validator = TestInput.program("desktop-file-validate", package: "desktop-file-utils")
 
     @Test(.requires(validator)) func `the desktop entry validates`() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.validator.path())
-        process.arguments = [TestInputs.packageRoot + "/contrib/desktop/openclaw-talk.desktop"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = try await offPool {
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        #expect(process.terminationStatus == 0 && output.isEmpty, "\(output)")
+        let (status, output) = try await ChildProcess.output(
+            try Self.validator.path(), [TestInputs.packageRoot + "/contrib/desktop/openclaw-talk.desktop"], mergeStderr: true)
+        #expect(status == 0 && output.isEmpty, "\(output)")
     }
 }

@@ -27,25 +27,19 @@ import Testing
     static func goForward() throws -> [Int16] { try AudioFileReader.readMono(path: try RunCommandTests.clip.path()).samples }
 
     /// A word in espeak-ng's Klatt voice (the synthetic speech PocketSphinx hears best), 16 kHz, its silences trimmed.
-    static func word(_ text: String, in folder: String) throws -> [Int16] {
+    static func word(_ text: String, in folder: String) async throws -> [Int16] {
         let wav = folder + "/espeak.wav"
         let raw = folder + "/word.raw"
-        try tool("/usr/bin/espeak-ng", ["-v", "en-us+klatt", "-s", "150", "-w", wav, text])
-        try tool("/usr/bin/sox", [wav, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed", "-t", "raw", raw,
+        try await tool("/usr/bin/espeak-ng", ["-v", "en-us+klatt", "-s", "150", "-w", wav, text])
+        try await tool("/usr/bin/sox", [wav, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed", "-t", "raw", raw,
                                   "silence", "1", "0.01", "1%", "reverse", "silence", "1", "0.01", "1%", "reverse"])
         let data = try Data(contentsOf: URL(fileURLWithPath: raw))
         return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
-    static func tool(_ path: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "\(path) \(arguments) failed")
+    static func tool(_ path: String, _ arguments: [String]) async throws {
+        let (status, _) = try await ChildProcess.output(path, arguments)
+        try #require(status == 0, "\(path) \(arguments) failed")
     }
 
     /// Writes the input track and the grammar into the command's home; returns `run`'s arguments with them.
@@ -85,8 +79,8 @@ import Testing
         defer { command.removeHome() }
         let pause = Self.silence(0.3)
         let said = try Self.goForward()
-        let input = try Self.word("computer", in: command.home) + pause + said + Self.silence(2.5)
-            + (try Self.word("robot", in: command.home)) + pause + said + Self.silence(1.5)
+        let input = try await Self.word("computer", in: command.home) + pause + said + Self.silence(2.5)
+            + (try await Self.word("robot", in: command.home)) + pause + said + Self.silence(1.5)
         let r = try await command.run(try Self.arguments(gw, command, input: input, extra: ["--wake", "--max-turns", "1", "--seconds", "60"]))
         #expect(r.status == 0, "stderr: \(r.stderr)")
 
@@ -124,7 +118,7 @@ import Testing
         defer { command.removeHome() }
         let said = try Self.goForward()
         // 4 s of nothing (the 2 s timeout runs out), speech that is ignored, the wake word alone, then speech again.
-        let input = Self.silence(4) + said + Self.silence(1.5) + (try Self.word("robot", in: command.home)) + Self.silence(1.2)
+        let input = Self.silence(4) + said + Self.silence(1.5) + (try await Self.word("robot", in: command.home)) + Self.silence(1.2)
             + said + Self.silence(1.5)
         let r = try await command.run(try Self.arguments(gw, command, input: input, extra: ["--idle-timeout", "2", "--max-turns", "1", "--seconds", "60"]))
         #expect(r.status == 0, "stderr: \(r.stderr)")

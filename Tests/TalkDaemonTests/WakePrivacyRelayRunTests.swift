@@ -36,7 +36,7 @@ import Testing
             defer { command.removeHome() }
             let grammar = command.home + "/wake.gram"
             try RunModesCommandTests.grammar.write(toFile: grammar, atomically: true, encoding: .utf8)
-            let robot = try RunModesCommandTests.word("robot", in: command.home)
+            let robot = try await RunModesCommandTests.word("robot", in: command.home)
             let clip = try RunModesCommandTests.goForward()
             // No --stt: the default, auto, which uses the relay when the Gateway offers it (refgw does).
             let running = try command.start([

@@ -11,26 +11,12 @@ import Testing
 
     private func run(_ arguments: [String], runtime: String, home: String? = nil) async throws -> Outcome {
         let binary = try TestInput.builtBinary.path()
-        return try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = arguments
-            var environment = TestInputs.environment
-            environment["XDG_RUNTIME_DIR"] = runtime
-            if let home { environment["HOME"] = home; environment["XDG_CONFIG_HOME"] = nil; environment["USER"] = "ada" }
-            process.environment = environment
-            let folder = try TemporaryFolder()
-            FileManager.default.createFile(atPath: folder.path + "/out", contents: nil)
-            FileManager.default.createFile(atPath: folder.path + "/err", contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path + "/out"))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.path + "/err"))
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            return Outcome(status: process.terminationStatus,
-                           stdout: try String(contentsOfFile: folder.path + "/out", encoding: .utf8),
-                           stderr: try String(contentsOfFile: folder.path + "/err", encoding: .utf8))
-        }
+        var environment = TestInputs.environment
+        environment["XDG_RUNTIME_DIR"] = runtime
+        if let home { environment["HOME"] = home; environment["XDG_CONFIG_HOME"] = nil; environment["USER"] = "ada" }
+        let folder = try TemporaryFolder()
+        let (status, stdout) = try await ChildProcess.output(binary, arguments, environment: environment, stderrPath: folder.path + "/err")
+        return Outcome(status: status, stdout: stdout, stderr: try String(contentsOfFile: folder.path + "/err", encoding: .utf8))
     }
 
     @Test func commandsDriveTheSessionAndStatusShowsIt() async throws {

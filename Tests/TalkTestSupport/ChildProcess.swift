@@ -5,18 +5,21 @@ import Foundation
 package enum ChildProcess {
     /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null), stderr to
     /// the file at `stderrPath` (created; default /dev/null).
+    /// `mergeStderr` sends stderr where stdout goes instead; stdin reads `stdinPath` (default /dev/null).
     package static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil,
-                              stderrPath: String? = nil) throws -> pid_t {
+                              stderrPath: String? = nil, mergeStderr: Bool = false, stdinPath: String? = nil) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
         if let stdoutFD {
             posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
         } else {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         }
-        if let stderrPath {
+        if mergeStderr {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else if let stderrPath {
             posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
@@ -55,8 +58,21 @@ package enum ChildProcess {
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
-    /// Runs a command to completion; returns its exit status and stdout.
-    package static func run(_ path: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+    /// Runs a command to completion on a thread of its own, never blocking the cooperative pool (two threads here,
+    /// shared by every suite running at once): its exit status and stdout (with stderr, `mergeStderr`). Foundation's
+    /// `waitUntilExit` instead spins on the calling thread until Foundation notices the exit, which it did not always.
+    package static func output(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+                               stderrPath: String? = nil, mergeStderr: Bool = false, stdinPath: String? = nil) async throws
+        -> (status: Int32, output: String)
+    {
+        try await offPool {
+            try run(path, arguments, environment: environment, stderrPath: stderrPath, mergeStderr: mergeStderr, stdinPath: stdinPath)
+        }
+    }
+
+    /// Runs a command to completion; returns its exit status and stdout. Blocking: call it off the cooperative pool.
+    package static func run(_ path: String, _ arguments: [String], environment: [String: String], stderrPath: String? = nil,
+                            mergeStderr: Bool = false, stdinPath: String? = nil) throws -> (Int32, String) {
         var fds: [Int32] = [0, 0]
         // Close-on-exec, so a server spawned meanwhile by a test running beside this one does not inherit the
         // write end and hold it open (the read below would then wait as long as that server runs).
@@ -64,7 +80,8 @@ package enum ChildProcess {
         fds.forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
         let pid: pid_t
         do {
-            pid = try spawn(path, arguments, environment: environment, stdoutFD: fds[1])
+            pid = try spawn(path, arguments, environment: environment, stdoutFD: fds[1], stderrPath: stderrPath,
+                            mergeStderr: mergeStderr, stdinPath: stdinPath)
         } catch {
             close(fds[0])
             close(fds[1])

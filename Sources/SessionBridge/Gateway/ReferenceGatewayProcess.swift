@@ -152,12 +152,24 @@ package final class ReferenceGatewayProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, frozen ? SIGSTOP : SIGCONT) }
     }
 
-    /// Kills the process; safe to call more than once.
+    /// Kills the process and waits for the kernel to have ended it (gone, or a zombie: its sockets are closed and
+    /// its port is free); safe to call more than once. No `waitUntilExit`: it spins on the calling thread until
+    /// Foundation notices the exit, and it is called from tests' `defer`s on the cooperative pool (two threads
+    /// here): two such waits at once stopped every other test (seen with PeerProcess, 8600811). SIGKILL makes the
+    /// wait milliseconds; the bound only catches the impossible. Reaping stays Foundation's.
     package func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        guard pid > 0, process.isRunning else { return }
+        kill(pid, SIGKILL)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, Self.isRunning(pid) { usleep(1_000) }
+    }
+
+    /// Whether `pid` still runs (a zombie has ended: only its exit status is left).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
     }
 
     deinit { stop() }

@@ -77,6 +77,9 @@ final class TalkChild: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        // Not waitUntilExit: it would spin on this cooperative thread until Foundation notices the exit. SIGKILL
+        // ends the child in milliseconds; the bound only catches the impossible.
+        let killedBy = ContinuousClock.now + .seconds(10)
+        while process.isRunning, ContinuousClock.now < killedBy { try? await Task.sleep(for: .milliseconds(5)) }
     }
 }
