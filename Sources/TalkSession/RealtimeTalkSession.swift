@@ -200,7 +200,12 @@ package actor RealtimeTalkSession {
             emit(.partialTranscript(text))
         case .transcript(let role, let text, let final):
             guard !text.isEmpty else { return }
-            if role == "assistant" { bargeInGuard.assistantSaid(text) } else if !final { bargeInGuard.userPartial(text, atNs: clock.nowNs()) }
+            if role == "assistant" {
+                bargeInGuard.assistantSaid(text)
+            } else if !final {
+                bargeInGuard.userPartial(text, atNs: clock.nowNs())
+                emit(.partialTranscript(text))   // the user's words so far, shown as the native loop shows them
+            }
             guard final else { return }
             if role == "assistant" {
                 assistantText = text

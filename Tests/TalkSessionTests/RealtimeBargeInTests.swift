@@ -24,23 +24,24 @@ import Testing
         return rig
     }
 
-    /// A `transcript` event of the relay session, as the Gateway sends it.
+    /// A non-final `transcript` event of the relay session, as the Gateway sends it. The session handles the relay's
+    /// events in order and shows a user's partial words: a user's transcript returns once the session has it.
     static func transcript(_ rig: Rig, role: String, text: String) async throws {
         let payload = JSONValue.object(["relaySessionId": .string(await rig.sessionId() ?? ""), "type": "transcript", "role": .string(role),
                                         "text": .string(text), "final": false])
         let frame = JSONValue.object(["type": "event", "event": "talk.event", "payload": payload]).jsonText
         _ = try await offPool { try rig.gateway.control(JSONValue.object(["cmd": "send-raw", "text": .string(frame)]).jsonText) }
-        try await Task.sleep(for: .milliseconds(150))
+        if role == "user" { #expect(await rig.log.waitFor { $0 == .partialTranscript(text) }, "the session never had '\(text)'") }
     }
 
     @Test func `the answer's own words transcribed back do not cut it off, new words do`() async throws {
         let rig = try await Self.answering()
         try await Self.transcript(rig, role: "assistant", text: "a long answer that takes a good few seconds")
-        try await Self.transcript(rig, role: "user", text: "a long answer")
-        try await rig.speak(amplitude: 6_000, frames: 15)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(await rig.log.count(Self.isBargeIn) == 0, "the answer's echo cut it off")
+        try await Self.transcript(rig, role: "user", text: "a long answer")   // (after the assistant's: in order)
+        #expect(try await rig.speakHeard(amplitude: 6_000, frames: 15))
+        // Events come out in order: once the next words are in the log, a barge-in on those frames would be too.
         try await Self.transcript(rig, role: "user", text: "wait stop")
+        #expect(await rig.log.count(Self.isBargeIn) == 0, "the answer's echo cut it off")
         try await rig.speak(amplitude: 6_000, frames: 15)
         #expect(await rig.log.waitFor(Self.isBargeIn))
         try await rig.stop()
@@ -49,8 +50,8 @@ import Testing
     @Test func `new words over quiet sound do not cut the answer off (the energy guard)`() async throws {
         let rig = try await Self.answering()
         try await Self.transcript(rig, role: "user", text: "wait stop")
-        try await rig.speak(amplitude: 100, frames: 15)
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await rig.speakHeard(amplitude: 100, frames: 15))
+        try await Self.transcript(rig, role: "user", text: "wait stop now")   // the log has caught up with those frames
         #expect(await rig.log.count(Self.isBargeIn) == 0, "quiet sound cut the answer off")
         try await rig.stop()
     }

@@ -54,6 +54,7 @@ import Testing
         let mic: FakeMicrophone
         let speaker: PacedSpeaker
         let session: RealtimeTalkSession
+        let client: TalkRelayClient
         let log = EventLog()
 
         static func start(speed: Double = 4, relay: String, extra: [String] = [],
@@ -79,7 +80,7 @@ import Testing
             let speaker = PacedSpeaker(speed: speed)
             let mic = FakeMicrophone()
             let session = RealtimeTalkSession(capture: mic, playback: speaker, relay: client, settings: settings, logger: logger)
-            let rig = Rig(gateway: gateway, connection: connection, run: run, mic: mic, speaker: speaker, session: session)
+            let rig = Rig(gateway: gateway, connection: connection, run: run, mic: mic, speaker: speaker, session: session, client: client)
             let log = rig.log
             Task { for await event in session.events { await log.append(event) } }
             try await session.start()
@@ -92,6 +93,15 @@ import Testing
                 await mic.push(amplitude: amplitude, count: 1)
                 try await Task.sleep(for: .milliseconds(20))
             }
+        }
+
+        /// `frames` 20 ms frames pushed in real time, returning once the session has heard them all: their audio
+        /// (PCM16 at 16 kHz, 640 bytes a frame; a multiple of 5 frames fills whole 100 ms appends) is on the wire,
+        /// which the session writes only after it has weighed each frame for barge-in.
+        func speakHeard(amplitude: Int16, frames: Int) async throws -> Bool {
+            let before = await client.statistics.payloadBytes
+            try await speak(amplitude: amplitude, frames: frames)
+            return try await eventually { await client.statistics.payloadBytes >= before + frames * 640 }
         }
 
         func relayLog() async throws -> [JSONValue] {
@@ -204,8 +214,10 @@ import Testing
                                      "audioBase64": .string(Data(repeating: 1, count: 4_800).base64EncodedString()),
                                      "talkEvent": ["type": "output.audio.delta", "turnId": .string(turnId)]])
         let frame = JSONValue.object(["type": "event", "event": "talk.event", "payload": late]).jsonText
+        let dropped = await rig.client.statistics.staleEvents
         _ = try await offPool { try rig.gateway.control(JSONValue.object(["cmd": "send-raw", "text": .string(frame)]).jsonText) }
-        try await Task.sleep(for: .milliseconds(600))
+        // The client dropped it as audio of a cancelled turn: it never reached the player.
+        #expect(try await rig.eventually { await rig.client.statistics.staleEvents > dropped }, "the late chunk never arrived")
         #expect(await rig.speaker.played.count == playedAtCancel, "audio of the cancelled turn was played")
         try await rig.stop()
     }
