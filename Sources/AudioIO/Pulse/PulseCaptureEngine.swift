@@ -162,6 +162,14 @@ final class PulseCaptureEngine {
         let previous = device
         device = pa_stream_get_device_name(s).map { String(cString: $0) }
         let now = device ?? "default source"
+        if let requested = requestedSource, now == requested, previous != requested {
+            // Back on the named source, moved there by someone else: PulseAudio itself when a stream's preferred
+            // source returns (before the watch looks), or a mixer. Said once, as `movedBack` says its own move.
+            homecoming?.cancel()
+            logger.info("Source is back; the server moved capture back to it", metadata: ["audio.device": "\(requested)"])
+            events.yield(.resumed(device: requested))
+            return
+        }
         guard let name = requestedSource ?? previous else { return }
         PulseIntrospection.devices(.source, context) { [unowned self] sources in
             guard s == stream, !sources.contains(where: { $0.name == name }) else {
@@ -200,6 +208,7 @@ final class PulseCaptureEngine {
             watchForRequestedSource()
             return
         }
+        guard device != name else { return }  // `moved` saw the move first and said so
         device = name
         logger.info("Source is back; capture moved back to it", metadata: ["audio.device": "\(name)"])
         events.yield(.resumed(device: name))
