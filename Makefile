@@ -4,7 +4,7 @@ CONFIG ?= debug
 BIN = .build/$(CONFIG)/openclaw-talk
 DEMO_CLIP ?= /usr/share/pocketsphinx/test/data/goforward.raw
 
-.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench clean install uninstall deb check-install check-deb check-deb-fresh
+.PHONY: all deps build release test test-pipewire test-loopback acceptance demo bench soak clean install uninstall deb check-install check-deb check-deb-fresh
 
 all: build
 
@@ -28,7 +28,7 @@ release: $(if $(NO_DEPS),,deps)
 # would otherwise starve the timing-sensitive audio and network tests that Swift Testing runs beside them.
 # Each pass has a hard time limit, so a hung test fails the run instead of stalling CI, and ends with a
 # line counting the tests passed, failed and skipped (scripts/swift-test-pass.sh).
-HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests|UplinkStatusTests|RealtimeDaemonTests
+HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|SoakCommandTests|GatewayVoiceRecognitionTests|RunCommandTests|RunModesCommandTests|RelayRunTests|LiveTalkTurnTests|DaemonProcessTests|DaemonServiceTests|UplinkStatusTests|RealtimeDaemonTests
 # Timing-sensitive socket suites and the ones that start a reference Gateway per test get a pass of their own:
 # among pass 1's ~440 tests their answers were starved past the clients' timeouts, and beside the recognition
 # suites the Gateways' connections timed out.
@@ -110,6 +110,16 @@ bench: release
 	scripts/with-pulse.sh scripts/bench.sh $(RELEASE_BIN) $(BENCH_DIR)
 	python3 tools/bench-report/report.py $(BENCH_DIR) --markdown docs/BENCHMARKS.md
 	python3 tools/bench-report/test_report.py $(BENCH_DIR)
+
+# The soak (not in CI): the release daemon for SOAK_MINUTES against its own PulseAudio (SOAK_SERVER=pipewire for
+# PipeWire) and the reference Gateway, an utterance every 20 s and a fault every 30 s; the figures on stdout, the
+# JSON and its page in out/soak/ (rendered and checked for data as make bench's is).
+SOAK_DIR = out/soak
+SOAK_MINUTES ?= 10
+SOAK_SERVER ?= pulse
+soak: release
+	$(RELEASE_BIN) bench soak --minutes $(SOAK_MINUTES) --server $(SOAK_SERVER) --report $(SOAK_DIR)
+	python3 tools/bench-report/test_report.py $(SOAK_DIR)
 
 # Installing: `make install PREFIX=~/.local` for yourself, `make release && sudo make install` for /usr/local;
 # the package installs to /usr (debian/rules, through DESTDIR). Each file goes where its convention says

@@ -21,7 +21,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 # Every data series is drawn in one of these colours; axes and text never are (the page test looks for them).
 DATA_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
-NAMES = ["speech", "speech-grammar", "audio", "aec", "talk", "gateway", "synth", "uplink"]
+NAMES = ["speech", "speech-grammar", "audio", "aec", "talk", "gateway", "synth", "uplink", "soak"]
+# `bench soak` (`make soak`, not `make bench`) has plots of its own; a folder with only it gets only those.
+SOAK_NOTE = ("Not part of `make bench`: `make soak` runs `openclaw-talk bench soak` for 10 minutes (the daemon against its own "
+             "sound server and the reference Gateway, an utterance every 20 s, a fault every 30 s) and writes its JSON and page "
+             "to `out/soak/`; its figures go in the issue's closing note.")
+SOAK_FAULTS = ["gatewayDrop", "gatewayRestart", "soundServerRestart", "captureDeviceLoss", "sighup", "controlFlood"]
 
 
 def load(folder):
@@ -93,6 +98,92 @@ def bars(plot, labels, groups, ylabel):
 
 
 def plots(runs):
+    out = bench_plots(runs) if any(name != "soak" for name in runs) else []
+    if "soak" in runs:
+        out += soak_plots(runs["soak"])
+    return out
+
+
+def soak_plots(soak):
+    """bench soak: the daemon's memory, descriptors and CPU over the run, each fault's recovery, each request's delivery."""
+    out = []
+    samples = dig(soak, "resources", "samples") or []
+    t = [s["t"] / 60 for s in samples]
+
+    p = Plot("soak-memory", "bench soak: the daemon's resident memory and open descriptors over the run",
+             "Sampled every 10 s; growth compares the first and last ten minutes (a third of a shorter run).")
+    if samples:
+        p.ax.plot(t, [s["rssMB"] for s in samples], color=DATA_COLOURS[0], label="resident memory (MB)")
+        p.ax.set_xlabel("minutes")
+        p.ax.set_ylabel("MB")
+        twin = p.ax.twinx()
+        twin.plot(t, [s["fds"] for s in samples], color=DATA_COLOURS[1], label="open descriptors")
+        twin.set_ylabel("descriptors")
+        p.ax.legend(loc="upper left", fontsize=8)
+        twin.legend(loc="upper right", fontsize=8)
+        p.points = len(samples)
+    p.missing = "no resource samples"
+    out.append(p)
+
+    p = Plot("soak-cpu", "bench soak: the daemon's CPU over the run",
+             "Percent of one core over each 10 s; faults strike at the dotted lines.")
+    if samples:
+        p.ax.plot(t, [s["cpuPercent"] for s in samples], color=DATA_COLOURS[0], label="CPU (% of a core)")
+        for fault in soak.get("faults") or []:
+            p.ax.axvline(fault["atSeconds"] / 60, color="#999999", linestyle=":", linewidth=0.8)
+        p.ax.set_xlabel("minutes")
+        p.ax.set_ylabel("% of a core")
+        p.ax.legend(fontsize=8)
+        p.points = len(samples)
+    p.missing = "no resource samples"
+    out.append(p)
+
+    p = Plot("soak-recovery", "bench soak: time from each fault's end to recovery (target 2 s)",
+             "Connected again after the Gateway is back; capturing again after the sound server or microphone is; "
+             "status answered after SIGHUP and the flood. A cross at the top: never recovered.")
+    faults = soak.get("faults") or []
+    if faults:
+        top = 0
+        for i, kind in enumerate(SOAK_FAULTS):
+            mine = [f for f in faults if f["kind"] == kind]
+            times = [(f["atSeconds"] / 60, f.get("gatewayBackMs") or f.get("captureBackMs") or f.get("controlBackMs")) for f in mine]
+            got = [(x, y) for x, y in times if y is not None]
+            if got:
+                p.ax.scatter([x for x, _ in got], [y for _, y in got], color=DATA_COLOURS[i % 4],
+                             marker="o" if i < 4 else "s", s=40, label=kind)
+                top = max(top, max(y for _, y in got))
+                p.points += len(got)
+        missed = [f["atSeconds"] / 60 for f in faults if not f.get("recovered")]
+        if missed:
+            p.ax.scatter(missed, [max(top, 2000) * 1.1] * len(missed), color=DATA_COLOURS[3], marker="x", s=60, label="never")
+            p.points += len(missed)
+        p.ax.axhline(dig(soak, "targets", "recoveryMs") or 2000, color="#999999", linestyle="--", linewidth=0.8)
+        p.ax.set_xlabel("minutes")
+        p.ax.set_ylabel("ms")
+        p.ax.legend(fontsize=7, ncol=3)
+    p.missing = "no faults"
+    out.append(p)
+
+    p = Plot("soak-deliveries", "bench soak: each utterance, from its end to its request at the Gateway",
+             "Counted from the Gateway's records; a cross at the bottom: lost (no request).")
+    utterances = soak.get("utterances") or []
+    if utterances:
+        xs = [u["atSeconds"] / 60 for u in utterances if u.get("deliveryMs") is not None]
+        ys = [u["deliveryMs"] for u in utterances if u.get("deliveryMs") is not None]
+        lost = [u["atSeconds"] / 60 for u in utterances if u.get("keys", 0) == 0]
+        p.ax.scatter(xs, ys, color=DATA_COLOURS[0], s=30, label="delivered")
+        if lost:
+            p.ax.scatter(lost, [0] * len(lost), color=DATA_COLOURS[3], marker="x", s=60, label="lost")
+        p.ax.set_xlabel("minutes")
+        p.ax.set_ylabel("ms")
+        p.ax.legend(fontsize=8)
+        p.points = len(xs) + len(lost)
+    p.missing = "nothing spoken"
+    out.append(p)
+    return out
+
+
+def bench_plots(runs):
     talk, speech, aec, uplink = runs.get("talk"), runs.get("speech"), runs.get("aec"), runs.get("uplink")
     out = []
 
@@ -227,6 +318,8 @@ def markdown(runs, drawn):
     for name, r in runs.items():
         lines += [f"## bench {name}", "", f"Run: {run_line(r.get('run'))}", ""]
         lines += [f"- {line}" for line in summary(name, r)] + [""]
+    if "soak" not in runs:
+        lines += ["## bench soak", "", SOAK_NOTE, ""]
     lines += ["## Plots", ""] + [f"- {p.title}: {p.points} data points" + ("" if p.points else f" (not measured: {p.missing})")
                                  for p in drawn]
     return "\n".join(lines) + "\n"
@@ -303,6 +396,23 @@ def summary(name, r):
                     f"{k} {fmt(dig(v, 'decodeMsPerAudioSecond', 'median'), ' ms')}" for k, v in (r.get("talkSpeakDecode") or {}).items()),
                 f"chat.send to ack p50 {fmt(dig(cs, 'toAck', 'p50'), ' ms')}, p95 {fmt(dig(cs, 'toAck', 'p95'), ' ms')}; "
                 f"to first delta p50 {fmt(dig(cs, 'toFirstDelta', 'p50'), ' ms')}, p95 {fmt(dig(cs, 'toFirstDelta', 'p95'), ' ms')}"]
+    if name == "soak":
+        q = r.get("requests") or {}
+        rec = r.get("recovery") or {}
+        res = r.get("resources") or {}
+        out = [f"{fmt(r.get('minutes'))} min on {r.get('server')}, a fault every {fmt(r.get('faultEverySeconds'))} s "
+               f"({len(r.get('faults') or [])} faults); the daemon {'EXITED' if r.get('daemonExited') else 'never exited'}",
+               f"requests at the Gateway: {q.get('spoken')} spoken, {q.get('delivered')} delivered, {q.get('lost')} lost, "
+               f"{q.get('duplicated')} duplicated, {q.get('wrongText')} wrong text; end of utterance to request "
+               f"p50 {fmt(dig(q, 'deliveryMs', 'p50'), ' ms')}, p95 {fmt(dig(q, 'deliveryMs', 'p95'), ' ms')}"]
+        for kind in SOAK_FAULTS:
+            k = rec.get(kind) or {}
+            if k.get("count"):
+                out.append(f"{kind}: recovered p50 {fmt(dig(k, 'ms', 'p50'), ' ms')}, max {fmt(k.get('maxMs'), ' ms')} "
+                           f"({k['count'] - k.get('notRecovered', 0)} of {k['count']})")
+        out.append(f"growth first to last window: RSS {fmt(res.get('rssGrowthPercent'), ' %')}, "
+                   f"descriptors {fmt(res.get('fdGrowthPercent'), ' %')}")
+        return out
     if name == "audio":
         o = r.get("opus", {})
         p = r.get("pulse") or {}

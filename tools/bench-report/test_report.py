@@ -86,6 +86,15 @@ class ReportPageTests(unittest.TestCase):
         self.assertIn("talk-latency", str(caught.exception))
         self.assertIn("cpu-memory", str(caught.exception))
 
+    def test_a_soak_report_draws_its_own_plots_with_data(self):
+        # bench soak --report DIR: a folder with only the soak gets only its four plots, each with data.
+        folder, markdown = self.render(["soak"])
+        found = check_page(folder)
+        self.assertEqual({name for name, _, _ in found}, {"soak-memory", "soak-cpu", "soak-recovery", "soak-deliveries"})
+        text = open(markdown).read()
+        self.assertIn("29 spoken, 28 delivered, 1 lost, 0 duplicated, 0 wrong text", text)
+        self.assertIn("the daemon never exited", text)
+
     def test_the_figures_page_gives_each_run_its_date_machine_and_command(self):
         _, markdown = self.render(["talk", "speech", "aec", "uplink"])
         text = open(markdown).read()

@@ -127,6 +127,21 @@ class ChatAgentTests(GatewayTestCase):
         self.assertEqual((await client.request("chat.send", params))["payload"]["status"], "completed")
         self.gw.control({"cmd": "chat-ack", "replayStatus": None})
 
+    async def test_a_forgotten_request_is_acked_but_left_out_of_the_records(self):
+        """chat-ack forget (bench soak's check of its own counting): the next request runs and is acked as usual,
+        but chat-transcripts never shows it; the one after it is recorded again."""
+        client = await self.connect()
+        self.gw.control({"cmd": "chat-script", "reset": True, "delayMs": 5})
+        self.gw.control({"cmd": "chat-ack", "mode": "forget", "count": 1})
+        before = len(self.gw.control("chat-transcripts")["transcripts"])
+        lost = await client.request("chat.send", send_params("never recorded"))
+        self.assertEqual(lost["payload"]["status"], "started")
+        await self.chat_events(client, lost["payload"]["runId"])
+        kept = await client.request("chat.send", send_params("recorded"))
+        await self.chat_events(client, kept["payload"]["runId"])
+        messages = [t["message"] for t in self.gw.control("chat-transcripts")["transcripts"][before:]]
+        self.assertEqual(messages, ["recorded"])
+
     async def test_timeout_ms_caps_the_whole_run(self):
         """chat.ts: timeoutMs overrides the agent run's timeout; a longer run ends in an error of kind timeout."""
         client = await self.connect()

@@ -1,5 +1,5 @@
 extension OpenClawTalk {
-    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`, `bench talk`.
+    /// Benchmarks: `bench audio`, `bench aec`, `bench speech MANIFEST.tsv` (the default), `bench gateway`, `bench synth`, `bench talk`, `bench soak`.
     struct Bench: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "bench",
@@ -12,6 +12,7 @@ extension OpenClawTalk {
                 Synth.self,
                 UplinkBench.self,
                 Talk.self,
+                Soak.self,
             ],
             defaultSubcommand: Speech.self
         )

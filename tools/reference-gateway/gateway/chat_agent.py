@@ -21,7 +21,7 @@ CHAT_GATES = {
 }
 
 MODES = ("reply", "replace", "error", "aborted", "stall", "manual")
-ACK_MODES = ("normal", "drop", "restart", "hold")
+ACK_MODES = ("normal", "drop", "restart", "hold", "forget")
 ERROR_KINDS = ("refusal", "timeout", "rate_limit", "context_length", "unknown")
 
 DEFAULT_SCRIPT = {
@@ -122,6 +122,9 @@ class ChatAgent:
             run.timeout_ms = params["timeoutMs"]
         self.runs[(session_key, key)] = run
         self.runs_by_id[run.run_id] = run
+        if self._forgets():   # a test knob, no upstream behaviour: this request is run and acked but not recorded
+            run.task = self.gateway.spawn(self._play(run))
+            return {"runId": run.run_id, "status": "started"}
         self.transcripts.append({"sessionKey": session_key, "idempotencyKey": key,
                                  "message": message, "runId": run.run_id,
                                  "acceptedAtMs": now_ms(), "timeoutMs": run.timeout_ms,
@@ -143,13 +146,24 @@ class ChatAgent:
             return "ok"
         return run.status   # timeout | error | aborted
 
+    def _forgets(self):
+        """`chat-ack forget`: the next `count` requests are left out of `chat-transcripts` (bench soak's check that a
+        request the Gateway never recorded is counted lost)."""
+        fault = self.ack_fault
+        if fault["mode"] != "forget" or fault["count"] <= 0:
+            return False
+        fault["count"] -= 1
+        if fault["count"] <= 0:
+            fault["mode"] = "normal"
+        return True
+
     async def _ack_fault(self, conn):
         """Loses or delays the ack of a recorded transcript when a test asked for it."""
         fault = self.ack_fault
         if fault["mode"] == "hold":
             await self.release.wait()
             return
-        if fault["mode"] == "normal" or fault["count"] <= 0:
+        if fault["mode"] in ("normal", "forget") or fault["count"] <= 0:
             return
         fault["count"] -= 1
         if fault["mode"] == "drop":

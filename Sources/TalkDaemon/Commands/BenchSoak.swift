@@ -1,0 +1,204 @@
+import Foundation
+import SessionBridge
+import TalkService
+
+extension OpenClawTalk.Bench {
+    /// `bench soak`: the real daemon (`run`) against a private sound server and the reference Gateway for minutes
+    /// or hours, a known utterance spoken into the virtual microphone every 20 s and a fault every 30 s in
+    /// rotation; counted from the Gateway's side (BenchSoak+Tally), faults and their recoveries in
+    /// BenchSoak+Faults, the servers it kills in BenchSoak+SoundServer and BenchSoak+Gateway.
+    struct Soak: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "soak",
+            abstract: "Run the daemon for minutes with a fault every 30 s; count lost, duplicated and wrong requests, recovery, growth.",
+            discussion: "Starts its own headless sound server and the reference Gateway (tools/reference-gateway, python3), "
+                + "runs `openclaw-talk run` against them, speaks \"go forward ten meters\" into the virtual microphone every "
+                + "20 s (the daemon recognises with a one-sentence grammar), and strikes in rotation: the Gateway drops every "
+                + "connection; the Gateway is killed and started again at the same address; the sound server is killed and "
+                + "started again; the microphone disappears and returns; SIGHUP; the control socket flooded. The daemon's "
+                + "RSS, CPU and open descriptors are sampled every 10 s.",
+            options: [
+                .option("minutes", value: "n", help: "How long to run (default 10; fractions allowed)."),
+                .option("fault-every", value: "seconds", help: "Seconds between faults (default 30)."),
+                .option("server", value: "pulse|pipewire", help: "The sound server to start (default pulse)."),
+                .flag("json", help: "Print the figures as one JSON object."),
+                BenchReportFolder.option,
+                .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+            ]
+        )
+
+        /// Seconds between utterances, and the first one's offset: 5 s past each 20 s, so a fault every 30 s never
+        /// strikes within 5 s of one starting.
+        static let utteranceEverySeconds = 20.0
+        static let firstUtteranceSeconds = 5.0
+        /// Nothing is said in the last seconds of the run: the last request has this long to arrive.
+        static let settleSeconds = 12.0
+        static let sampleEverySeconds = 10.0
+        /// The utterance and the grammar that makes it the only sentence the recogniser can hear.
+        static let clip = "/usr/share/pocketsphinx/test/data/goforward.raw"
+        static let words = "go forward ten meters"
+        static let token = "bench-soak-token"
+
+        var minutes: Double
+        var faultEvery: Double
+        var server: SoakSoundServer.Kind
+        var json: Bool
+        var reportFolder: BenchReportFolder?
+        var repository: String
+
+        init(_ parsed: ParsedArguments) throws {
+            minutes = try parsed.doubleOption("minutes", range: 0.1...10_000) ?? 10
+            faultEvery = try parsed.doubleOption("fault-every", range: 3...3600) ?? 30
+            let name = parsed.option("server") ?? "pulse"
+            guard let kind = SoakSoundServer.Kind(rawValue: name) else {
+                throw ValidationError("Invalid value '\(name)' for '--server': expected pulse or pipewire")
+            }
+            server = kind
+            json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
+            repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+        }
+
+        func run() async throws {
+            guard FileManager.default.fileExists(atPath: Self.clip) else {
+                throw ValidationError("bench soak speaks \(Self.clip) (Debian package pocketsphinx-en-us's test data): not found")
+            }
+            let root = try Talk.temporaryFolder()
+            let keep = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
+            defer { if keep { FileHandle.standardError.write(Data("bench soak: run kept in \(root)\n".utf8)) } else { try? FileManager.default.removeItem(atPath: root) } }
+            let sound = try SoakSoundServer(kind: server, folder: root + "/sound", repository: repository)
+            let gateway = SoakGateway(repository: repository, stateDirectory: root + "/gateway", token: Self.token)
+            try await sound.start()
+            do {
+                try await gateway.start()
+                let report = try await soak(sound: sound, gateway: gateway, root: root)
+                await gateway.stop()
+                await sound.stop()
+                try await reportFolder?.write(report.json.jsonText, name: "soak")
+                print(json ? report.json.jsonText : report.text.joined(separator: "\n"))
+            } catch {
+                await gateway.stop()
+                await sound.stop()
+                throw error
+            }
+        }
+
+        private func soak(sound: SoakSoundServer, gateway: SoakGateway, root: String) async throws -> SoakReport {
+            gateway.control(#"{"cmd": "chat-script", "reply": "Okay.", "delayMs": 0}"#)
+            // The grammar's words, never a relay's (the reference Gateway offers one): each utterance has one exact text.
+            // A test's knob (SoakCommandTests): the Gateway loses the first n requests' records, which must show as lost.
+            if let lose = ProcessInfo.processInfo.environment["OPENCLAW_TALK_SOAK_LOSE_REQUESTS"].flatMap(Int.init) {
+                gateway.control(#"{"cmd": "chat-ack", "mode": "forget", "count": \#(lose)}"#)
+            }
+            let grammar = root + "/soak.gram"
+            try "#JSGF V1.0;\ngrammar soak;\npublic <utterance> = \(Self.words);\n".write(toFile: grammar, atomically: true, encoding: .utf8)
+            let home = root + "/daemon"
+            try FileManager.default.createDirectory(atPath: home + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let daemon = try TalkChild(
+                ["--gateway", gateway.url, "--token", Self.token, "--source", "vmic", "--sink", "speaker", "--grammar", grammar,
+                 "--stt", "local", "--json"],
+                home: home, environment: ["PULSE_SERVER": sound.pulseServer, "XDG_RUNTIME_DIR": home + "/runtime"])
+            guard await daemon.waitFor(#""to":"listening""#, upTo: .seconds(90)) else {
+                await daemon.stop()
+                throw ValidationError("the daemon did not start listening: \(daemon.stderr.suffix(800))")
+            }
+            let connections: Int
+            do { connections = try await Self.settledConnections(gateway) } catch {
+                await daemon.stop()
+                throw error
+            }
+            let started = ContinuousClock.now
+            let rig = SoakRig(
+                gateway: gateway, sound: sound, daemon: daemon, controlSocket: home + "/runtime/openclaw-talk/control.sock",
+                connections: connections, started: started, soundDown: SoakFlag())
+            let duration = minutes * 60
+            let log = SoakLog()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await speak(rig: rig, duration: duration, log: log) }
+                group.addTask { await strike(rig: rig, duration: duration, log: log) }
+                group.addTask { await sample(rig: rig, duration: duration, log: log) }
+            }
+            gateway.collect()
+            let exited = !daemon.process.isRunning
+            await daemon.stop()
+            var report = await log.report(deliveries: gateway.deliveries, expected: Self.words)
+            report.server = server.rawValue
+            report.minutes = minutes
+            report.faultEverySeconds = faultEvery
+            report.daemonExited = exited
+            report.daemonExitStatus = exited ? daemon.process.terminationStatus : nil
+            if exited { report.daemonLog = String(daemon.stderr.suffix(2000)) }
+            return report
+        }
+
+        /// The daemon's authenticated connections once they stop changing (node and operator come up one by one).
+        static func settledConnections(_ gateway: SoakGateway) async throws -> Int {
+            var last = -1
+            for _ in 0..<120 {
+                let count = gateway.authenticatedIds()?.count ?? 0
+                if count > 0, count == last { return count }
+                last = count
+                try await Task.sleep(for: .seconds(1))
+            }
+            throw ValidationError("the daemon did not connect to the reference Gateway within 120 s")
+        }
+
+        private func speak(rig: SoakRig, duration: Double, log: SoakLog) async {
+            var next = Self.firstUtteranceSeconds
+            while next < duration - Self.settleSeconds, rig.daemon.process.isRunning {
+                try? await Task.sleep(until: rig.started + .milliseconds(Int(next * 1000)), clock: .continuous)
+                next += Self.utteranceEverySeconds
+                // A user does not speak into an unplugged microphone: wait for it (bounded), or skip this one (it is
+                // counted as not spoken, and its words must then not reach the Gateway as the one before's).
+                for _ in 0..<300 where rig.soundDown.isSet { try? await Task.sleep(for: .milliseconds(50)) }
+                guard !rig.soundDown.isSet else {
+                    await log.spoke(start: Date(), end: Date(), heard: false, at: SoakRig.seconds(.now - rig.started))
+                    continue
+                }
+                let start = Date()
+                let played = await rig.sound.play(Self.clip)
+                let end = Date()
+                await log.spoke(start: start, end: end, heard: played, at: SoakRig.seconds(.now - rig.started))
+            }
+        }
+
+        private func strike(rig: SoakRig, duration: Double, log: SoakLog) async {
+            var index = 0
+            while Double(index + 1) * faultEvery < duration - 5, rig.daemon.process.isRunning {
+                try? await Task.sleep(until: rig.started + .milliseconds(Int(Double(index + 1) * faultEvery * 1000)), clock: .continuous)
+                let fault = SoakFault.allCases[index % SoakFault.allCases.count]
+                index += 1
+                await log.add(await rig.strike(fault))
+            }
+            try? await Task.sleep(until: rig.started + .milliseconds(Int(duration * 1000)), clock: .continuous)
+        }
+
+        private func sample(rig: SoakRig, duration: Double, log: SoakLog) async {
+            let pid = rig.daemon.process.processIdentifier
+            var previous = (cpu: rig.daemon.cpuSeconds, at: ContinuousClock.now)
+            var tick = 0
+            while SoakRig.seconds(.now - rig.started) < duration, rig.daemon.process.isRunning {
+                try? await Task.sleep(for: .seconds(2))
+                rig.gateway.collect()
+                tick += 1
+                guard Double(tick * 2).truncatingRemainder(dividingBy: Self.sampleEverySeconds) == 0 else { continue }
+                let now = (cpu: rig.daemon.cpuSeconds, at: ContinuousClock.now)
+                let cpu = (now.cpu - previous.cpu) / max(0.001, SoakRig.seconds(now.at - previous.at)) * 100
+                previous = now
+                await log.add(SoakResourceSample(
+                    t: SoakRig.seconds(now.at - rig.started), rssMB: Self.residentMB(pid), cpuPercent: cpu, fds: Self.openFiles(pid)))
+            }
+        }
+
+        static func residentMB(_ pid: pid_t) -> Double {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                  let kB = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+            return kB / 1024
+        }
+
+        static func openFiles(_ pid: pid_t) -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+        }
+    }
+}
