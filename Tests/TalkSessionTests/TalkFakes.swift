@@ -23,6 +23,9 @@ actor FakeMicrophone: AudioCaptureDevice {
         continuation = nil
     }
 
+    /// Whether a capture stream is open: frames pushed while it is not go nowhere.
+    var isOpen: Bool { continuation != nil }
+
     /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` as echo
     /// cancellation would mark them (nil: no canceller).
     func push(amplitude: Int16, count: Int, echoExplained: Float? = nil) {
