@@ -32,8 +32,16 @@ package struct BaselineDecoder: Sendable {
         return args
     }
 
-    /// Decodes one file; returns the hypothesis lines joined and the wall time the process took.
-    package func transcribe(_ file: String) throws -> (text: String, wallSeconds: Double) {
+    /// Decodes one file; returns the hypothesis lines joined and the wall time the process took. The process is run
+    /// and waited for on a thread of its own: a decode takes seconds, and the cooperative pool has one thread a core.
+    package func transcribe(_ file: String) async throws -> (text: String, wallSeconds: Double) {
+        let decoder = self
+        return try await withCheckedThrowingContinuation { done in
+            Thread { done.resume(with: Result { try decoder.transcribeBlocking(file) }) }.start()
+        }
+    }
+
+    private func transcribeBlocking(_ file: String) throws -> (text: String, wallSeconds: Double) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments(for: file)

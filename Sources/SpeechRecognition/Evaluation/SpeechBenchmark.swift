@@ -51,7 +51,7 @@ package struct SpeechBenchmark: Sendable {
             var baseTally = WordErrors()
             var wall = 0.0
             for (index, entry) in manifest.entries.enumerated() {
-                let (text, seconds) = try baseline.transcribe(entry.path)
+                let (text, seconds) = try await baseline.transcribe(entry.path)
                 let errors = WordErrors.between(reference: entry.transcript, hypothesis: text)
                 baseTally = baseTally + errors
                 report.files[index].baselineErrors = errors.errors

@@ -69,7 +69,15 @@ struct TalkBenchConditions: Sendable {
 
     /// The sound server answering on PULSE_SERVER (or the default one), by the name it gives (`pactl info`):
     /// PipeWire's Pulse server calls itself "PulseAudio (on PipeWire x.y)". Refused when `--server` named the other.
-    func checkedServer() throws -> Server {
+    /// pactl runs and is waited for on a thread of its own, off the cooperative pool.
+    func checkedServer() async throws -> Server {
+        let conditions = self
+        return try await withCheckedThrowingContinuation { done in
+            Thread { done.resume(with: Result { try conditions.checkedServerBlocking() }) }.start()
+        }
+    }
+
+    private func checkedServerBlocking() throws -> Server {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["pactl", "info"]

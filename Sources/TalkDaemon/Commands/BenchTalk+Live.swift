@@ -97,7 +97,7 @@ extension OpenClawTalk.Bench.Talk {
     /// in the sessions with echo cancellation, idle before the clip and while the reply plays.
     static func live(_ plan: LivePlan, gateway: ReferenceGatewayProcess, logger: Logger) async throws -> LiveTalkFigures {
         var figures = LiveTalkFigures(sink: plan.sink, source: plan.source)
-        figures.server = try plan.conditions.checkedServer()
+        figures.server = try await plan.conditions.checkedServer()
         figures.conditions = plan.conditions.json
         let clip = try AudioFileReader.readMono(path: speechFolder + "/goforward.raw")
         let speaker = try PulsePlayback(sink: plan.sink, logger: logger)
