@@ -72,7 +72,7 @@ extension RealtimeTalkSession {
         if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
-        stopSpeaking(completed: false, reason: reason)
+        stopSpeaking(completed: false, reason: reason, listenAgain: false)
         if speaking { try? await relay.cancelOutput(turnId: turn, reason: reason) }
     }
 }

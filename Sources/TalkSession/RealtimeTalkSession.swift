@@ -280,11 +280,15 @@ package actor RealtimeTalkSession {
 
     func flush() { output.flushAudio() }
 
-    func stopSpeaking(completed: Bool, reason: String) {
+    /// The answer stops playing and the session listens again: its turn ended (done or cut by barge-in). With
+    /// `listenAgain` false (`pause`, `talk stop`: they set their own state) no turn ends.
+    func stopSpeaking(completed: Bool, reason: String, listenAgain: Bool = true) {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
         emit(.speakingStopped(sentence: assistantText, completed: completed))
+        guard listenAgain else { return }
         setState(.listening, reason: reason)
+        emit(.turnEnded(reason: reason))
     }
 
     private func wakePlayer() {

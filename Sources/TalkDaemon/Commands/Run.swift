@@ -113,18 +113,29 @@ extension OpenClawTalk {
         }
 
         func run() async throws {
-            let daemon = try DaemonRuntime(configuration: configuration, logger: Logger(label: "openclaw-talk.daemon"))
-            do { try await run(daemon) } catch {
-                daemon.failed(error)
-                throw error
-            }
-        }
-
-        private func run(_ daemon: DaemonRuntime) async throws {
-            let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
             var runLogger = Logger(label: "openclaw-talk.run")
             runLogger[metadataKey: "command"] = "run"
             let logger = runLogger
+            // First, before the lock, the Gateway or any device: from here on a SIGINT or SIGTERM gets the clean stop
+            // (`--aec pulse` loads module-echo-cancel, which only the clean stop unloads).
+            let signals = UnixSignals([.sigint, .sigterm])
+            let stop = StopSignal(logger: logger)
+            _ = try await ServiceGroup.run(signals: signals, stop: stop, logger: logger) { services -> Void? in
+                let daemon = try await services.start("the daemon runtime") {
+                    try DaemonRuntime(configuration: configuration, logger: Logger(label: "openclaw-talk.daemon"))
+                } stop: { await $0.shutdown() }
+                do { try await run(daemon, services: services, stop: stop, logger: logger) } catch where !(error is ServiceGroup.Stopped) {
+                    daemon.failed(error)
+                    throw error
+                }
+                return ()
+            }
+        }
+
+        /// Connects, opens the devices, makes the loop the mode asks for and serves it (`ServeSequence`); each part
+        /// goes into `services` as it starts.
+        private func run(_ daemon: DaemonRuntime, services: ServiceGroup, stop: StopSignal, logger: Logger) async throws {
+            let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
             let paths = StoragePaths.standard()
             if let gateway { try await pair(gateway, paths: paths, version: version, logger: logger) }
             let gatewaySession = try GatewaySession.fromStoredSetup(paths: paths, version: version, logger: logger)
@@ -142,53 +153,73 @@ extension OpenClawTalk {
                     group.addTask { await chat.run() }
                 }
             }
+            // The sockets' threads end before the process does: exiting beside a thread still inside OpenSSL crashes
+            // in its exit-time cleanup.
+            services.started("the Gateway sockets") {
+                gatewayTasks.cancel()
+                await gatewayTasks.value
+            }
             // "operator pairing pending: approve <id>" or "no operator credential: ..." on stderr, as they change.
             let pairingNotices = SessionStatusTracker.announcePairing(gatewaySession, logger: logger)
-            defer { pairingNotices.forEach { $0.cancel() } }
+            services.started("pairing notices") { pairingNotices.forEach { $0.cancel() } }
             // The silence window comes from talk.config unless --silence-ms gave one, and the endpointer takes it
             // at the start: wait (briefly) for the Gateway's answer.
             var endpointing = endpointing
             let gatewayConfig = await configWait.value
             if !silenceGiven, let ms = gatewayConfig?.silenceTimeoutMs, (100...10_000).contains(ms) { endpointing.silenceMs = ms }
-            // Before the devices open: `--aec pulse` loads module-echo-cancel, which only the clean stop unloads, so a
-            // SIGINT or SIGTERM from here on must be caught (the stop then comes once the session is up).
-            let stop = StopSignal(logger: logger)
+            // Loaded before the devices open: module-echo-cancel, once loaded, wants its streams soon (PulseAudio 16
+            // stopped answering now and then when the capture opened a second after the module loaded).
+            if !realtime.realtime { try await relay.requireRelay(gateway: gatewaySession.operatorConnection, logger: logger) }
+            let engine = realtime.realtime ? nil : try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
+            let synthesizer = realtime.realtime ? nil : try EspeakSynthesizer(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
+            // `--aec pulse` loads a module here that only `close()` unloads: from now on every way out closes them.
             let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
+            let devices = try await services.start("the audio devices") {
+                try await RunAudio.open(audioRequest, logger: logger)
+            } stop: { await $0.close() }
+            let names = DaemonStatusNames(
+                gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: input.map { "file:" + $0 } ?? source ?? "default",
+                audioSink: output.map { "file:" + $0 } ?? sink ?? "default")
             if realtime.realtime {
-                // Served like the native loop (control socket, status), but the relay is its own loop: RunRealtime.
-                let devices = try await RunAudio.open(audioRequest, logger: logger)
-                var failure: (any Error)?
-                do {
-                    try await realtime.run(daemon, devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig,
-                                           configUpdates: await chat.talkConfigUpdates(), described: describedAudio(paths),
-                                           bargeIn: settings.bargeIn,
-                                           json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, desk: desk,
-                                           stop: stop, logger: logger)
-                } catch {
-                    failure = error
+                let session = try await realtime.session(
+                    devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig, configUpdates: await chat.talkConfigUpdates(),
+                    gatewayURL: names.gatewayURL, bargeIn: settings.bargeIn, services: services, stop: stop, logger: logger)
+                // Approvals and notifications as in the native loop (shown, not spoken: the relay owns the voice).
+                try await serve(session, daemon: daemon, gateway: gatewaySession, devices: devices, names: names, version: version,
+                                greeting: "Realtime Talk is on; speak. Ctrl-C ends it.", services: services, stop: stop, logger: logger) { notifications in
+                    Task { await DeskOptions.realtimeNodeRouter(gatewaySession, notifications: notifications, logger: logger).run() }
                 }
-                await devices.close()
-                // The sockets' threads end before the process does: exiting beside a thread still inside OpenSSL
-                // crashes in its exit-time cleanup.
-                gatewayTasks.cancel()
-                await gatewayTasks.value
-                await daemon.shutdown()
-                if let failure { throw failure }
                 return
             }
-            let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
-            let synthesizer = try EspeakSynthesizer(logger: logger)
-            // Last before the session starts: `--aec pulse` loads a module that `close()` must unload.
-            let devices = try await RunAudio.open(audioRequest, logger: logger)
-            let (settledEndpointing, fast) = (endpointing, fast)
+            guard let engine, let synthesizer else { return }
+            let talk = try await nativeSession(devices: devices, gateway: gatewaySession, chat: chat, endpointing: endpointing,
+                                               engine: engine, synthesizer: synthesizer, logger: logger)
+            if let gatewayConfig { await talk.apply(gatewayConfig) }
+            // A stream of its own: the first one may have ended with the wait above.
+            let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
+            services.started("talk.config follower") { configFollower.cancel() }
+            try await serve(talk, daemon: daemon, gateway: gatewaySession, devices: devices, names: names, version: version,
+                            greeting: input == nil ? "Talk mode is on; speak. Ctrl-C ends it." : nil,
+                            services: services, stop: stop, logger: logger) { notifications in
+                RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths,
+                               others: ["system.notify": notifications.nodeHandler], logger: logger)
+            }
+        }
+
+        /// The native loop over `devices`: local recognition (and the Gateway's transcription relay, as `--stt` says),
+        /// the agent's reply through `chat`, spoken by the Gateway's voice or espeak-ng.
+        private func nativeSession(devices: RunAudio, gateway gatewaySession: GatewaySession, chat: ChatClient,
+                                   endpointing: EndpointerSettings, engine: PocketSphinxRecognizer, synthesizer: EspeakSynthesizer,
+                                   logger: Logger) async throws -> TalkSession {
+            let fast = fast
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
-            let (capture, transcripts) = try await relay.transcription(
-                capture: devices.capture, gateway: gatewaySession.operatorConnection, preRollMs: settledEndpointing.preRollMs, logger: logger)
+            let (capture, transcripts) = relay.transcription(
+                capture: devices.capture, gateway: gatewaySession.operatorConnection, preRollMs: endpointing.preRollMs, logger: logger)
             var dependencies = TalkSession.Dependencies(
                 capture: capture, playback: devices.playback,
                 makeListener: { capture in
-                    try UtterancePipeline(capture: capture, recognizer: engine, settings: settledEndpointing,
+                    try UtterancePipeline(capture: capture, recognizer: engine, settings: endpointing,
                                           timing: fast ? .streamTime : .wallClock, logger: logger)
                 },
                 synthesizer: synthesizer, conversation: ChatConversation(chat),
@@ -199,69 +230,20 @@ extension OpenClawTalk {
                     await notifier.announce(enabled: enabled, phase: phase)
                 })
             dependencies.transcriptSource = transcripts
-            let talk = TalkSession(dependencies: dependencies, settings: settings, logger: logger)
-
-            if let gatewayConfig { await talk.apply(gatewayConfig) }
-            // A stream of its own: the first one may have ended with the wait above.
-            let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
-            // Approvals and notifications (issue 26): around the loop, not in it, until the spoken prompt lands.
-            let desks = desk.desks(gateway: gatewaySession, speaker: nil, logger: logger)
-            let served = try await daemon.serve(
-                session: DeskSession(
-                    inner: DaemonSession(talk: talk, gateway: gatewaySession, gatewayURL: try? GatewayConfig.load(paths: paths)?.url,
-                                         audioSource: input.map { "file:" + $0 } ?? source ?? "default",
-                                         audioSink: output.map { "file:" + $0 } ?? sink ?? "default",
-                                         echoCancellation: devices.echoCancellation, pushToTalk: DaemonSession.pushToTalk(talk), logger: logger),
-                    approvals: desks.approvals, notifications: desks.notifications),
-                gateway: gatewaySession, version: version, displayName: gatewaySession.displayName, stop: stop)
-            let host = served.inner
-            let printer = Task { [json, maxTurns] in
-                var turns = 0
-                for await event in talk.events {
-                    await host.observe(event)
-                    if json { StandardStream.write(event.jsonLine + "\n", to: STDOUT_FILENO) }
-                    if case .turnEnded = event.kind {
-                        turns += 1
-                        if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
-                    }
-                }
-            }
-            if json { StandardStream.write(devices.eventLine() + "\n", to: STDOUT_FILENO) }
-            await devices.startTrack()
-            do { try await talk.start(listening: !idle) } catch {
-                await devices.close()
-                throw error
-            }
-            let handsFree = RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths,
-                                           others: ["system.notify": desks.notifications.nodeHandler], logger: logger)
-            await daemon.ready()
-            // After the start, so every event counts its milliseconds from the session's (and the tracks') start.
-            let connection = Task {
-                for await state in await gatewaySession.operatorConnection.stateUpdates() {
-                    if case .connected = state { await talk.connectionChanged(Self.describe(state), connected: true) } else {
-                        await talk.connectionChanged(Self.describe(state), connected: false)
-                    }
-                }
-            }
-            if input == nil, !idle { StandardStream.write("Talk mode is on; speak. Ctrl-C ends it.\n", to: STDERR_FILENO) }
-            let reason = await stop.wait(seconds: seconds)
-            logger.info("stopping", metadata: ["reason": "\(reason)"])
-            await talk.stop()
-            await printer.value
-            await devices.close()
-            connection.cancel()
-            handsFree.cancel()
-            desks.task.cancel()
-            configFollower.cancel()
-            gatewayTasks.cancel()
-            await gatewayTasks.value
-            await daemon.shutdown()
+            return TalkSession(dependencies: dependencies, settings: settings, logger: logger)
         }
 
-        /// The Gateway and the devices as the status names them (the realtime session's; the native one's above).
-        private func describedAudio(_ paths: StoragePaths) -> RealtimeOptions.Described {
-            .init(gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: input.map { "file:" + $0 } ?? source ?? "default",
-                  audioSink: output.map { "file:" + $0 } ?? sink ?? "default")
+        private func serve<Loop: TalkLoop>(
+            _ loop: Loop, daemon: DaemonRuntime, gateway: GatewaySession, devices: RunAudio, names: DaemonStatusNames,
+            version: String, greeting: String?, services: ServiceGroup, stop: StopSignal, logger: Logger,
+            nodeCommands: @escaping @Sendable (NotificationDesk) -> Task<Void, Never>
+        ) async throws {
+            let sequence = ServeSequence(
+                loop: loop, daemon: daemon, gateway: gateway, devices: devices,
+                names: names,
+                desk: desk, json: json, idle: idle, maxTurns: maxTurns, seconds: seconds, version: version, greeting: greeting,
+                nodeCommands: nodeCommands)
+            try await sequence.run(services: services, stop: stop, logger: logger)
         }
 
         /// Pairs with the Gateway as `setup --gateway URL --token T` does, without asking anything.
@@ -312,85 +294,3 @@ extension OpenClawTalk {
         }
     }
 }
-
-/// The first of SIGINT, SIGTERM, a deadline or `fire` (the turn limit) ends the session. A SIGINT or SIGTERM that
-/// comes while that clean stop is still under way ends the process at once (exit status 128 + the signal): the
-/// user asked twice.
-///
-/// The signals are caught by a handler of our own (it only writes the signal's number to a pipe, all a handler may
-/// safely do), read by a thread of its own: with them ignored and left to a dispatch source, a signal the kernel
-/// handed to a thread that did not block it was dropped, and now and then a stop with it.
-final class StopSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var reason: String?
-    private var waiter: CheckedContinuation<String, Never>?
-    private let logger: Logger
-
-    init(logger: Logger = Logger(label: "openclaw-talk.run")) {
-        self.logger = logger
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        stopPipeWriter.store(fds[1], ordering: .releasing)
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { number in
-            var byte = UInt8(truncatingIfNeeded: number)
-            _ = write(stopPipeWriter.load(ordering: .acquiring), &byte, 1)
-        }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = SA_RESTART
-        for number in [SIGINT, SIGTERM] { sigaction(number, &action, nil) }
-        let reader = fds[0]
-        let thread = Thread { [weak self] in
-            var byte: UInt8 = 0
-            while true {
-                let n = read(reader, &byte, 1)
-                if n == 1 { self?.signalled(Int32(byte)) } else if n < 0 && errno == EINTR { continue } else { return }
-            }
-        }
-        thread.name = "stop-signals"
-        thread.start()
-    }
-
-    var hasFired: Bool { lock.withLock { reason != nil } }
-
-    private func signalled(_ number: Int32) {
-        let name = number == SIGINT ? "SIGINT" : "SIGTERM"
-        if hasFired {
-            logger.notice("a second \(name) while stopping: exiting now")
-            _exit(128 + number)
-        }
-        logger.notice("\(name): stopping (a second \(name) exits at once)")
-        fire(name)
-    }
-
-    func fire(_ why: String) {
-        let waiting: CheckedContinuation<String, Never>? = lock.withLock {
-            guard reason == nil else { return nil }
-            reason = why
-            defer { waiter = nil }
-            return waiter
-        }
-        waiting?.resume(returning: why)
-    }
-
-    func wait(seconds: Double?) async -> String {
-        if let seconds {
-            Task { [weak self] in
-                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-                self?.fire("\(seconds) s")
-            }
-        }
-        return await withCheckedContinuation { continuation in
-            let done: String? = lock.withLock {
-                if let reason { return reason }
-                waiter = continuation
-                return nil
-            }
-            if let done { continuation.resume(returning: done) }
-        }
-    }
-}
-
-/// The stop signals' pipe, for the handler (which may touch nothing else).
-private let stopPipeWriter = Atomic<Int32>(-1)

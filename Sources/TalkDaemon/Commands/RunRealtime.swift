@@ -5,7 +5,8 @@ import TalkLogging
 import TalkSession
 
 /// `run --mode realtime`: the Gateway's realtime relay hears the microphone and answers in audio
-/// (`RealtimeTalkSession`); the native loop (local recognition, chat.send, local voice) does not run.
+/// (`RealtimeTalkSession`); the native loop (local recognition, chat.send, local voice) does not run. Served as the
+/// native loop is (`ServeSequence`).
 struct RealtimeOptions: Sendable {
     static let all: [OptionSpec] = [
         .option("mode", value: "talk|realtime",
@@ -27,36 +28,23 @@ struct RealtimeOptions: Sendable {
         }
     }
 
-    /// What the status names of a served realtime session.
-    struct Described: Sendable {
-        var gatewayURL: String?
-        var audioSource: String
-        var audioSink: String
-    }
-
-    /// Runs the realtime session as the daemon (control socket, status, `stop`) until `stop` fires (or
-    /// `maxTurns` answers); prints events as JSON lines if asked. `idle`: Talk off until `talk start`.
-    /// `talkConfig`: the Gateway's `talk.config` (the first one, then `configUpdates` as it is read again at each
-    /// connect), whose `talk.realtime` provider, model and voice each new relay session asks for.
-    func run(_ daemon: DaemonRuntime, devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?,
-             configUpdates: AsyncStream<TalkConfig>, described: Described, bargeIn: BargeInPolicy,
-             json: Bool, idle: Bool, maxTurns: Int?, seconds: Double?, version: String, desk: DeskOptions,
-             stop: StopSignal, logger: Logger) async throws
+    /// The realtime loop over `devices`, once the Gateway answered (its hello names the main session key and the
+    /// relay's methods): a Gateway that is down when the daemon starts is waited for, as the native loop waits,
+    /// until it answers or `stop` fires. `talkConfig`: the Gateway's first `talk.config`, then `configUpdates` as it
+    /// is read again at each connect, whose `talk.realtime` provider, model and voice each new relay session asks for.
+    /// - Throws: `RunFailure` when the Gateway offers no realtime relay.
+    func session(devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, configUpdates: AsyncStream<TalkConfig>,
+                 gatewayURL: String?, bargeIn: BargeInPolicy, services: ServiceGroup, stop: StopSignal, logger: Logger)
+        async throws -> RealtimeTalkSession
     {
         let connection = gateway.operatorConnection
-        if let seconds { Task { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))); stop.fire("\(seconds) s") } }
-        // The relay session needs the Gateway's hello (its main session key, its methods): a Gateway that is
-        // down when the daemon starts is waited for, as the native loop waits, until it answers or `stop` fires.
         let waitStarted = ContinuousClock.now
         var told = false
         while await connection.hello == nil {
-            if stop.hasFired {
-                logger.info("stopping before the Gateway answered")
-                return
-            }
+            try services.checkNotStopped(before: "the realtime relay")
             if !told, ContinuousClock.now - waitStarted >= .seconds(5) {
                 told = true
-                FileHandle.standardError.write(Data("Waiting for the Gateway (\(described.gatewayURL ?? "stored setup")) to answer…\n".utf8))
+                StandardStream.write("Waiting for the Gateway (\(gatewayURL ?? "stored setup")) to answer…\n", to: STDERR_FILENO)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -66,50 +54,18 @@ struct RealtimeOptions: Sendable {
         let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: clientSettings, logger: logger)
         // An empty config is the one known before any connect, not a Gateway's answer.
         let configFollower = Task { for await config in configUpdates where config != TalkConfig() { await client.setRealtime(config.realtime) } }
-        defer { configFollower.cancel() }
+        services.started("realtime config follower") { configFollower.cancel() }
         guard await client.names() != nil else {
-            throw ValidationError("The Gateway offers no realtime relay (talk.session.create or talk.realtime.session)")
+            throw RunFailure("The Gateway offers no realtime relay (talk.session.create or talk.realtime.session)")
         }
         var settings = RealtimeTalkSession.Settings()
         settings.bargeIn = bargeIn
-        let session = RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
-        // Approvals and notifications as in the native loop (shown, not spoken: the relay owns the voice).
-        let desks = desk.desks(gateway: gateway, speaker: nil, logger: logger)
-        defer { desks.task.cancel() }
-        let nodeCommands = Task { await DeskOptions.realtimeNodeRouter(gateway, notifications: desks.notifications, logger: logger).run() }
-        defer { nodeCommands.cancel() }
-        let host = try await daemon.serve(
-            session: DeskSession(
-                inner: RealtimeDaemonSession(talk: session, gateway: gateway, gatewayURL: described.gatewayURL, audioSource: described.audioSource,
-                                             audioSink: described.audioSink, echoCancellation: devices.echoCancellation, logger: logger),
-                approvals: desks.approvals, notifications: desks.notifications),
-            gateway: gateway, version: version, displayName: gateway.displayName, stop: stop).inner
-        let printer = Task {
-            var turns = 0
-            for await event in session.events {
-                await host.observe(event)
-                if json { FileHandle.standardOutput.write(Data((event.jsonLine + "\n").utf8)) }
-                // An answer ends a turn; the control commands' own returns to listening do not.
-                if case .stateChanged(_, .listening, let reason) = event.kind, !["started", "resumed", "paused", "talk stop"].contains(reason) {
-                    turns += 1
-                    if let maxTurns, turns >= maxTurns { stop.fire("\(turns) turns") }
-                }
-            }
-        }
-        if json { FileHandle.standardOutput.write(Data((devices.eventLine() + "\n").utf8)) }
-        await devices.startTrack()
-        do {
-            try await session.start(listening: !idle)
-        } catch {
-            await session.stop()
-            await printer.value
-            throw ValidationError("The realtime relay could not start: \(error)")
-        }
-        await daemon.ready()
-        if !idle { FileHandle.standardError.write(Data("Realtime Talk is on; speak. Ctrl-C ends it.\n".utf8)) }
-        let reason = await stop.wait(seconds: seconds)
-        logger.info("stopping", metadata: ["reason": "\(reason)"])
-        await session.stop()
-        await printer.value
+        return RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
     }
+}
+
+/// A failure while `run` runs (not a usage error): "Error: <description>" on stderr, exit status 1.
+struct RunFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

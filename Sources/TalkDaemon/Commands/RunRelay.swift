@@ -32,20 +32,24 @@ struct RelayOptions: Sendable {
         }
     }
 
-    /// The capture the loop listens on and the relay that gives its words (nil with `--stt local`). With
-    /// `gateway` the Gateway must list the relay once connected (bounded wait), else the run ends with an error.
-    func transcription(capture: any AudioCaptureDevice, gateway: GatewayConnection, preRollMs: Int, logger: Logger) async throws
+    /// With `--stt gateway` the Gateway must list the relay once connected (bounded wait), else the run ends with an
+    /// error, before the devices open.
+    func requireRelay(gateway: GatewayConnection, logger: Logger) async throws {
+        guard stt == .gateway else { return }
+        let client = TalkRelayClient(gateway: gateway, mode: .transcription, logger: logger)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while await gateway.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        guard await client.names() != nil else {
+            throw RunFailure("The Gateway offers no transcription relay (talk.session.create); use '--stt local' or '--stt auto'")
+        }
+    }
+
+    /// The capture the loop listens on and the relay that gives its words (nil with `--stt local`).
+    func transcription(capture: any AudioCaptureDevice, gateway: GatewayConnection, preRollMs: Int, logger: Logger)
         -> (any AudioCaptureDevice, (any TranscriptSource)?)
     {
         guard stt != .local else { return (capture, nil) }
         let client = TalkRelayClient(gateway: gateway, mode: .transcription, logger: logger)
-        if stt == .gateway {
-            let deadline = ContinuousClock.now + .seconds(15)
-            while await gateway.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
-            guard await client.names() != nil else {
-                throw ValidationError("The Gateway offers no transcription relay (talk.session.create); use '--stt local' or '--stt auto'")
-            }
-        }
         let tap = UtteranceAudioTap(capture)
         var settings = RelayTranscription.Settings()
         settings.finalWait = finalWait

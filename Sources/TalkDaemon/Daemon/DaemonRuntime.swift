@@ -61,10 +61,9 @@ final class DaemonRuntime: Sendable {
         }
     }
 
-    /// Tells `start` why the daemon did not come up (it prints it and exits non-zero).
+    /// Tells `start` why the daemon did not come up (it prints it and exits non-zero); `shutdown()` follows.
     func failed(_ error: any Error) {
         readiness.withLock { $0.take() }?.failed(String(describing: error))
-        lock.release()
     }
 
     /// Serves the session (the native loop's or the realtime relay's) over the control socket and starts the
@@ -127,7 +126,7 @@ final class DaemonRuntime: Sendable {
         systemd.send { $0.ready(status: words) }
     }
 
-    /// After the session stopped: the socket and status go, the lock is released.
+    /// After the session stopped (or failed to start): the socket and status go, the lock is released. Once.
     func shutdown() async {
         systemd.send { $0.stopping() }
         guard let served = served.withLock({ s in defer { s = nil }; return s }) else {
@@ -138,6 +137,8 @@ final class DaemonRuntime: Sendable {
         served.tasks.forEach { $0.cancel() }
         await served.server.stop()
         await served.session.close()
+        // Ended before the file goes: a status update still under way would write it again.
+        for task in served.tasks { await task.value }
         StatusFile(path: paths.statusPath).remove()
         lock.release()
         logger.notice("stopped")

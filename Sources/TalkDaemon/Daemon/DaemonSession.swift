@@ -4,66 +4,29 @@ import TalkLogging
 import TalkService
 import TalkSession
 
-/// The running Talk loop as the service plane sees it: `ControlledSession` over `TalkSession` and the Gateway
-/// sockets. It lives in the executable, not in TalkSession or TalkService, because it is wiring that joins the
-/// loop, SessionBridge and the service plane, which the libraries may not do to each other (TalkService imports
-/// neither; TalkSession stays free of the service plane, so the loop is tested without it).
+/// A running Talk loop as the service plane sees it: `ControlledSession` over a `TalkLoop` (the native loop or the
+/// realtime relay) and the Gateway sockets. It lives in the executable, not in TalkSession or TalkService, because
+/// it is wiring that joins the loop, SessionBridge and the service plane, which the libraries may not do to each
+/// other (TalkService imports neither; TalkSession stays free of the service plane, so the loop is tested without it).
 ///
-/// It keeps the snapshot the status shows from what it observes: the loop's events (handed in by `run`, which
-/// owns the event stream) and both Gateway sockets' states.
-actor DaemonSession: ServedSession {
-    /// How push-to-talk reaches the loop (`TalkSession.pushToTalk`, in every mode): a closure, so the adapter's
-    /// tests can stand in for it.
-    typealias PushToTalkHandler = @Sendable (PushToTalkAction) async throws -> Void
-
-    struct Refusal: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The loop's push-to-talk, with the answers a person must hear about (nothing to stop, Talk off) as errors.
-    static func pushToTalk(_ talk: TalkSession) -> PushToTalkHandler {
-        { action in
-            guard let command = PushToTalkCommand(rawValue: "talk.ptt." + action.rawValue) else {
-                throw Refusal(description: "unknown push-to-talk action \(action.rawValue)")
-            }
-            if command == .once {
-                // `once` ends with the first utterance (at most 12 s): its outcome is a `pushToTalk` event, and the
-                // client is answered now, not after its own read timeout.
-                let state = await talk.state
-                guard state != .idle, state != .paused else {
-                    throw Refusal(description: "Talk is off or paused: run 'openclaw-talk talk start' or 'resume' first")
-                }
-                Task { _ = await talk.pushToTalk(command) }
-                return
-            }
-            let result = await talk.pushToTalk(command)
-            switch result.status {
-            case .idle?:
-                throw Refusal(description: action == .stop
-                    ? "no push-to-talk capture is open" : "Talk is off or paused: run 'openclaw-talk talk start' or 'resume' first")
-            case .busy?: throw Refusal(description: "a push-to-talk capture is already open")
-            default: return
-            }
-        }
-    }
-
+/// It keeps the snapshot the status shows from what it observes: the loop's events (handed in by the serve sequence,
+/// which owns the event stream) and both Gateway sockets' states. What a loop cannot do, it refuses itself
+/// (`TalkLoopRefusal`); the client reads the reason.
+actor DaemonSession<Loop: TalkLoop>: ServedSession {
     nonisolated let events: AsyncStream<SessionEvent>
     private let sink: AsyncStream<SessionEvent>.Continuation
-    private let talk: TalkSession
+    private let loop: Loop
     private let gateway: GatewaySession
-    private let pushToTalkHandler: PushToTalkHandler
     private let logger: Logger
     private var tracker: SessionStatusTracker
     private var watchers: [Task<Void, Never>] = []
 
-    init(talk: TalkSession, gateway: GatewaySession, gatewayURL: String?, audioSource: String, audioSink: String,
-         echoCancellation: String? = nil, pushToTalk: @escaping PushToTalkHandler, logger: Logger) {
-        self.talk = talk
+    init(loop: Loop, gateway: GatewaySession, names: DaemonStatusNames, echoCancellation: String? = nil, logger: Logger) {
+        self.loop = loop
         self.gateway = gateway
-        self.pushToTalkHandler = pushToTalk
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        tracker = SessionStatusTracker(gatewayURL: gatewayURL, audioSource: audioSource, audioSink: audioSink,
+        tracker = SessionStatusTracker(gatewayURL: names.gatewayURL, audioSource: names.audioSource, audioSink: names.audioSink,
                                        echoCancellation: echoCancellation)
     }
 
@@ -79,14 +42,19 @@ actor DaemonSession: ServedSession {
 
     /// A reloaded configuration's voice and rate, unless the command line set them.
     func reload(_ config: ServiceConfig, flagKeys: Set<String>) async {
-        await talk.setVoice(flagKeys.contains("voice") ? nil : config.text("voice"),
+        await loop.setVoice(flagKeys.contains("voice") ? nil : config.text("voice"),
                             rate: flagKeys.contains("rate") ? nil : config.integer("rate"))
     }
 
     // MARK: - What the loop did
 
-    /// One event of the loop (run's event reader hands each one over).
+    /// One event of the loop (the serve sequence's event reader hands each one over).
     func observe(_ event: TalkEvent) {
+        // The realtime relay's words for what was said are the transcript it answers (the native loop's is the one sent).
+        if loop.kind == .realtime, case .finalTranscript(let text, _, _, _, _) = event.kind {
+            tracker.snap.lastTranscript = text
+            tracker.talkError = nil
+        }
         tracker.observe(event)
         sink.yield(SessionEvent(kind: event.name, detail: SessionStatusTracker.fields(of: event)))
     }
@@ -97,12 +65,33 @@ actor DaemonSession: ServedSession {
 
     // MARK: - ControlledSession
 
-    func pause() async throws { try await talk.pause() }
-    func resume() async throws { try await talk.resume() }
-    func talkStart() async throws { try await talk.activate() }
-    func talkStop() async throws { await talk.deactivate() }
-    func say(_ text: String) async throws { try await talk.type(text) }
-    func pushToTalk(_ action: PushToTalkAction) async throws { try await pushToTalkHandler(action) }
+    func pause() async throws { try await loop.pause() }
+    func resume() async throws { try await loop.resume() }
+    func talkStart() async throws { try await loop.activate() }
+    func talkStop() async throws { await loop.deactivate() }
+    func say(_ text: String) async throws { try await loop.type(text) }
+
+    /// The loop's push-to-talk, with the answers a person must hear about (nothing to stop, Talk off) as refusals.
+    func pushToTalk(_ action: PushToTalkAction) async throws {
+        guard let command = PushToTalkCommand(rawValue: "talk.ptt." + action.rawValue) else {
+            throw TalkLoopRefusal("unknown push-to-talk action \(action.rawValue)")
+        }
+        if command == .once {
+            // `once` ends with the first utterance (at most 12 s): its outcome is a `pushToTalk` event, and the
+            // client is answered now, not after its own read timeout.
+            try await loop.checkPushToTalk()
+            let loop = loop
+            Task { _ = try? await loop.pushToTalk(command) }
+            return
+        }
+        let result = try await loop.pushToTalk(command)
+        switch result.status {
+        case .idle?:
+            throw action == .stop ? TalkLoopRefusal("no push-to-talk capture is open") : TalkLoopRefusal.talkOffOrPaused
+        case .busy?: throw TalkLoopRefusal("a push-to-talk capture is already open")
+        default: return
+        }
+    }
 
     func reconnect() async throws {
         logger.notice("reconnect requested")
@@ -111,6 +100,13 @@ actor DaemonSession: ServedSession {
     }
 
     func snapshot() async -> SessionSnapshot {
-        tracker.snapshot(mode: "continuous", sessionKey: await gateway.operatorConnection.hello?.advertisedMainSessionKey)
+        tracker.snapshot(mode: loop.kind.rawValue, sessionKey: await gateway.operatorConnection.hello?.advertisedMainSessionKey)
     }
+}
+
+/// The Gateway and the devices as the status names them.
+struct DaemonStatusNames: Sendable {
+    var gatewayURL: String?
+    var audioSource: String
+    var audioSink: String
 }

@@ -2,7 +2,7 @@ import TalkService
 
 /// A session `DaemonRuntime.serve` runs as the daemon: the control commands (`ControlledSession`), and what the
 /// runtime does around them: following the Gateway's sockets for the status, closing at shutdown, and a config
-/// reloaded on SIGHUP. `DaemonSession` is the native loop's, `RealtimeDaemonSession` the realtime relay's.
+/// reloaded on SIGHUP. `DaemonSession` over either loop.
 protocol ServedSession: ControlledSession {
     func watchGateway() async
     func close() async

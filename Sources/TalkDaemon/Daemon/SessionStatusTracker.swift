@@ -6,7 +6,7 @@ import TalkService
 import TalkSession
 
 /// The snapshot the status shows, kept from what a served session observes: its loop's events and both Gateway
-/// sockets' states. Shared by the native (`DaemonSession`) and the realtime (`RealtimeDaemonSession`) adapters,
+/// sockets' states. Kept by `DaemonSession` for either loop,
 /// each of which owns one inside its actor.
 struct SessionStatusTracker: Sendable {
     var snap = SessionSnapshot()

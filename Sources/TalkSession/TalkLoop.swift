@@ -1,0 +1,77 @@
+import SessionBridge
+
+/// What the daemon drives, whichever loop runs: the native one (`TalkSession`: local recognition, the agent's
+/// text reply spoken here) or the Gateway's realtime relay (`RealtimeTalkSession`). One daemon path serves both
+/// through this protocol; a loop that cannot do something refuses inside the loop, with its reason
+/// (`TalkLoopRefusal`), and the daemon answers the client with it.
+package protocol TalkLoop: Actor {
+    /// How the status names the loop ("continuous" or "realtime").
+    nonisolated var kind: TalkLoopKind { get }
+    /// Everything the loop does, until `stop()`.
+    nonisolated var events: AsyncStream<TalkEvent> { get }
+    var talkState: TalkState { get }
+
+    /// Starts the loop; with `listening: false` Talk stays off until `activate()`.
+    func start(listening: Bool) async throws
+    /// Ends the loop: the event stream ends.
+    func stop() async
+    /// `talk start` / `talk stop`.
+    func activate() async throws
+    func deactivate() async
+    /// Closes the microphone stream until `resume()`.
+    func pause() async throws
+    func resume() async throws
+    /// A typed turn (`say TEXT`).
+    func type(_ text: String) async throws
+    /// A push-to-talk command (the node's `talk.ptt.*` or the control socket's `ptt`).
+    func pushToTalk(_ command: PushToTalkCommand) async throws -> PushToTalkResult
+    /// Throws the reason push-to-talk cannot begin now (Talk off or paused; a loop that has none).
+    func checkPushToTalk() async throws
+    /// A reloaded configuration's voice and rate (nil: leave as is).
+    func setVoice(_ voice: String?, rate: Int?) async
+    /// The Gateway's `talk.config`, as read at each connect.
+    func apply(_ config: TalkConfig) async
+    /// The operator socket's state, as it changes.
+    func connectionChanged(_ description: String, connected: Bool) async
+}
+
+package enum TalkLoopKind: String, Sendable {
+    case continuous, realtime
+}
+
+/// Something this loop does not do, with the reason a person reads.
+package struct TalkLoopRefusal: Error, Equatable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+
+    package static let talkOffOrPaused = TalkLoopRefusal("Talk is off or paused: run 'openclaw-talk talk start' or 'resume' first")
+}
+
+extension TalkSession: TalkLoop {
+    package nonisolated var kind: TalkLoopKind { .continuous }
+    package var talkState: TalkState { state }
+
+    package func checkPushToTalk() throws {
+        guard state != .idle, state != .paused else { throw TalkLoopRefusal.talkOffOrPaused }
+    }
+}
+
+extension RealtimeTalkSession: TalkLoop {
+    package static let typedTurnRefusal = TalkLoopRefusal(
+        "'say' does not apply in realtime mode: the Gateway's realtime relay hears the microphone "
+            + "and answers itself, with no typed turns; run with '--mode talk' to type to the assistant")
+    package static let pushToTalkRefusal = TalkLoopRefusal(
+        "'ptt' does not apply in realtime mode: the Gateway's realtime relay listens all the "
+            + "time and finds the turns itself; use 'pause' and 'resume' to close and reopen the microphone")
+
+    package nonisolated var kind: TalkLoopKind { .realtime }
+    package func type(_ text: String) async throws { throw Self.typedTurnRefusal }
+    package func pushToTalk(_ command: PushToTalkCommand) async throws -> PushToTalkResult { throw Self.pushToTalkRefusal }
+    package func checkPushToTalk() throws { throw Self.pushToTalkRefusal }
+    /// The relay speaks in the Gateway's voice: nothing of the local config applies to a running session.
+    package func setVoice(_ voice: String?, rate: Int?) {}
+    /// The relay client follows `talk.config` itself (`TalkRelayClient.setRealtime`).
+    package func apply(_ config: TalkConfig) {}
+    /// The relay client reconnects by itself.
+    package func connectionChanged(_ description: String, connected: Bool) {}
+}
