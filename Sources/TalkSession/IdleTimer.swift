@@ -20,15 +20,15 @@ extension TalkSession {
     }
 
     /// `Timer.idle`.
-    func idled() {
+    func idled() async {
         guard let timeout = settings.idleTimeout, handsFree.mode == .alwaysListening, state == .listening,
               handsFree.capture == nil else { return }
         // Someone is speaking (a long utterance): not idle.
-        guard userSpeechStartNs == nil else { return rearmIdleTimer() }
+        guard !machine.userSpeaking else { return rearmIdleTimer() }
         handsFree.mode = .wakePhrase
         handsFree.idledOut = true
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         emit(.modeChanged(from: .alwaysListening, to: .wakePhrase, reason: "no interaction for \(String(format: "%g", seconds)) s"))
-        setState(.waiting, reason: "idle timeout")
+        await handle(.settle(reason: "idle timeout"))
     }
 }

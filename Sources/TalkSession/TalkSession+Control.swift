@@ -30,11 +30,9 @@ extension TalkSession {
     /// phases before it). A transcript not yet acknowledged stays in the outbox.
     package func deactivate() async {
         guard state != .idle else { return }
-        // The microphone first: nothing said from now on becomes a turn.
-        await closeMicrophone()
-        await quiet()
+        // The microphone first (the machine's order): nothing said from now on becomes a turn.
+        await handle(.control(.deactivate(reason: "talk stop")))
         endHandsFree()
-        setState(.idle, reason: "talk stop")
         announcements?.finish()
         announcements = nil
         await announcer?.value
@@ -44,12 +42,8 @@ extension TalkSession {
 
     /// Closes the microphone stream (the reply in progress stops with it); `resume()` reopens it.
     package func pause() async throws {
-        guard state != .idle else { throw ControlRefusal.talkOff }
-        guard state != .paused else { return }
-        // The microphone first: nothing said after "pause" becomes a turn.
-        await closeMicrophone()
-        await quiet()
-        setState(.paused, reason: "paused")
+        // The microphone first (the machine's order): nothing said after "pause" becomes a turn.
+        try await control(.pause)
     }
 
     package func resume() async throws {
@@ -59,14 +53,13 @@ extension TalkSession {
     }
 
     /// A typed turn: `text` goes to the agent as if it had been said, and the reply is spoken.
-    package func type(_ text: String) throws {
-        guard state != .idle else { throw ControlRefusal.talkOff }
-        guard state != .paused else { throw ControlRefusal.paused }
-        let offset = pendingInterruption
-        pendingInterruption = nil
-        cancelTurn()
-        releaseFloor()
-        startTurn(text, interruptedAtSeconds: offset)
+    package func type(_ text: String) async throws {
+        try await control(.type(text))
+    }
+
+    /// A control command to the machine; its refusal is thrown to the caller.
+    private func control(_ command: TurnTaking.ControlCommand) async throws {
+        if let refusal = await handle(.control(command)) { throw refusal }
     }
 
     /// A reloaded configuration's voice and rate; the next sentence uses them.
@@ -96,22 +89,23 @@ extension TalkSession {
     /// to the mode's resting state.
     func openMicrophone(starting: Bool) async throws {
         guard let listener else { return }
-        let utterances = try await listener.start()
-        if starting { beginHandsFree() } else { setState(restingState, reason: "resumed") }
-        listenTask = Task { await self.listen(utterances) }
+        opened = try await listener.start()
+        if starting { beginHandsFree() }
+        await handle(.control(starting ? .activate : .resume))
     }
 
+    /// `Action.closeMicrophone`.
     func closeMicrophone() async {
         listenTask?.cancel()
         listenTask = nil
+        opened = nil
         await listener?.stop()
         await dropRelayedUtterance()
-        userSpeechStartNs = nil
         releaseFloor()
     }
 
     /// Stops the current turn and whatever it is playing or synthesising (`cancelTurn` cancels its `talk.speak`
-    /// requests), and waits for it to end, which is then at once.
+    /// requests), and waits for it to end, which is then at once: `stop()` with Talk already off.
     func quiet() async {
         let reply = turnTask
         cancelTurn()

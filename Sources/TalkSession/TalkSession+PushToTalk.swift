@@ -14,7 +14,7 @@ extension TalkSession {
         switch command {
         case .start: result = await startCapture(once: false)
         case .stop: result = await stopCapture(handsFree.capture?.id)
-        case .cancel: result = cancelCapture()
+        case .cancel: result = await cancelCapture()
         case .once: result = await captureOnce()
         }
         emit(.pushToTalk(command: String(command.rawValue.dropFirst("talk.ptt.".count)), captureId: result.captureId,
@@ -26,20 +26,16 @@ extension TalkSession {
         if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
         // Talk off or paused: no capture may open the microphone behind the user's back.
         guard state != .idle, state != .paused else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
-        if state == .thinking || state == .speaking {
-            await takeFloor()
-            // Another start may have come in while the speaker stopped.
-            if let capture = handsFree.capture { return PushToTalkResult(captureId: capture.id) }
-        }
         let id = UUID().uuidString.lowercased()
         handsFree.capture = PushToTalkCapture(id: id, once: once)
         handsFree.lastCaptureId = id
         closeWakeWindowNow()
         handsFree.dropNext = false
         gate.setHeld(false)
-        setState(.listening, reason: "push-to-talk")
         // `once` has a shorter limit of its own (`captureOnce`).
         if !once { arm(.captureLimit, settings.pushToTalkCaptureLimit) }
+        // A reply thinking or playing is cut off and its run aborted; the loop listens.
+        await handle(.pushToTalkStarted)
         return PushToTalkResult(captureId: id)
     }
 
@@ -56,16 +52,6 @@ extension TalkSession {
         logger.notice("push-to-talk capture stopped at its limit", metadata: ["talk.pttLimitSeconds": "\(seconds)"])
         let result = await stopCapture(id)
         emit(.pushToTalk(command: "stop", captureId: result.captureId, status: result.status?.rawValue, transcript: result.transcript))
-    }
-
-    /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
-    private func takeFloor() async {
-        emit(.turnEnded(reason: "push-to-talk"))
-        cancelTurn()
-        dependencies.synthesizer.cancelAll()
-        releaseFloor()
-        await dependencies.playback.stop()
-        await abortReply()
     }
 
     private func captureOnce() async -> PushToTalkResult {
@@ -87,7 +73,7 @@ extension TalkSession {
             if handsFree.mode == .pushToTalk { gate.setHeld(true) }
             arm(.captureCloseWait, settings.pushToTalkCloseWait)
         }
-        if userSpeechStartNs == nil { return finishCapture(id) }
+        if !machine.userSpeaking { return await finishCapture(id) }
         return await result(of: id)
     }
 
@@ -97,28 +83,28 @@ extension TalkSession {
         return await withCheckedContinuation { handsFree.capture?.waiters.append($0) }
     }
 
-    private func cancelCapture() -> PushToTalkResult {
+    private func cancelCapture() async -> PushToTalkResult {
         guard let capture = handsFree.capture else { return PushToTalkResult(captureId: handsFree.lastCaptureId, status: .idle) }
         handsFree.capture = nil
-        handsFree.dropNext = userSpeechStartNs != nil
+        handsFree.dropNext = machine.userSpeaking
         if handsFree.mode == .pushToTalk { gate.setHeld(true) }
         let result = PushToTalkResult(captureId: capture.id, status: .cancelled)
         conclude(capture, with: result)
-        if state == .listening { setState(restingState, reason: "push-to-talk cancelled") }
+        await handle(.settle(reason: "push-to-talk cancelled"))
         return result
     }
 
     /// A final transcript while a capture holds the floor: kept for it, and for `once` or after `stop` the end of it.
-    func heardDuringCapture(_ text: String) {
+    func heardDuringCapture(_ text: String) async {
         guard var capture = handsFree.capture else { return }
         if !text.isEmpty { capture.heard.append(text) }
         handsFree.capture = capture
-        if capture.once || capture.stopping { finishCapture(capture.id) }
+        if capture.once || capture.stopping { await finishCapture(capture.id) }
     }
 
     /// Ends the capture: what it heard goes to the agent as one turn.
     @discardableResult
-    func finishCapture(_ id: String) -> PushToTalkResult {
+    func finishCapture(_ id: String) async -> PushToTalkResult {
         guard let capture = handsFree.capture, capture.id == id else {
             return handsFree.lastResult ?? PushToTalkResult(captureId: id, status: .idle)
         }
@@ -126,18 +112,9 @@ extension TalkSession {
         if handsFree.mode == .pushToTalk { gate.setHeld(true) }
         let text = capture.heard.joined(separator: " ")
         let result: PushToTalkResult
-        if text.isEmpty {
-            result = PushToTalkResult(captureId: id, status: .empty)
-            if state == .listening { setState(restingState, reason: "push-to-talk heard nothing") }
-        } else {
-            result = PushToTalkResult(captureId: id, transcript: text, status: .queued)
-            let offset = pendingInterruption
-            pendingInterruption = nil
-            cancelTurn()
-            releaseFloor()
-            startTurn(text, interruptedAtSeconds: offset)
-        }
+        result = text.isEmpty ? PushToTalkResult(captureId: id, status: .empty) : PushToTalkResult(captureId: id, transcript: text, status: .queued)
         conclude(capture, with: result)
+        await handle(text.isEmpty ? .settle(reason: "push-to-talk heard nothing") : .captured(text))
         return result
     }
 

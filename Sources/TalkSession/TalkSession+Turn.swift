@@ -39,13 +39,10 @@ extension TalkSession {
         var queue: AsyncStream<SpeechJob>.Continuation?
     }
 
+    /// `Action.sendTurn`: the transcript goes out and the reply is spoken (the machine moved to thinking).
     func startTurn(_ transcript: String, interruptedAtSeconds: Double?) {
         turn += 1
         let generation = turn
-        replyText = ""
-        spokenSeconds = 0
-        playing = nil
-        setState(.thinking, reason: "transcript sent")
         turnTask = Task { await self.runTurn(transcript, interruptedAtSeconds: interruptedAtSeconds, generation: generation) }
     }
 
@@ -55,8 +52,6 @@ extension TalkSession {
         turn += 1
         turnTask?.cancel()
         turnTask = nil
-        playing = nil
-        timers.cancel(.replyTimeout)
         for synthesis in turnSynthesis { synthesis.cancel() }
         turnSynthesis = []
         // The speaker skips what was queued and ends: nothing more is released for this turn.
@@ -71,12 +66,11 @@ extension TalkSession {
         let (jobs, queue) = AsyncStream.makeStream(of: SpeechJob.self)
         lookahead = SpeechLookahead(generation: generation, queue: queue)
         let speaker = Task { await self.speak(jobs, generation: generation) }
-        arm(.replyTimeout, settings.replyTimeout)
         var reply = SpokenReply()
         var written = ""
         var voice = settings.voice
         var remoteVoice = gatewayVoice(for: nil)
-        func queueSentences(_ sentences: [String]) {
+        func queueSentences(_ sentences: [String]) -> [String] {
             if let directive = reply.directive {
                 remoteVoice = gatewayVoice(for: directive)
                 let base = settings.voice
@@ -85,40 +79,46 @@ extension TalkSession {
                 if settings.rateFixed { voice.rateWPM = base.rateWPM }
             }
             for sentence in sentences {
-                replyText += (replyText.isEmpty ? "" : " ") + sentence
                 lookahead.held.append(SpeechLookahead.Held(sentence: sentence, voice: voice, remoteVoice: remoteVoice))
             }
             releaseSentences(generation)
+            return sentences
         }
         for await update in updates {
             guard generation == turn else { break }
-            // An ack alone does not count: an agent that never writes a word must not hold the loop.
-            if !update.isAcknowledgement { timers.cancel(.replyTimeout) }
+            // What the agent wrote (nothing for an acknowledgement, which does not count: an agent that never
+            // writes a word must not hold the loop).
+            let wrote: [String]?
             switch update {
             case .accepted(let runId, let status):
                 emit(.transcriptAcknowledged(runId: runId, status: status))
+                wrote = nil
             case .partial(let text, let replaced):
                 if replaced || !text.hasPrefix(written) {
                     emit(.replyDelta(text))
-                    queueSentences(reply.replace(with: text))
+                    wrote = queueSentences(reply.replace(with: text))
                 } else if text.count > written.count {
                     let delta = String(text.dropFirst(written.count))
                     emit(.replyDelta(delta))
-                    queueSentences(reply.append(delta))
+                    wrote = queueSentences(reply.append(delta))
+                } else {
+                    wrote = []
                 }
                 written = text
             case .final(let text, _):
-                queueSentences(reply.replace(with: text) + reply.finish())
+                wrote = queueSentences(reply.replace(with: text) + reply.finish())
                 emit(.replyFinal(text))
             case .aborted(let text):
-                queueSentences(reply.finish())
+                wrote = queueSentences(reply.finish())
                 emit(.replyFailed("the reply was aborted after \(text.count) characters"))
             case .failed(let failure):
                 emit(.replyFailed(failure.description))
+                wrote = []
             }
+            // The reply timeout is off, and the text guard knows what the reply says.
+            if let wrote { await handle(.replySentences(wrote)) }
         }
         if generation == turn {
-            timers.cancel(.replyTimeout)
             lookahead.complete = true
             releaseSentences(generation)
         } else {
@@ -126,8 +126,7 @@ extension TalkSession {
         }
         await speaker.value
         guard generation == turn else { return }
-        setState(restingState, reason: "reply done")
-        emit(.turnEnded(reason: "reply done"))
+        await handle(.replyEnded(atNs: dependencies.clock.nowNs()))
     }
 
     /// Starts the synthesis of held sentences while fewer than `SpeechLookahead.ahead` wait in front of the one
@@ -149,15 +148,6 @@ extension TalkSession {
         guard generation == turn, lookahead.generation == generation else { return }
         lookahead.taken += 1
         releaseSentences(generation)
-    }
-
-    /// `Timer.replyTimeout`: no reply text since the transcript went out.
-    func replyTimedOut() {
-        guard state == .thinking else { return }
-        cancelTurn()
-        emit(.replyFailed("no reply within \(settings.replyTimeout)"))
-        setState(restingState, reason: "no reply")
-        emit(.turnEnded(reason: "no reply"))
     }
 
     /// Starts making a sentence's audio now: the Gateway's voice while it works, espeak-ng otherwise. The first
@@ -210,9 +200,9 @@ extension TalkSession {
             }
             await waitForFloor()
             guard generation == turn else { continue }
-            setState(.speaking, reason: "reply")
             let seconds = audio.buffer.durationSeconds
-            playing = (dependencies.clock.nowNs(), seconds)
+            await handle(.playbackStarted(sentence: job.sentence, seconds: seconds, atNs: dependencies.clock.nowNs()))
+            guard generation == turn else { continue }
             emit(.speakingStarted(sentence: job.sentence, voice: audio.voice))
             let outcome: PlaybackOutcome
             do {
@@ -223,13 +213,8 @@ extension TalkSession {
             }
             emit(.speakingStopped(sentence: job.sentence, completed: outcome == .completed && generation == turn))
             guard generation == turn else { continue }
-            playing = nil
-            spokenSeconds += seconds
+            await handle(.playbackStopped(completed: outcome == .completed))
             if outcome != .completed { break }
         }
     }
-}
-
-extension ChatReplyUpdate {
-    var isAcknowledgement: Bool { if case .accepted = self { true } else { false } }
 }

@@ -24,10 +24,10 @@ extension TalkSession {
         }
     }
 
-    /// Where the loop rests between turns in the current mode.
-    var restingState: TalkState {
-        if handsFree.capture != nil || handsFree.awake { return .listening }
-        return handsFree.mode == .alwaysListening ? .listening : .waiting
+    /// Where the loop rests between turns in the current mode (`TurnTaking.restsListening`): listening while
+    /// always-listening, a wake window is open or a capture holds the floor; otherwise waiting.
+    var restsListening: Bool {
+        handsFree.capture != nil || handsFree.awake || handsFree.mode == .alwaysListening
     }
 
     /// Sets the mode up as the session starts (after the listener, before the first event is heard).
@@ -35,7 +35,6 @@ extension TalkSession {
         handsFree.mode = settings.mode
         gate.setHeld(settings.mode == .pushToTalk)
         emit(.modeChanged(from: nil, to: settings.mode, reason: "started"))
-        setState(restingState, reason: "started")
     }
 
     func endHandsFree() {
@@ -52,9 +51,9 @@ extension TalkSession {
 
     /// What a final transcript sends, if anything: nil when the mode keeps it (collected by a push-to-talk capture,
     /// or ignored without a wake phrase); otherwise the text for the usual checks and the turn.
-    func admit(_ text: String) -> String? {
+    func admit(_ text: String) async -> String? {
         if handsFree.capture != nil {
-            heardDuringCapture(text)
+            await heardDuringCapture(text)
             return nil
         }
         if handsFree.dropNext {
@@ -68,21 +67,21 @@ extension TalkSession {
             return text
         case .pushToTalk:
             emit(.transcriptIgnored(text: text, reason: "push-to-talk is not capturing"))
-            if state == .listening { setState(restingState, reason: "push-to-talk") }
+            await handle(.settle(reason: "push-to-talk"))
             return nil
         case .wakePhrase:
-            return admitAfterWakePhrase(text)
+            return await admitAfterWakePhrase(text)
         }
     }
 
-    private func admitAfterWakePhrase(_ text: String) -> String? {
+    private func admitAfterWakePhrase(_ text: String) async -> String? {
         if handsFree.awake {
             closeWakeWindowNow()
             return text
         }
         guard let match = WakePhraseMatcher.match(text, phrases: wakePhrases) else {
             emit(.transcriptIgnored(text: text, reason: "no wake phrase"))
-            if state == .listening { setState(restingState, reason: "no wake phrase") }
+            await handle(.settle(reason: "no wake phrase"))
             return nil
         }
         emit(.wakePhrase(phrase: match.phrase, command: match.command))
@@ -92,12 +91,9 @@ extension TalkSession {
             emit(.modeChanged(from: .wakePhrase, to: .alwaysListening, reason: "wake phrase"))
         }
         guard match.command.isEmpty else { return match.command }
-        // Woken again while the agent thinks: as a new request would, this drops the reply on its way.
-        let endsTurn = state == .thinking
-        if endsTurn { cancelTurn() }
         if handsFree.mode == .wakePhrase { openWakeWindow() }
-        setState(.listening, reason: "wake phrase")
-        if endsTurn { emit(.turnEnded(reason: "wake phrase")) }
+        // Woken again while the agent thinks: as a new request would, this drops the reply on its way.
+        await handle(.woken)
         rearmIdleTimer()
         return nil
     }
@@ -114,12 +110,12 @@ extension TalkSession {
     }
 
     /// `Timer.wakeWindow`: nothing began within the window.
-    func closeWakeWindow() {
+    func closeWakeWindow() async {
         guard handsFree.awake else { return }
         // Speech that began in time is taken when its final comes; if that final is empty, the window shuts after.
-        guard userSpeechStartNs == nil else { return arm(.wakeWindow, Self.wakeWindowRecheck) }
+        guard !machine.userSpeaking else { return arm(.wakeWindow, Self.wakeWindowRecheck) }
         handsFree.awake = false
-        if state == .listening { setState(restingState, reason: "nothing said after the wake phrase") }
+        await handle(.settle(reason: "nothing said after the wake phrase"))
     }
 
     /// How often a wake window that shut while speech was going on looks again for that speech's end.

@@ -43,6 +43,22 @@ import Testing
         #expect(await rig.phases.phases == ["listening", "disabled", "listening", "thinking", "speaking", "listening", "disabled"])
     }
 
+    /// `say` while the reply plays is a new request: the sentence playing stops (no abort: the user did not cut in
+    /// by voice), the rest of that reply is never played, and the typed turn's reply is spoken.
+    @Test func `a typed turn while the reply plays cuts it off and its reply is spoken`() async throws {
+        let rig = try await Rig(agent: .reply("A long answer. With a second sentence."), holdPlayback: true)
+        await rig.listener.utterance("tell me")
+        #expect(await rig.log.waitFor { if case .speakingStarted("A long answer.", _) = $0 { true } else { false } })
+        await rig.agent.set(.reply("Sure."))
+        try await rig.session.type("never mind")
+        #expect(await rig.log.waitFor { if case .speakingStopped("A long answer.", false) = $0 { true } else { false } }, "the reply is cut")
+        #expect(await rig.log.waitFor { if case .speakingStarted("Sure.", _) = $0 { true } else { false } })
+        #expect(await rig.speaker.stops >= 1)
+        #expect(await rig.agent.sent.map(\.transcript) == ["tell me", "never mind"])
+        #expect(await rig.log.count { if case .speakingStarted("With a second sentence.", _) = $0 { true } else { false } } == 0)
+        await rig.session.stop()
+    }
+
     @Test func `a session started with Talk off opens no microphone and announces nothing until activated`() async throws {
         let rig = try await Rig(agent: .reply("Hi."), listening: false)
         #expect(await rig.session.state == .idle)

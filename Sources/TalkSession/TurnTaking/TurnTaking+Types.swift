@@ -98,9 +98,12 @@ extension TurnTaking {
     }
 
     package enum ControlCommand: Sendable, Equatable {
+        /// Talk on (`start`, `talk start`): the microphone's stream is open.
         case activate
-        case deactivate
+        /// Talk off: `talk stop`, or the session's end (`stop()`).
+        case deactivate(reason: String)
         case pause
+        /// The microphone's stream is open again.
         case resume
         case type(String)
     }
@@ -108,22 +111,34 @@ extension TurnTaking {
     package enum Event: Sendable, Equatable {
         case control(ControlCommand)
         case speechStarted(positionMs: Int, atNs: UInt64)
-        /// `loudEnough`: the energy guard's verdict on the microphone now.
-        case partial(String, loudEnough: Bool, atNs: UInt64)
+        /// `mayInterrupt`: the hands-free mode lets these words cut in (in wake-phrase mode only words with the phrase).
+        case partial(String, mayInterrupt: Bool, atNs: UInt64)
+        /// What `Action.weighBargeIn` found: the evidence about the utterance so far, and the energy guard's verdict
+        /// on the microphone now (`loudEnough`).
+        case bargeInEvidence(partial: String, BargeInEvidence, loudEnough: Bool, atNs: UInt64)
         /// `endedNs`: when the speech ended (the silence window before the utterance closed).
         case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int, endedNs: UInt64)
         /// The final's words, already chosen (local or the relay's) and admitted by the hands-free mode.
         case final(String)
+        /// What a push-to-talk capture heard, joined: a turn.
+        case captured(String)
+        /// A final the hands-free mode kept (a push-to-talk capture's, or one without the wake phrase): no turn.
+        case finalKept
         case soundOnset
         case playbackStarted(sentence: String, seconds: Double, atNs: UInt64)
         case playbackStopped(completed: Bool)
-        /// The turn's reply text so far grew by these sentences (queued for synthesis).
+        /// The agent wrote: the turn's reply text grew by these sentences (queued for synthesis), or it failed.
         case replySentences([String])
         /// The turn's reply is over: every sentence played, or it failed.
         case replyEnded(atNs: UInt64)
         case timerFired(Timer)
+        /// A push-to-talk capture takes the floor: a reply thinking or playing is cut off and its run aborted.
         case pushToTalkStarted
-        case pushToTalkEnded
+        /// The hands-free mode has nothing to take now (no wake phrase, a capture ended empty or was cancelled, the
+        /// wake window or the idle timeout ran out): a loop listening goes where it rests (`restsListening`).
+        case settle(reason: String)
+        /// A wake phrase said on its own: the loop listens; a turn still thinking is dropped, as a new request would.
+        case woken
         case connectionChanged(String, connected: Bool)
     }
 
@@ -131,18 +146,24 @@ extension TurnTaking {
         case emit(TalkEvent.Kind)
         /// Tell the Gateway the phase (`talk.mode`).
         case announce(TalkPhase)
-        /// Send the transcript to the agent as turn `number` and speak its reply.
+        /// Send the transcript to the agent as turn `number` and speak its reply (the turn before it, if any, is dropped).
         case sendTurn(number: Int, transcript: String, interruptedAtSeconds: Double?)
-        /// Stop the reply: its work, the speaker, the synthesis; with `abort`, the agent's run too (`chat.abort`).
+        /// Stop the reply: its work, the synthesis, the speaker; with `abort`, the agent's run too (`chat.abort`).
         case cutReply(abort: Bool)
+        /// Ask the devices for the barge-in evidence about the utterance that opened at `fromPositionMs`; the answer
+        /// comes back as `Event.bargeInEvidence`.
+        case weighBargeIn(partial: String, fromPositionMs: Int)
+        /// Why a partial did not cut in (for the debug log).
+        case held(partial: String, reason: String)
         case setReplyGain(Float)
         case setMicrophone(MicrophoneMode)
+        /// Start reading the microphone's stream (opened by the owner before `activate`/`resume`).
         case openMicrophone
         case closeMicrophone
         case arm(Timer, Duration)
         case cancel(Timer)
         /// A turn is over (its reply spoken, failed, timed out or cut off): `--max-turns` counts these.
-        case turnEnded
+        case turnEnded(reason: String)
         /// A control command the state does not allow, with why.
         case refuse(TalkSession.ControlRefusal)
     }

@@ -3,7 +3,7 @@ import SessionBridge
 /// Who has the floor, as a value with no I/O (the shape of `WebSocketConnection.StateMachine` and `Endpointer`):
 /// events in, actions out, states that carry their data. Its owner keeps the tasks and devices, feeds it what it
 /// hears and what its work reports, and carries out the actions in order, deciding no turn-taking question itself.
-/// Barge-in is decided here, by `BargeInPolicy`'s rules. `TalkSession` is moving onto it; docs/ARCHITECTURE.md
+/// Barge-in is decided here, by `BargeInPolicy`'s rules. `TalkSession` runs on it; docs/ARCHITECTURE.md
 /// (Turn-taking) has the whole table.
 package struct TurnTaking: Sendable {
     package struct Configuration: Sendable, Equatable {
@@ -27,31 +27,48 @@ package struct TurnTaking: Sendable {
     package private(set) var openedOverReply: OpenedOverReply?
     /// The user is speaking (an utterance opened and not yet closed), and since when.
     package private(set) var userSpeechStartNs: UInt64?
+    /// Where that utterance starts in the capture stream (its first voiced frame): the barge-in evidence is read from there.
+    package private(set) var userSpeechPositionMs = 0
+    /// The utterance's latest partial: a held one is judged again when `Timer.evidenceRecheck` fires.
+    package private(set) var latestPartial = ""
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
+    /// Where the loop rests between turns, as the hands-free mode says now: listening (always-listening, a wake
+    /// window open, a push-to-talk capture) or resting. Its owner keeps the hands-free bookkeeping and sets this.
+    package var restsListening: Bool
 
-    package init(_ configuration: Configuration = Configuration()) { self.configuration = configuration }
+    package init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        restsListening = configuration.mode == .alwaysListening
+    }
 
     package var bargeInActive: Bool { interruptOnSpeech && !configuration.policy.forcedOff }
 
     /// Where the loop rests between turns in its mode.
-    var restingState: State { configuration.mode == .alwaysListening ? .listening : .resting }
+    var restingState: State { restsListening ? .listening : .resting }
+
+    /// The user is speaking: a reply waits for the floor.
+    package var userSpeaking: Bool { userSpeechStartNs != nil }
 
     package mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .control(let command): control(command)
         case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs)
-        case .partial(let text, let loud, let atNs): partial(text, loudEnough: loud, atNs: atNs)
+        case .partial(let text, let mayInterrupt, let atNs): partial(text, mayInterrupt: mayInterrupt, atNs: atNs)
+        case .bargeInEvidence(let text, let evidence, let loud, let atNs): weighed(text, evidence, loudEnough: loud, atNs: atNs)
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs)
         case .final(let text): final(text)
+        case .captured(let text): captured(text)
+        case .finalKept: finalKept()
         case .soundOnset: soundOnset()
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
         case .replySentences(let sentences): replySentences(sentences)
-        case .replyEnded(let atNs): endTurn(reason: "reply done", atNs: atNs)
+        case .replyEnded(let atNs): endTurn(atNs: atNs)
         case .timerFired(let timer): timerFired(timer)
         case .pushToTalkStarted: pushToTalkStarted()
-        case .pushToTalkEnded: pushToTalkEnded()
+        case .settle(let reason): settle(reason)
+        case .woken: woken()
         case .connectionChanged(let description, let connected):
             [.emit(.connectionChanged(description))] + (connected && state != .idle ? [.announce(state.talkState.phase)] : [])
         }
@@ -63,16 +80,15 @@ package struct TurnTaking: Sendable {
         switch command {
         case .activate:
             guard state == .idle else { return [] }
-            var actions: [Action] = [.openMicrophone]
-            if configuration.mode == .pushToTalk { actions.append(.setMicrophone(.held)) }
-            return actions + move(to: restingState, reason: "started")
-        case .deactivate:
+            return [.openMicrophone] + move(to: restingState, reason: "started")
+        case .deactivate(let reason):
             guard state != .idle else { return [] }
-            return quiet() + [.closeMicrophone] + move(to: .idle, reason: "talk stop")
+            // The microphone first: nothing heard from now on becomes a turn.
+            return [.closeMicrophone] + quiet() + move(to: .idle, reason: reason)
         case .pause:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state != .paused else { return [] }
-            return quiet() + [.closeMicrophone] + move(to: .paused, reason: "paused")
+            return [.closeMicrophone] + quiet() + move(to: .paused, reason: "paused")
         case .resume:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state == .paused else { return [] }
@@ -88,18 +104,27 @@ package struct TurnTaking: Sendable {
     private mutating func quiet() -> [Action] {
         userSpeechStartNs = nil
         openedOverReply = nil
-        var actions: [Action] = [.cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold)]
+        var actions: [Action] = [.cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .cancel(.evidenceRecheck)]
         if case .speaking(_, _, let intrusion) = state, intrusion?.lowered == true {
             actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off")))
         }
-        return actions
+        return actions + leaveSpeaking(atNs: nil)
+    }
+
+    /// The reply stops playing: without barge-in the microphone opens after the mute tail.
+    private mutating func leaveSpeaking(atNs: UInt64?) -> [Action] {
+        guard case .speaking = state else { return [] }
+        if let atNs { speakingEndedNs = atNs }
+        return bargeInActive ? [] : [.arm(.muteTail, configuration.policy.muteTail)]
     }
 
     // MARK: - Hearing
 
     private mutating func speechStarted(_ position: Int, atNs: UInt64) -> [Action] {
         userSpeechStartNs = atNs
-        var actions: [Action] = [.emit(.speechStarted(positionMs: position))]
+        userSpeechPositionMs = position
+        latestPartial = ""
+        var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)]
         guard case .speaking(let turn, let progress, let intrusion) = state else {
             openedOverReply = nil
             return actions
@@ -113,24 +138,43 @@ package struct TurnTaking: Sendable {
         return actions
     }
 
-    private mutating func partial(_ text: String, loudEnough: Bool, atNs: UInt64) -> [Action] {
-        var actions: [Action] = [.emit(.partialTranscript(text))]
-        let policy = configuration.policy
-        guard case .speaking(let turn, let progress, _) = state, bargeInActive, let startNs = userSpeechStartNs,
-              BargeInTextGuard.isNewSpeech(text, spoken: turn.reply, minimumCharacters: policy.text.minimumNewCharacters),
-              policy.evidence.holdReason(BargeInEvidence(speechMs: Int((atNs &- startNs) / 1_000_000))) == nil,
-              loudEnough else { return actions }
+    /// New words over the reply, when barge-in is on and the mode lets them cut in, are weighed: the owner asks
+    /// the devices for the evidence (`weighBargeIn`) and hands it back (`bargeInEvidence`).
+    private mutating func partial(_ text: String, mayInterrupt: Bool, atNs: UInt64) -> [Action] {
+        latestPartial = text
+        let actions: [Action] = [.emit(.partialTranscript(text)), .cancel(.evidenceRecheck)]
+        guard mayInterrupt, mayBargeIn(text) else { return actions }
+        return actions + [.weighBargeIn(partial: text, fromPositionMs: userSpeechPositionMs)]
+    }
+
+    /// The reply plays, barge-in is on, the user is speaking, and `text` holds words the reply did not say.
+    private func mayBargeIn(_ text: String) -> Bool {
+        guard case .speaking(let turn, _, _) = state, bargeInActive, userSpeechStartNs != nil else { return false }
+        return BargeInTextGuard.isNewSpeech(text, spoken: turn.reply, minimumCharacters: configuration.policy.text.minimumNewCharacters)
+    }
+
+    private mutating func weighed(_ text: String, _ evidence: BargeInEvidence, loudEnough: Bool, atNs: UInt64) -> [Action] {
+        // The state may have moved while the devices were asked.
+        guard mayBargeIn(text), case .speaking(_, let progress, let intrusion) = state, let startNs = userSpeechStartNs else { return [] }
+        if let reason = configuration.policy.evidence.holdReason(evidence) {
+            // Judged again shortly, while it is still the latest partial of the same utterance: a user's "stop" whose
+            // first frames met the reply at full level is explained less once it is lowered.
+            return [.held(partial: text, reason: reason), .arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)]
+        }
+        guard loudEnough else {
+            return [.held(partial: text, reason: "the words are not loud enough over the noise floor and the reply's echo")]
+        }
         let offset = progress.offset(atNs: atNs)
         pendingInterruption = offset
         openedOverReply = nil
-        actions += [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold),
-                    .emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(atNs &- startNs) / 1e6, partial: text))]
-        if case .speaking(_, _, let intrusion?) = state, intrusion.lowered {
+        var actions: [Action] = [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold),
+                                 .emit(.bargeIn(offsetSeconds: offset, detectionLatencyMs: Double(atNs &- startNs) / 1e6, partial: text))]
+        if intrusion?.lowered == true {
             // Stopping the speaker returns its level.
             actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off")))
         }
         speakingEndedNs = atNs
-        return actions + move(to: .listening, reason: "barge-in") + [.turnEnded]
+        return actions + move(to: .listening, reason: "barge-in") + [.turnEnded(reason: "barge-in")]
     }
 
     private mutating func speechEnded(_ end: Int, _ closed: Int, endedNs: UInt64) -> [Action] {
@@ -151,9 +195,16 @@ package struct TurnTaking: Sendable {
         openedOverReply = nil
         let ignored = "heard while the reply played, without interrupting it"
         if text.isEmpty { return [.emit(.transcriptIgnored(text: text, reason: "empty transcript"))] }
-        if case .speaking = state { return [.emit(.transcriptIgnored(text: text, reason: ignored))] }
+        if case .speaking = state {
+            // Barge-in did not fire: the reply's own echo, or speech the guards let pass. Never a new turn.
+            return [.emit(.transcriptIgnored(text: text, reason: ignored))]
+        }
         if let opened {
+            // Spoken wholly over a reply it did not interrupt (the guards held it), its final only came after the
+            // silence window: on the loopback, the reply's echo recognised as "cool".
             if opened.endedWithinReply { return [.emit(.transcriptIgnored(text: text, reason: ignored))] }
+            // It opened on the reply's echo and went on after the reply ended: without words the reply did not
+            // hold (the text guard's test), it is the echo's tail, not a turn.
             if !BargeInTextGuard.isNewSpeech(text, spoken: opened.spoken, minimumCharacters: configuration.policy.text.minimumNewCharacters) {
                 return [.emit(.transcriptIgnored(text: text, reason: "opened while the reply played, with no words of the user's own"))]
             }
@@ -161,8 +212,19 @@ package struct TurnTaking: Sendable {
         return startTurn(text)
     }
 
+    private mutating func captured(_ text: String) -> [Action] {
+        guard state != .idle, state != .paused else { return [] }
+        return startTurn(text)
+    }
+
+    private mutating func finalKept() -> [Action] {
+        userSpeechStartNs = nil
+        openedOverReply = nil
+        return []
+    }
+
     private mutating func soundOnset() -> [Action] {
-        guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil else { return [] }
+        guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil, bargeInActive else { return [] }
         var intrusion = Intrusion(speechStartNs: nil, lowered: false)
         let actions = lower(&intrusion, reason: "sound over the reply")
         guard intrusion.lowered else { return [] }
@@ -172,10 +234,14 @@ package struct TurnTaking: Sendable {
 
     // MARK: - The reply
 
+    /// The user spoke again (or typed): a reply still on its way is dropped, one playing is cut off, the new words go out.
     private mutating func startTurn(_ text: String) -> [Action] {
         var actions: [Action] = []
-        if case .thinking = state { actions.append(.cutReply(abort: false)) }
-        if case .speaking = state { actions.append(.cutReply(abort: false)) }
+        if case .speaking(_, _, let intrusion) = state {
+            actions += [.cutReply(abort: false), .cancel(.onsetHold)]
+            if intrusion?.lowered == true { actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off"))) }
+            actions += leaveSpeaking(atNs: nil)
+        }
         turns += 1
         let offset = pendingInterruption
         pendingInterruption = nil
@@ -185,6 +251,8 @@ package struct TurnTaking: Sendable {
         return actions + move(to: .thinking(turn), reason: "transcript sent")
     }
 
+    /// The agent wrote (an acknowledgement alone does not count: an agent that never writes a word must not hold
+    /// the loop): the reply timeout is off, and the reply's text grows.
     private mutating func replySentences(_ sentences: [String]) -> [Action] {
         func grown(_ turn: Turn) -> Turn {
             var turn = turn
@@ -194,9 +262,9 @@ package struct TurnTaking: Sendable {
         switch state {
         case .thinking(let turn): state = .thinking(grown(turn))
         case .speaking(let turn, let progress, let intrusion): state = .speaking(grown(turn), progress, intrusion)
-        default: break
+        default: return []
         }
-        return []
+        return [.cancel(.replyTimeout)]
     }
 
     private mutating func playbackStarted(_ sentence: String, seconds: Double, atNs: UInt64) -> [Action] {
@@ -224,17 +292,15 @@ package struct TurnTaking: Sendable {
         return []
     }
 
-    private mutating func endTurn(reason: String, atNs: UInt64) -> [Action] {
+    private mutating func endTurn(atNs: UInt64) -> [Action] {
         var actions: [Action] = [.cancel(.replyTimeout)]
         switch state {
         case .thinking: break
         case .speaking:
-            speakingEndedNs = atNs
-            actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)]
-            if !bargeInActive { actions.append(.arm(.muteTail, configuration.policy.muteTail)) }
+            actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)] + leaveSpeaking(atNs: atNs)
         default: return []
         }
-        return actions + move(to: restingState, reason: reason) + [.turnEnded]
+        return actions + move(to: restingState, reason: "reply done") + [.turnEnded(reason: "reply done")]
     }
 
     private mutating func timerFired(_ timer: Timer) -> [Action] {
@@ -244,31 +310,50 @@ package struct TurnTaking: Sendable {
             return restore(reason: "no utterance followed the sound")
         case .muteTail:
             if case .speaking = state { return [] }
-            return [.setMicrophone(configuration.mode == .pushToTalk ? .held : .open)]
+            return [.setMicrophone(.open)]
         case .replyTimeout:
             guard case .thinking = state else { return [] }
             let seconds = configuration.replyTimeout
             return [.cutReply(abort: false), .emit(.replyFailed("no reply within \(seconds)"))]
-                + move(to: restingState, reason: "no reply") + [.turnEnded]
-        case .idle, .wakeWindow, .captureLimit, .captureCloseWait, .evidenceRecheck:
+                + move(to: restingState, reason: "no reply") + [.turnEnded(reason: "no reply")]
+        case .evidenceRecheck:
+            guard mayBargeIn(latestPartial) else { return [] }
+            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs)]
+        case .idle, .wakeWindow, .captureLimit, .captureCloseWait:
+            // The hands-free mode's: its owner keeps them.
             return []
         }
     }
 
+    /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
     private mutating func pushToTalkStarted() -> [Action] {
         guard state != .idle, state != .paused else { return [] }
         var actions: [Action] = []
+        var ended = false
         switch state {
         case .thinking, .speaking:
-            actions += [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold)]
+            actions += [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold)] + leaveSpeaking(atNs: nil)
+            ended = true
         default: break
         }
-        return actions + [.setMicrophone(.open)] + move(to: .listening, reason: "push-to-talk")
+        return actions + move(to: .listening, reason: "push-to-talk") + (ended ? [.turnEnded(reason: "push-to-talk")] : [])
     }
 
-    private mutating func pushToTalkEnded() -> [Action] {
-        guard configuration.mode == .pushToTalk else { return [] }
-        return [.setMicrophone(.held)]
+    private mutating func settle(_ reason: String) -> [Action] {
+        guard state == .listening || state == .resting else { return [] }
+        return move(to: restingState, reason: reason)
+    }
+
+    private mutating func woken() -> [Action] {
+        switch state {
+        case .thinking:
+            return [.cutReply(abort: false), .cancel(.replyTimeout)] + move(to: .listening, reason: "wake phrase")
+                + [.turnEnded(reason: "wake phrase")]
+        case .listening, .resting:
+            return move(to: .listening, reason: "wake phrase")
+        default:
+            return []
+        }
     }
 
     // MARK: - Pieces

@@ -1,0 +1,91 @@
+import Foundation
+import SessionBridge
+
+/// The actor's side of `TurnTaking`: an event goes to the machine, and the actions it returns are carried out in
+/// order. A barge-in's slow part (stopping the speaker, asking the agent to abort) runs after the whole list, so
+/// the decision is told first, as it was taken.
+extension TalkSession {
+    /// Returns the machine's refusal of a control command (nothing else is done then).
+    @discardableResult
+    func handle(_ event: TurnTaking.Event) async -> ControlRefusal? {
+        machine.restsListening = restsListening
+        let actions = machine.handle(event)
+        for case .refuse(let refusal) in actions { return refusal }
+        var afterwards: [AfterAction] = []
+        for action in actions { await perform(action, afterwards: &afterwards) }
+        // A reply held for the user speaks once they are done.
+        if !machine.userSpeaking { releaseFloor() }
+        for after in afterwards {
+            switch after {
+            case .stopSpeaker: await dependencies.playback.stop()
+            case .abortRun: await abortReply()
+            }
+        }
+        return nil
+    }
+
+    private enum AfterAction {
+        case stopSpeaker
+        case abortRun
+    }
+
+    private func perform(_ action: TurnTaking.Action, afterwards: inout [AfterAction]) async {
+        switch action {
+        case .emit(let kind):
+            emit(kind)
+            if case .stateChanged = kind { rearmIdleTimer() }
+        case .announce(let phase):
+            announcements?.yield(phase)
+        case .sendTurn(_, let transcript, let offset):
+            // The turn before it (still thinking) is dropped; its work finds itself stale.
+            cancelTurn()
+            releaseFloor()
+            startTurn(transcript, interruptedAtSeconds: offset)
+        case .cutReply(abort: false):
+            // Talk stops, pauses, or the turn is given up: the cut sentence reports itself stopped before the
+            // state that follows is told.
+            await quiet()
+        case .cutReply(abort: true):
+            // The user cut in: the decision is told at once; the speaker stops and the run is aborted after.
+            cancelTurn()
+            dependencies.synthesizer.cancelAll()
+            releaseFloor()
+            afterwards += [.stopSpeaker, .abortRun]
+        case .weighBargeIn(let partial, let position):
+            await weighBargeIn(partial, fromPositionMs: position)
+        case .held(let partial, let reason):
+            logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
+        case .setReplyGain(let gain):
+            await dependencies.playback.setGain(gain)
+        case .setMicrophone(let mode):
+            // The machine mutes and unmutes for the reply; the hands-free mode holds and releases (push-to-talk).
+            gate.setMuted(mode == .muted)
+        case .openMicrophone:
+            if let utterances = opened {
+                opened = nil
+                listenTask = Task { await self.listen(utterances) }
+            }
+        case .closeMicrophone:
+            await closeMicrophone()
+        case .arm(let timer, let delay):
+            arm(timer, delay)
+        case .cancel(let timer):
+            timers.cancel(timer)
+        case .turnEnded(let reason):
+            emit(.turnEnded(reason: reason))
+        case .refuse:
+            break  // returned above, to the control command that asked
+        }
+    }
+
+    /// Asks the devices how much of the utterance the reply's echo explains and whether the microphone hears speech
+    /// over the noise floor now, and hands the answer back to the machine, which decides.
+    private func weighBargeIn(_ partial: String, fromPositionMs position: Int) async {
+        let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
+        let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
+        let heard = await gate.bargeInEvidence(fromPositionMs: position)
+        let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
+        let loud = await gate.hearsSpeech
+        await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
+    }
+}
