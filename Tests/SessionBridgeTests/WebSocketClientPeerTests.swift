@@ -250,10 +250,12 @@ import Testing
     }
 
     @Test func `connecting to a closed port fails with the reason`() async throws {
-        // Bind a port, then close it, so nothing listens there.
-        let peer = try await PeerProcess.start()
-        let port = peer.port
-        peer.stop()
+        // A port bound here and never listened on: a connection to it is refused, and nothing else can take the
+        // port while the test holds it (a port freed by a stopped peer was taken by another test's server in CI,
+        // and the connection was reset instead).
+        let socket = try BoundPort()
+        defer { socket.close() }
+        let port = socket.port
         await #expect {
             try await WebSocketClient.connect(
                 to: GatewayEndpoint(parsing: "ws://127.0.0.1:\(port)"), options: .init(), logger: logger)
@@ -278,4 +280,34 @@ import Testing
             try await connect(peer, "/drop", options: options)
         }
     }
+}
+
+/// A TCP socket bound to a free port on 127.0.0.1 and never put to listen: connecting to it is refused.
+private struct BoundPort {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                Glibc.bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            Glibc.close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EADDRINUSE)
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { Glibc.close(fd) }
 }
