@@ -15,6 +15,9 @@ actor SoakLog {
                                                endedAtMs: Int64(end.timeIntervalSince1970 * 1000)), at))
     }
 
+    /// Seconds since the start at which the last counted utterance ended.
+    var lastSpokenAt: Double? { utterances.last?.at }
+
     func add(_ fault: SoakFaultRecord) { faults.append(fault) }
     func add(_ sample: SoakResourceSample) { samples.append(sample) }
 

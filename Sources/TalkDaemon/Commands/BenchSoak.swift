@@ -118,6 +118,10 @@ extension OpenClawTalk.Bench {
                 group.addTask { await strike(rig: rig, duration: duration, log: log) }
                 group.addTask { await sample(rig: rig, duration: duration, log: log) }
             }
+            // An utterance a fault delayed may have been said late: its request gets the same time as any other.
+            if let last = await log.lastSpokenAt, rig.daemon.process.isRunning {
+                try? await Task.sleep(until: rig.started + .milliseconds(Int((last + Self.settleSeconds) * 1000)), clock: .continuous)
+            }
             gateway.collect()
             let exited = !daemon.process.isRunning
             await daemon.stop()
