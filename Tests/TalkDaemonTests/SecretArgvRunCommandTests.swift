@@ -24,15 +24,19 @@ import Testing
             "--output", command.home + "/out.wav", "--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram",
             "--seconds", "20", "--max-turns", "1",
         ])
-        // Connected with the token: the Gateway lists an authenticated node while the process runs.
+        // Connected with the token: the Gateway lists an authenticated node while the process runs. The command
+        // line is read while it runs, before each look at the Gateway: a run of one turn from a file can end as soon
+        // as it is connected, and a finished process has no command line left to read.
         var connected = false
+        var shown = ""
         for _ in 0..<400 where !connected && running.process.isRunning {
+            let now = ProcessView.commandLine(running.process.processIdentifier)
+            if !now.isEmpty { shown = now }
             let clients = try await offPool { try gw.control("clients") }["clients"]?.arrayValue ?? []
             connected = clients.contains { $0["authenticated"]?.boolValue == true && $0["role"]?.stringValue == "node" }
             if !connected { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(connected, "stderr: \(running.stderrSoFar)")
-        let shown = ProcessView.commandLine(running.process.processIdentifier)
         #expect(shown.contains("run --gateway"), "not the run process: \(shown)")
         #expect(!shown.contains(Self.token), "the token is visible in ps: \(shown)")
         let r = try await running.finish(timeout: .seconds(90))
