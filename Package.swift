@@ -39,6 +39,8 @@ let package = Package(
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
+        // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals.
+        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO"]),
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
@@ -50,7 +52,7 @@ let package = Package(
             name: "TalkDaemon",
             dependencies: [
                 "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkSession",
-                "TalkService", "Desktop",
+                "TalkService", "Desktop", "TalkBench",
             ],
             plugins: ["BuildInfoPlugin"]),
         // Writes the commit being built into the executable (`openclaw-talk --version`): scripts/build-info.sh.
@@ -58,7 +60,7 @@ let package = Package(
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),
-        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkTestSupport"]),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import AudioIO
+@testable import TalkBench
 
 /// Runs the benchmark and prints its figures; asserts only what does not depend on the machine's speed.
 @Suite struct OpusBenchmarkTests {
@@ -27,10 +28,11 @@ import Testing
 
     @Test func `the median and the 95th percentile are read from the sorted timings`() {
         let timings = (1...100).map(Double.init).shuffled()
-        #expect(OpusBenchmark.percentile(timings, 0.5) == 51)
-        #expect(OpusBenchmark.percentile(timings, 0.95) == 95)
-        #expect(OpusBenchmark.percentile([7], 0.95) == 7)
-        #expect(OpusBenchmark.percentile([], 0.5) == 0)
+        #expect(BenchStatistics.percentile(timings, 0.5) == 51)
+        #expect(BenchStatistics.percentile(timings, 0.95) == 95)
+        #expect(BenchStatistics.percentile([7], 0.95) == 7)
+        // Not measured is not a number (the Opus report, whose timings are never empty, read 0 here before).
+        #expect(BenchStatistics.percentile([], 0.5) == nil)
     }
 
     @Test func `the generated signal is speech-like enough for Opus`() throws {

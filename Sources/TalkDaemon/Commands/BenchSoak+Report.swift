@@ -1,5 +1,6 @@
 import Foundation
 import SessionBridge
+import TalkBench
 
 /// What the soak's loops record as they go (one actor: the speaker, the faults and the sampler write to it).
 actor SoakLog {
@@ -95,7 +96,7 @@ struct SoakReport {
                 + "\(t.duplicated) duplicated, \(t.wrongText) wrong text"
                 + (t.unprompted > 0 ? ", \(t.unprompted) unprompted" : "") + (unheard.isEmpty ? "" : "; \(unheard.count) not spoken (microphone away)"),
         ]
-        if let p50 = TalkBenchReport.percentile(t.deliveryMs, 0.5), let max = t.deliveryMs.max() {
+        if let p50 = BenchStatistics.percentile(t.deliveryMs, 0.5), let max = t.deliveryMs.max() {
             lines.append(String(format: "  end of utterance to request at the Gateway: p50 %.0f ms, max %.0f ms", p50, max))
         }
         for (kind, times, missed) in recoveries where !times.isEmpty || missed > 0 {
@@ -107,13 +108,13 @@ struct SoakReport {
             case .sighup: "status answered after SIGHUP"
             case .controlFlood: "status answered after the flood"
             }
-            let figures = times.isEmpty ? "" : String(format: "p50 %.0f ms, max %.0f ms", TalkBenchReport.percentile(times, 0.5) ?? 0, times.max() ?? 0)
+            let figures = times.isEmpty ? "" : String(format: "p50 %.0f ms, max %.0f ms", BenchStatistics.percentile(times, 0.5) ?? 0, times.max() ?? 0)
             lines.append("  \(what): \(figures)" + (missed > 0 ? " (\(missed) of \(times.count + missed) never)" : ""))
         }
         if let first = samples.first, let last = samples.last {
             let rss = SoakResourceSample.growthPercent(samples, \.rssMB).map { String(format: "%+.1f %%", $0) } ?? "n/a"
             let fds = SoakResourceSample.growthPercent(samples) { Double($0.fds) }.map { String(format: "%+.1f %%", $0) } ?? "n/a"
-            let cpu = TalkBenchReport.percentile(samples.map(\.cpuPercent), 0.5) ?? 0
+            let cpu = BenchStatistics.percentile(samples.map(\.cpuPercent), 0.5) ?? 0
             lines.append(String(format: "  daemon: RSS %.1f -> %.1f MB (growth %@), open files %d -> %d (growth %@), CPU median %.1f %% of a core",
                                 first.rssMB, last.rssMB, rss, first.fds, last.fds, fds, cpu))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import SessionBridge
+import TalkBench
 
 /// What `bench soak` counts from the Gateway's side, free of I/O so a table can test it: each utterance spoken
 /// into the virtual microphone against the `chat.send` requests the Gateway recorded (`chat-transcripts`).
@@ -105,7 +106,7 @@ struct SoakResourceSample: Equatable {
         let window = min(growthWindowSeconds, last / 3)
         let first = samples.filter { $0.t <= samples[0].t + window }.map(value)
         let final = samples.filter { $0.t >= last - window }.map(value)
-        guard let a = TalkBenchReport.percentile(first, 0.5), let b = TalkBenchReport.percentile(final, 0.5), a > 0 else { return nil }
+        guard let a = BenchStatistics.percentile(first, 0.5), let b = BenchStatistics.percentile(final, 0.5), a > 0 else { return nil }
         return (b - a) * 100 / a
     }
 }

@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechRecognition
+import TalkBench
 
 /// Live barge-in trials of `bench talk`: the user speaks over the reply on the loopback (the clip played into the
 /// sink 1.5 s into the reply, mixed there with it and heard on the source), as `RunLoopbackTests` does once.
@@ -30,8 +31,8 @@ struct LiveBargeInFigures {
     }
 
     var text: String {
-        let p50 = TalkBenchReport.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
-        let p95 = TalkBenchReport.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
+        let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
+        let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
         return "  barge-in over the reply: stopped it in \(stopped) of \(trials), with the user's words (WER <= \(Self.werTarget)) in \(withWords); "
             + "mean WER \(meanWER); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"

@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechSynthesis
+import TalkBench
 import TalkLogging
 
 /// The live half of `bench talk`: sessions on the sound server's loopback, in the conditions asked for
@@ -53,8 +54,8 @@ struct LiveTalkFigures {
     var text: [String] {
         var lines = ["  live conditions: \(server?.rawValue ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words"]
         lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
-        let idle = TalkBenchReport.percentile(idleCPUPercent, 0.5) ?? 0
-        let speaking = TalkBenchReport.percentile(speakingCPUPercent, 0.5) ?? 0
+        let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
+        let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
         for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) {
             lines.append("  self-echo, --aec \(mode): cut itself off in \(figures.selfInterruptions) of \(figures.trials) trials, "

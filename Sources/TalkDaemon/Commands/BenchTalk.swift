@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechRecognition
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk.Bench {
@@ -227,14 +228,8 @@ struct TalkBenchReport {
         return report
     }
 
-    static func percentile(_ values: [Double], _ p: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-    }
-
     static func summary(_ values: [Double]) -> JSONValue {
-        func value(_ p: Double) -> JSONValue { percentile(values, p).map { .double(($0 * 10).rounded() / 10) } ?? .null }
+        func value(_ p: Double) -> JSONValue { BenchStatistics.percentile(values, p).map { .double(($0 * 10).rounded() / 10) } ?? .null }
         return ["p50": value(0.5), "p95": value(0.95), "count": .int(Int64(values.count))]
     }
 
@@ -268,8 +263,8 @@ struct TalkBenchReport {
 
     var text: String {
         func line(_ name: String, _ values: [Double]) -> String {
-            let p50 = Self.percentile(values, 0.5).map { String(format: "%.0f", $0) } ?? "-"
-            let p95 = Self.percentile(values, 0.95).map { String(format: "%.0f", $0) } ?? "-"
+            let p50 = BenchStatistics.percentile(values, 0.5).map { String(format: "%.0f", $0) } ?? "-"
+            let p95 = BenchStatistics.percentile(values, 0.95).map { String(format: "%.0f", $0) } ?? "-"
             return "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) p50 \(p50) ms  p95 \(p95) ms  (\(values.count))"
         }
         var lines = [

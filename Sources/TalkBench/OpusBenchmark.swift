@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 
 /// Codec and resampler costs on this machine, for `openclaw-talk bench audio`.
@@ -80,7 +81,7 @@ package enum OpusBenchmark {
             }
         }
         let totalBytes = Double(packets.reduce(0) { $0 + $1.count })
-        let encodeMedian = percentile(encodeTimes, 0.5)
+        let encodeMedian = (BenchStatistics.percentile(encodeTimes, 0.5) ?? 0)
         return OpusBenchmarkReport(
             signal: name,
             sampleRate: configuration.sampleRate,
@@ -88,10 +89,10 @@ package enum OpusBenchmark {
             complexity: configuration.complexity,
             frames: frames,
             encodeMicrosecondsMedian: encodeMedian,
-            encodeMicrosecondsP95: percentile(encodeTimes, 0.95),
-            decodeMicrosecondsMedian: percentile(decodeTimes, 0.5),
-            decodeMicrosecondsP95: percentile(decodeTimes, 0.95),
-            concealMicrosecondsMedian: percentile(concealTimes, 0.5),
+            encodeMicrosecondsP95: (BenchStatistics.percentile(encodeTimes, 0.95) ?? 0),
+            decodeMicrosecondsMedian: (BenchStatistics.percentile(decodeTimes, 0.5) ?? 0),
+            decodeMicrosecondsP95: (BenchStatistics.percentile(decodeTimes, 0.95) ?? 0),
+            concealMicrosecondsMedian: (BenchStatistics.percentile(concealTimes, 0.5) ?? 0),
             bytesPerSecond: totalBytes / (Double(frames) / 50),
             bytesPerPacketMean: totalBytes / Double(frames),
             encodeCoreShare: encodeMedian / 20_000,
@@ -123,9 +124,4 @@ package enum OpusBenchmark {
 
     /// CPU time of the calling thread: unlike wall time, it leaves out time other processes took on a busy
     /// machine, so the figures say what the codec costs. `run` is synchronous, so it stays on one thread.
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-    }
 }

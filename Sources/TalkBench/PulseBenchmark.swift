@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import TalkLogging
 
@@ -94,8 +95,8 @@ package struct PulseBenchmark: Sendable {
         let latencies = Self.sampleClockLatencies(arrivals, minimumAge: ages.min() ?? 0)
         let serverLatency = await capture.latency().map { Double($0 / .microseconds(1)) / 1_000 }
         await capture.stop()
-        guard let latencyP50 = Self.percentile(latencies, 0.50), let latencyP95 = Self.percentile(latencies, 0.95),
-              let ageP50 = Self.percentile(ages, 0.50), let ageP95 = Self.percentile(ages, 0.95),
+        guard let latencyP50 = BenchStatistics.percentile(latencies, 0.50), let latencyP95 = BenchStatistics.percentile(latencies, 0.95),
+              let ageP50 = BenchStatistics.percentile(ages, 0.50), let ageP95 = BenchStatistics.percentile(ages, 0.95),
               let stopSpread = Self.spread(stops)
         else { throw PulseError.streamFailed(device: sourceName, reason: "no frame arrived in \(idleSeconds) s of capture") }
         let startSpread = Self.spread(starts)
@@ -113,7 +114,7 @@ package struct PulseBenchmark: Sendable {
     /// Plays a short tone and answers how long after the call it was first heard, or nil if it never was.
     private func startLatency(_ playback: PulsePlayback, _ probe: LoudnessProbe, timeout: Duration) async throws -> Double? {
         let calledAt = monotonicNanoseconds()
-        async let outcome = playback.play(Self.tone(seconds: 0.3))
+        async let outcome = playback.play(TestSignal.tone(seconds: 0.3))
         let heard = await probe.wait(upTo: timeout) { $0.firstHeard(after: calledAt) != nil }
         _ = try await outcome
         guard heard, let first = await probe.firstHeard(after: calledAt) else { return nil }
@@ -123,7 +124,7 @@ package struct PulseBenchmark: Sendable {
     /// Starts a long tone, stops it once heard, and answers how long sound went on after `stop()`.
     private func stopLatency(_ playback: PulsePlayback, _ probe: LoudnessProbe) async throws -> Double {
         let calledAt = monotonicNanoseconds()
-        async let outcome = playback.play(Self.tone(seconds: 3))
+        async let outcome = playback.play(TestSignal.tone(seconds: 3))
         _ = await probe.wait(upTo: .seconds(2)) { $0.firstHeard(after: calledAt) != nil }
         try await Task.sleep(for: .milliseconds(200))
         let stoppedAt = monotonicNanoseconds()
@@ -169,21 +170,8 @@ package struct PulseBenchmark: Sendable {
         return offsets.map { ($0 - earliest) / 1e6 + max(0, minimumAge) }
     }
 
-    private static func tone(seconds: Double) -> PCMBuffer {
-        let rate = 24_000
-        let samples = (0..<Int(Double(rate) * seconds)).map { Int16(16_000 * sin(2 * Double.pi * 440 * Double($0) / Double(rate))) }
-        return PCMBuffer(sampleRate: rate, samples: samples)
-    }
-
-    /// nil for no values: a figure that was not measured is never reported as a number (NaN).
-    static func percentile(_ values: [Double], _ p: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-    }
-
     static func spread(_ values: [Double]) -> Spread? {
-        guard let median = percentile(values, 0.5), let max = values.max() else { return nil }
+        guard let median = BenchStatistics.percentile(values, 0.5), let max = values.max() else { return nil }
         return Spread(median: median, max: max)
     }
 }

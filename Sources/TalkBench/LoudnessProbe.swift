@@ -1,3 +1,4 @@
+import AudioIO
 import TalkLogging
 
 /// Listens to a source (typically a sink's monitor) and tells when sound was first and last heard there.
