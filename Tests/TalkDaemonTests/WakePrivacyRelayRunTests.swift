@@ -38,11 +38,16 @@ import Testing
             try RunModesCommandTests.grammar.write(toFile: grammar, atomically: true, encoding: .utf8)
             let robot = try await RunModesCommandTests.word("robot", in: command.home)
             let clip = try RunModesCommandTests.goForward()
+            // --idle-timeout: long enough that the request played after the wake phrase starts inside it on a loaded
+            // machine (the phrase's event, two Gateway look-ups and the clip's lead-in come first; 2 s was seen
+            // running out under load, sending the loop back to wake mode before the request), short enough that the
+            // first fallback to wake mode does not drag the test out.
+            let idleSeconds = "6"
             // No --stt: the default, auto, which uses the relay when the Gateway offers it (refgw does).
             let running = try command.start([
                 "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "vsink",
                 "--json", "--seconds", "150", "--grammar", grammar, "--max-turns", "1",
-            ] + (mode == "--wake" ? ["--wake"] : ["--idle-timeout", "2"]))
+            ] + (mode == "--wake" ? ["--wake"] : ["--idle-timeout", idleSeconds]))
             let inWakeMode = mode == "--wake" ? #""to":"waiting""# : #""to":"wake""#
             try #require(await RunLoopbackTests.waitFor(running, inWakeMode), "never waited for the phrase: \(running.stderrSoFar)")
             // The endpointer's noise floor settles on the (silent) microphone first.
