@@ -15,7 +15,7 @@ import Testing
 
     @Test(.requires(.builtBinary, PrivatePulse.utilities), arguments: moments)
     func `a SIGTERM while run --aec pulse starts leaves no module-echo-cancel loaded`(moment: String) async throws {
-        try await PrivatePulse.with { pulse in
+        try await PrivatePulse.with(microphone: .ownSink) { pulse in
             let gw = try await RunCommandTests.gateway()
             defer { gw.stop() }
             let command = try BuiltCommand(through: pulse.launcher)

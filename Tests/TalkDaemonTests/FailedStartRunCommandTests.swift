@@ -18,7 +18,7 @@ import Testing
 
     @Test(.requires(.builtBinary, PrivatePulse.utilities), arguments: Failure.allCases)
     func `a run --aec pulse that fails to start leaves no module-echo-cancel loaded`(failure: Failure) async throws {
-        try await PrivatePulse.with { pulse in
+        try await PrivatePulse.with(microphone: .ownSink) { pulse in
             let gw = try await offPool {
                 try ReferenceGatewayProcess(
                     repositoryRoot: TestInputs.packageRoot,
