@@ -110,7 +110,8 @@ import Testing
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }
         let pid = try await h.start(["--mode", "realtime", "--idle"] + (try h.fileDevices))
-        let idle = try #require(try await Self.statusJSON(h), "log: \(h.log)")
+        // `start` returns once the daemon answers on its control socket; it may still be connecting to the Gateway.
+        let idle = try #require(try await Self.status(h) { $0["state"] != "connecting" }, "log: \(h.log)")
         #expect(idle["pid"]?.intValue == Int64(pid) && idle["state"] == "idle" && idle["talk"]?["active"] == false, "\(idle)")
         #expect(try await Self.relayLog(h).filter { $0["kind"] == "created" }.isEmpty, "Talk off: no relay session yet")
         let r = try await h.run(["talk", "start"])
