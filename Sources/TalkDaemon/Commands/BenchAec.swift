@@ -108,7 +108,7 @@ extension OpenClawTalk.Bench {
                 return
             }
             let lag = l.alignedLagMs.map { String(format: "%.0f ms", $0) } ?? "unknown"
-            print("  live loopback \(l.sink) -> \(l.source)  ERLE \(db(l.erleDb)) (median of seconds \(l.medianSecondErleDb.map(db) ?? "-")) (after \(String(format: "%.1f", l.convergenceSeconds)) s),"
+            print("  live loopback \(l.sink) -> \(l.source)  ERLE \(db(l.erleDb)) (after \(String(format: "%.1f", l.convergenceSeconds)) s),"
                 + " echo lag \(lag), library delay estimate \(l.estimatedDelayMs.map { "\($0) ms" } ?? "unknown")")
         }
     }
