@@ -100,14 +100,14 @@ package enum EchoBenchmark {
     /// convergence.
     package static func loopback(
         far: [Int16], sink: String, source: String, server: String? = nil, convergenceSeconds: Double = 4,
-        options: EchoCancellerOptions = EchoCancellerOptions(), recordTo folder: String? = nil, logger: Logger
+        options: EchoCancellerOptions = EchoCancellerOptions(), logger: Logger
     ) async throws -> Loopback {
         let raw = RecordingCapture(PulseCapture(source: source, server: server, logger: logger))
         let reference = EchoReference()
         // The canceller's own figure: the residual suppressor would silence the echo and make it infinite.
         var options = options
         options.suppressResidualEcho = false
-        let capture = EchoCancellingCapture(raw, reference: reference, options: options, recordTo: folder, logger: logger)
+        let capture = EchoCancellingCapture(raw, reference: reference, options: options, logger: logger)
         let cleaned = FrameLog()
         let stream = try await capture.start()
         let consumer = Task {

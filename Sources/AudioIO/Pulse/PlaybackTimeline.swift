@@ -16,27 +16,21 @@ struct PlaybackTimeline {
     /// When sample 0 was heard (on the monotonic clock), once the server has said.
     private(set) var originNs: UInt64?
 
-    /// Once the stream has played this long its placement has settled, and only an underrun (a real gap in
-    /// the sound, which the server reports) moves it again. The server's estimate alone wanders while the sound
-    /// does not: 3 ms steps every half second on PulseAudio's loopback, and on PipeWire's Pulse server an
-    /// interpolated stream time that drifts by up to 20 ms and more and then snaps back (0.3.65). Each move
-    /// shifted the reference under a canceller converged on it: a 20 ms move on PipeWire left the echo 17 ms
-    /// after its reference, outside the canceller's window, for the rest of the reply.
+    /// Once a sound has played this long its placement has settled. Later the estimate wanders by a few
+    /// milliseconds (3 ms steps every half second on the loopback, whose sound never moved), and each move
+    /// would shift the reference under a canceller that had converged on it; only a real gap (an underrun
+    /// of tens of milliseconds) moves it then.
     static let settledAfterUsec: pa_usec_t = 300_000
-    /// While the stream starts (or restarts after an underrun), moves smaller than this are the estimate's
-    /// jitter, not the stream's.
-    static let startingMoveNs: UInt64 = 3_000_000
-    /// The stream time from which the placement holds: `settledAfterUsec` into the stream, and as long again
-    /// after an underrun (the first estimate after one sets it).
-    private var settledFromUsec: pa_usec_t? = settledAfterUsec
+    static let settledMoveNs: UInt64 = 20_000_000
+
+    /// Whether a stream placed at `placed` moves to the estimate `start`, `playedUsec` into it.
+    static func movesReference(from placed: UInt64, to start: UInt64, playedUsec: pa_usec_t) -> Bool {
+        let bound = playedUsec >= settledAfterUsec ? settledMoveNs : 3_000_000
+        return (start > placed ? start - placed : placed - start) > bound
+    }
 
     init(rate: Int) {
         self.rate = rate
-    }
-
-    /// The server reported an underrun: the stream stood still for a while, so the next estimates place it again.
-    mutating func underran() {
-        settledFromUsec = nil
     }
 
     mutating func wrote(_ count: Int) {
@@ -44,15 +38,13 @@ struct PlaybackTimeline {
     }
 
     /// Takes the server's latest estimate: `playedUsec` of the stream heard by `nowNs`. The origin follows
-    /// it while the stream starts and after an underrun, then holds; returns whether it moved.
+    /// it only as far as `movesReference` allows (freely while the stream starts, then
+    /// only for an underrun's gap); returns whether it moved.
     @discardableResult
     mutating func place(nowNs: UInt64, playedUsec: pa_usec_t) -> Bool {
         let estimate = nowNs &- UInt64(playedUsec) * 1000
-        let settledFrom = settledFromUsec ?? playedUsec + Self.settledAfterUsec
-        settledFromUsec = settledFrom
-        if let originNs {
-            guard playedUsec < settledFrom, (estimate > originNs ? estimate - originNs : originNs - estimate) > Self.startingMoveNs
-            else { return false }
+        if let originNs, !Self.movesReference(from: originNs, to: estimate, playedUsec: playedUsec) {
+            return false
         }
         originNs = estimate
         return true

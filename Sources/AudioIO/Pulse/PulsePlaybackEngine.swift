@@ -278,13 +278,9 @@ final class PulsePlaybackEngine {
     }
 
     /// The server ran out of sound before the end: the listener hears a gap. Not fatal, but worth a line
-    /// (a starved machine, or a buffer too small for it). The stream's clock stood still meanwhile, so the
-    /// echo reference is placed again from the server's next estimates.
+    /// (a starved machine, or a buffer too small for it).
     private func underflowed(_ s: OpaquePointer) {
-        guard var playing = current, playing.stream == s else { return }
-        playing.timeline.underran()
-        current = playing
-        guard playing.sound != nil else { return }
+        guard let playing = current, playing.stream == s, playing.sound != nil else { return }
         logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
     }
 

@@ -11,8 +11,7 @@ extension OpenClawTalk.Bench {
             abstract: "Measure echo cancellation: ERLE (synthetic and live loopback), double talk, CPU per frame.",
             discussion: "The live half plays speech into the sink and listens on its monitor (or --source), so run it "
                 + "where speech may be heard, or against a headless server: scripts/with-pulse.sh openclaw-talk bench aec. "
-                + "Speech comes from Debian's pocketsphinx-testdata. With OPENCLAW_TALK_AEC_RECORD=DIR the live half's capture "
-                + "is recorded for --replay.",
+                + "Speech comes from Debian's pocketsphinx-testdata.",
             options: [
                 .flag("json", help: "Print the figures as JSON."),
                 BenchReportFolder.option,
@@ -72,9 +71,7 @@ extension OpenClawTalk.Bench {
                     let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: sink, source: source, logger: logger)
                     report.loopback = try await EchoBenchmark.loopback(
                         far: far + far, sink: sinkName, source: sourceName,
-                        convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), options: options,
-                        recordTo: ProcessInfo.processInfo.environment["OPENCLAW_TALK_AEC_RECORD"].flatMap { $0.isEmpty ? nil : $0 },
-                        logger: logger)
+                        convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), options: options, logger: logger)
                 } catch {
                     report.loopbackUnavailable = String(describing: error)
                 }
