@@ -186,7 +186,10 @@ import Testing
             while ContinuousClock.now < deadline {
                 let pending = try await h.gateway.control("pending")["pending"]?.arrayValue ?? []
                 // Once both sockets have been told of it (the second connect refreshes it: attempts 2).
-                if let merged = pending.first(where: { $0["roles"]?.stringArray?.count == 2 && ($0["attempts"]?.intValue ?? 0) >= 2 })?["requestId"]?.stringValue {
+                // And only once setup has reported the replacement: the owner approving earlier (the operator's
+                // two connects alone make attempts 2) can pair the node before its socket hears of the new id.
+                if let merged = pending.first(where: { $0["roles"]?.stringArray?.count == 2 && ($0["attempts"]?.intValue ?? 0) >= 2 })?["requestId"]?.stringValue,
+                   seen.list.contains(where: { if case .pairingSuperseded(_, _, merged) = $0 { true } else { false } }) {
                     _ = try await h.gateway.control("approve \(merged)")
                     return merged
                 }
