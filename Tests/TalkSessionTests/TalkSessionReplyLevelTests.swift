@@ -101,8 +101,11 @@ import Testing
         await rig.listener.hear(.speechStarted(positionMs: 5000))
         await Self.settle(rig, marker: "sunny")
         clock.advance(TalkSession.Settings().bargeIn.lowering.onsetHold)
+        // The onset's timer is not armed once the machine has dealt with it: cancelled when the utterance opened, or
+        // fired and decided on (the machine's decision and its replyLevel event come before any await).
+        #expect(await Self.eventually { await !rig.session.timers.isArmed(.onsetHold) })
         await Self.settle(rig, marker: "warm")
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await rig.log.count { if case .replyLevel(1, _) = $0 { true } else { false } } == 0)
         #expect(await rig.speaker.gains == [Self.lowered], "lowered once, and not raised while the utterance is open")
         await rig.listener.hear(.speechEnded(lastSpeechEndMs: 5600, closedAtMs: 6300))
         #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] })

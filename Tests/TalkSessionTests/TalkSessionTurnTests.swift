@@ -121,10 +121,15 @@ import Testing
         return rig
     }
 
+    /// Waits (bounded) until the reply's first sentence is synthesised and its speaker waits for the floor: the
+    /// loop has taken the reply and holds it; a loop that ignored the user would have played it instead.
+    static func replyHeld(_ rig: Rig) async -> Bool {
+        await TalkSessionReplyLevelTests.eventually { await rig.session.floorWaiters.count == 1 }
+    }
+
     @Test func `a reply that arrives while the user speaks waits for them, and is dropped when they say something new`() async throws {
         let rig = try await Self.replyWhileTheUserSpeaks()
-        // Time for a loop that ignores the user to start speaking; this one must not.
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Self.replyHeld(rig), "the reply's first sentence never waited for the user")
         #expect(await rig.speaker.played.isEmpty)
         await rig.agent.set(.reply("Sure."))
         await rig.listener.hear(.final(ScriptedListener.result("second question")))
@@ -136,7 +141,8 @@ import Testing
 
     @Test func `a held reply is spoken once the user's utterance turns out empty`() async throws {
         let rig = try await Self.replyWhileTheUserSpeaks()
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Self.replyHeld(rig), "the reply's first sentence never waited for the user")
+        #expect(await rig.speaker.played.isEmpty)
         await rig.listener.hear(.final(ScriptedListener.result("")))
         #expect(await rig.log.waitFor { if case .speakingStopped("The answer is four.", true) = $0 { true } else { false } })
         let ignored = await rig.log.index { if case .transcriptIgnored = $0 { true } else { false } }
