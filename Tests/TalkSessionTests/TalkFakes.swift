@@ -355,7 +355,10 @@ final class ManualClock: @unchecked Sendable {
         }
     }
 
-    func advance(_ duration: Duration) {
+    /// Moves the clock on and wakes the sleepers now due; returns how many it woke (none: nothing on this clock
+    /// can have happened because of the move).
+    @discardableResult
+    func advance(_ duration: Duration) -> Int {
         let due: [Sleeper] = lock.withLock {
             now += UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
             let due = sleepers.filter { $0.deadline <= now }
@@ -363,6 +366,7 @@ final class ManualClock: @unchecked Sendable {
             return due
         }
         for sleeper in due { sleeper.continuation.resume() }
+        return due.count
     }
 
     /// Waits (at most 10 s) until a sleep ends exactly `after` from now: the timer a test is about to run out.
