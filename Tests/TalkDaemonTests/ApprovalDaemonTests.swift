@@ -54,7 +54,7 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
-    @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency, and refused when turned off`() async throws {
+    @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency, and an empty one refused`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
         let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
