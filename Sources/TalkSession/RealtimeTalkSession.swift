@@ -3,9 +3,10 @@ import Foundation
 import SessionBridge
 import TalkLogging
 
-/// `run --mode realtime`: the Gateway's realtime relay talks back in audio (fact sheet §5). The microphone
-/// streams to the relay in the session's input contract (`TalkRelayClient` keeps at most 4 appends in flight
-/// and reports "input fell behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
+/// `run --mode realtime`: the Gateway's realtime relay talks back in audio (fact sheet §5). The relay is passed in
+/// (`RealtimeRelay`: `TalkRelayClient` in the daemon, a scripted one in tests). The microphone streams to the relay
+/// in the session's input contract (`TalkRelayClient` keeps at most 4 appends in flight and reports "input fell
+/// behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
 /// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
 /// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
 /// output (the native loop's guards, `RealtimeBargeInGuard`; 250 ms after the output started, 900 ms apart)
@@ -27,6 +28,8 @@ package actor RealtimeTalkSession {
         /// Tool calls answered at once: each is an agent run on the Gateway (billed) and a wait of up to 120 s; one
         /// more is answered with an error at once.
         package var maxConcurrentToolCalls = 4
+        /// How long a tool call's agent run may take before it is answered with an error (upstream's consult limit).
+        package var toolCallTimeout: Duration = .seconds(120)
         package init() {}
 
         var outputLimits: RealtimeOutputQueue.Limits {
@@ -43,7 +46,7 @@ package actor RealtimeTalkSession {
     private let sink: AsyncStream<TalkEvent>.Continuation
     let capture: any AudioCaptureDevice
     let playback: any AudioPlaybackDevice
-    let relay: TalkRelayClient
+    let relay: any RealtimeRelay
     private let settings: Settings
     private let clock: TalkClock
     private let logger: Logger
@@ -67,7 +70,7 @@ package actor RealtimeTalkSession {
     private var assistantText = ""
     private var bargeInGuard: RealtimeBargeInGuard
 
-    package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: TalkRelayClient,
+    package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: any RealtimeRelay,
                  settings: Settings = Settings(), clock: TalkClock = .live, logger: Logger)
     {
         self.capture = capture
@@ -110,11 +113,11 @@ package actor RealtimeTalkSession {
     // MARK: - Input
 
     func openSession() async throws {
-        let session = try await relay.ensureSession()
-        guard encoderSession != session.id else { return }
-        let contract = try UplinkContract(encodingName: session.inputEncoding, sampleRate: session.inputSampleRateHz)
+        let input = try await relay.openInput()
+        guard encoderSession != input.sessionId else { return }
+        let contract = try UplinkContract(encodingName: input.encoding, sampleRate: input.sampleRateHz)
         encoder = try UplinkEncoder(contract: contract)
-        encoderSession = session.id
+        encoderSession = input.sessionId
         emit(.relayUplink(mode: "realtime", uplink: contract.description,
                           bytesPerSecond: contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120))
     }
@@ -178,7 +181,10 @@ package actor RealtimeTalkSession {
                 outputTurn = event.turnId ?? outputTurn
                 wakePlayer()
             case .overflow:
+                // The turn is cut as a barge-in cuts it: the rest of its audio, still arriving, is dropped here (not
+                // only by a relay client that drops audio of cancelled turns), so it is not queued and cut again.
                 emit(.error("the relay's audio came faster than it plays; the output is cut"))
+                if let turn = event.turnId { output.dropTurn(turn) }
                 flush()
                 await playback.stop()
                 try? await relay.cancelOutput(turnId: event.turnId, reason: "playback-overflow")
@@ -235,7 +241,7 @@ package actor RealtimeTalkSession {
         }
         emit(.relayNote("tool call \(name)"))
         toolCalls[callId] = Task {
-            switch await relay.answerToolCall(callId: callId, name: name, args: args) {
+            switch await relay.answerToolCall(callId: callId, name: name, args: args, timeout: settings.toolCallTimeout) {
             case .success: self.emit(.relayNote("tool call \(name) answered"))
             case .failure(let error): self.emit(.error("tool call \(name) failed: \(error)"))
             }
