@@ -60,8 +60,15 @@ package actor MicrophoneGate: AudioCaptureDevice {
         switches.withLock { $0.held ? .held : $0.muted ? .muted : .open }
     }
 
-    /// Whether the last 300 ms were loud enough over the noise floor to be someone speaking (`BargeInPolicy.EnergyGuard`).
-    package var hearsSpeech: Bool { level.isSpeech }
+    /// Whether the 300 ms of audio ending at `endMs` (stream milliseconds: where a partial's audio ends) were loud
+    /// enough over the noise floor as it stood then to be someone speaking (`BargeInPolicy.EnergyGuard`); the last 300 ms when `endMs` is nil or no longer kept. The
+    /// recogniser lags the microphone (seconds on a loaded machine): judged by what the microphone hears when the
+    /// partial arrives, a user who spoke in a pause of the reply had often stopped by then, and their words, heard
+    /// right, were held as "not loud enough" and then ignored as heard over the reply.
+    func heardSpeech(endingAtMs endMs: Int?) -> Bool {
+        guard let endMs else { return level.isSpeech }
+        return level.wasSpeech(endingAtSequence: UInt64(max(0, endMs / AudioFrame.durationMs - 1))) ?? level.isSpeech
+    }
 
     /// What the frames from `positionMs` on (an utterance's start) say about it: see `BargeInEvidenceMeter`.
     func bargeInEvidence(fromPositionMs positionMs: Int) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
@@ -75,7 +82,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
 
     private func pass(_ event: CaptureEvent) -> CaptureEvent {
         guard case .frame(var frame) = event else { return event }
-        let loud = level.add(frame.samples)
+        let loud = level.add(frame.samples, sequence: frame.sequence)
         evidence.add(frame)
         loudFrames = loud ? loudFrames + 1 : 0
         if mode != .open {
@@ -96,10 +103,15 @@ struct SpeechEnergy: Sendable {
     /// Loud frames in a row that make an onset: 40 ms, over a click's length and under a syllable's.
     static let onsetFrames = 2
 
+    /// Frames kept for `wasSpeech(endingAtSequence:)`: 3 s, as `BargeInEvidenceMeter` keeps.
+    static let keptFrames = 150
+
     private let ratioOverFloor: Double
     private let minimumRMS: Double
     private(set) var floor: Double?
     private var recent: [Double] = []
+    /// The last `keptFrames` frames: sequence, level (RMS) and the floor after it.
+    private var kept: [(sequence: UInt64, rms: Double, floor: Double)] = []
 
     init(_ guardPolicy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         ratioOverFloor = guardPolicy.ratioOverFloor
@@ -108,7 +120,7 @@ struct SpeechEnergy: Sendable {
 
     /// Adds a frame; returns whether it alone is loud enough over the floor (as it stood before it) to be speech.
     @discardableResult
-    mutating func add(_ samples: [Int16]) -> Bool {
+    mutating func add(_ samples: [Int16], sequence: UInt64? = nil) -> Bool {
         guard !samples.isEmpty else { return false }
         let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
         let loud = rms >= Swift.max(minimumRMS, (floor ?? rms) * ratioOverFloor)
@@ -119,7 +131,20 @@ struct SpeechEnergy: Sendable {
         }
         recent.append(rms)
         if recent.count > Self.recentFrames { recent.removeFirst(recent.count - Self.recentFrames) }
+        if let sequence, let floor {
+            kept.append((sequence, rms, floor))
+            if kept.count > Self.keptFrames { kept.removeFirst(kept.count - Self.keptFrames) }
+        }
         return loud
+    }
+
+    /// `isSpeech` as it stood after frame `sequence`: its `recentFrames` frames against the floor then; nil when that
+    /// frame is not kept (too old, or not heard yet).
+    func wasSpeech(endingAtSequence sequence: UInt64) -> Bool? {
+        guard let end = kept.lastIndex(where: { $0.sequence == sequence }) else { return nil }
+        let window = kept[max(0, end - Self.recentFrames + 1)...end]
+        guard let loudest = window.map(\.rms).max() else { return nil }
+        return loudest >= Swift.max(minimumRMS, kept[end].floor * ratioOverFloor)
     }
 
     var isSpeech: Bool {

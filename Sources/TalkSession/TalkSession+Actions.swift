@@ -78,14 +78,14 @@ extension TalkSession {
         }
     }
 
-    /// Asks the devices how much of the utterance the reply's echo explains and whether the microphone hears speech
-    /// over the noise floor now, and hands the answer back to the machine, which decides.
+    /// Asks the devices how much of the utterance the reply's echo explains and whether the partial's own audio was
+    /// speech over the noise floor, and hands the answer back to the machine, which decides.
     private func weighBargeIn(_ partial: String, fromPositionMs position: Int) async {
         let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
         let heard = await gate.bargeInEvidence(fromPositionMs: position)
         let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
-        let loud = await gate.hearsSpeech
+        let loud = await gate.heardSpeech(endingAtMs: latestPartialEndMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
     }
 }

@@ -44,6 +44,8 @@ package actor TalkSession {
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
     /// The utterance being spoken goes to the transcript source (the relay): decided as it opens (`mayLeaveMachine`).
     var relayingUtterance = false
+    /// Where the audio of the latest partial ends (stream ms): barge-in's energy guard judges that audio.
+    var latestPartialEndMs: Int?
     /// The turn whose Gateway voice failed: its later sentences use the local voice.
     var gatewayVoiceFailedTurn: Int?
     /// The current turn's sentences being synthesised (`talk.speak` or the local voice): cancelled with the turn.
@@ -135,7 +137,8 @@ package actor TalkSession {
             await handle(.speechStarted(positionMs: position, atNs: now))
             rearmIdleTimer()
             await relayUtteranceStarted(position)
-        case .partial(let text):
+        case .partial(let text, let endMs):
+            latestPartialEndMs = endMs
             await handle(.partial(text, mayInterrupt: bargeInAllowed(text), atNs: now))
         case .speechEnded(let end, let closed):
             // The speech ended the silence window ago; the reply may have ended since.

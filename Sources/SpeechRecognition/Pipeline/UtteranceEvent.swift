@@ -31,8 +31,10 @@ package struct UtteranceResult: Sendable, Equatable {
 /// What the pipeline reports to the Talk loop, the transcriber and the benchmark, in order.
 package enum UtteranceEvent: Sendable, Equatable {
     case speechStarted(positionMs: Int)
-    /// The recogniser's best guess so far; sent when it changes.
-    case partial(String)
+    /// The recogniser's best guess so far; sent when it changes. `endMs`: where the audio it was decoded from ends,
+    /// in stream milliseconds (the recogniser may lag the microphone by seconds on a loaded machine, so what the
+    /// microphone hears when the partial arrives may be later audio); nil when not known.
+    case partial(String, endMs: Int? = nil)
     case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int)
     case final(UtteranceResult)
     /// The capture device was lost; an utterance in progress was closed at that point and its final sent first.

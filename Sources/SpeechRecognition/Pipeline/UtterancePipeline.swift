@@ -218,7 +218,7 @@ package actor UtterancePipeline {
         let text = DecoderSegmentation.joined(open.segments + [current]).text
         guard gen == generation, !text.isEmpty, text != lastPartial else { return }
         lastPartial = text
-        emit(.partial(text), generation: gen)
+        emit(.partial(text, endMs: streamEndMs), generation: gen)
     }
 
     private func close(lastEnd: Int, closedAt: Int, lastNs: UInt64, reason: EndpointReason, generation gen: Int) async throws {

@@ -85,7 +85,7 @@ extension OpenClawTalk {
                 return
             }
             switch event {
-            case .partial(let text) where partials:
+            case .partial(let text, _) where partials:
                 FileHandle.standardError.write(Data("… \(text)\n".utf8))
             case .final(let u):
                 guard !u.hypothesis.text.isEmpty else { return }
@@ -115,7 +115,7 @@ enum ListenEventJSON {
         let object: [String: Any]
         switch event {
         case .speechStarted(let ms): object = ["event": "speechStarted", "at": Double(ms) / 1000]
-        case .partial(let text): object = ["event": "partial", "text": text]
+        case .partial(let text, _): object = ["event": "partial", "text": text]
         case .speechEnded(let end, let closed): object = ["event": "speechEnded", "end": Double(end) / 1000, "closedAt": Double(closed) / 1000]
         case .final(let u):
             object = ["event": "final", "text": u.hypothesis.text, "start": Double(u.startMs) / 1000, "end": Double(u.endMs) / 1000,
