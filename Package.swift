@@ -39,8 +39,9 @@ let package = Package(
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
-        // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals.
-        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO"]),
+        // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals,
+        // and the reference Gateway as a child process (benches and tests spawn it; the daemon's libraries never do).
+        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO", "SessionBridge"]),
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
@@ -63,13 +64,13 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
-        .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkTestSupport"]),
+        .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkBench", "TalkTestSupport"]),
         .testTarget(
             name: "TalkSessionTests",
-            dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkTestSupport"]),
+            dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TalkLogging", "TalkTestSupport"]),
-        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "AudioIO", "SpeechRecognition", "TalkService", "Desktop", "TalkTestSupport"]),
+        .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "TalkBench", "AudioIO", "SpeechRecognition", "TalkService", "Desktop", "TalkTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

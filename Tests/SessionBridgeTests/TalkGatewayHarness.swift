@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TalkBench
 import TalkLogging
 import TalkTestSupport
 import Testing

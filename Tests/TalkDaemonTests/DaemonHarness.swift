@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TalkBench
 import TalkService
 import TalkTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TalkBench
 import TalkTestSupport
 import Testing
 

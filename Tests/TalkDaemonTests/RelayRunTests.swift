@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkBench
 import TalkTestSupport
 import Testing
 

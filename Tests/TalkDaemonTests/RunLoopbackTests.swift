@@ -1,6 +1,7 @@
 import AudioIO
 import Foundation
 import SpeechRecognition
+import TalkBench
 import TalkTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import TalkBench
 import TalkTestSupport
 import Testing
 

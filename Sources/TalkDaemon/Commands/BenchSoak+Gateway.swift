@@ -1,6 +1,7 @@
 import Foundation
 import SessionBridge
 import Synchronization
+import TalkBench
 
 /// `bench soak`'s reference Gateway: started on free ports once, then killed and started again at the same
 /// address and control port (`--state-dir` keeps the paired device). What it recorded (`chat-transcripts`) is

@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechRecognition
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk {

@@ -1,5 +1,6 @@
 import Foundation
 import SessionBridge
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk.GatewayBench {

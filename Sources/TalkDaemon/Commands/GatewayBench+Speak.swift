@@ -1,6 +1,7 @@
 import AudioIO
 import Foundation
 import SessionBridge
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk.GatewayBench {

@@ -1,4 +1,5 @@
 import Foundation
+import SessionBridge
 import TalkLogging
 
 extension ReferenceGatewayProcess {

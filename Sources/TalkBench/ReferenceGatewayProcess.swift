@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
+import SessionBridge
 
-/// The reference Gateway (`tools/reference-gateway/refgw.py`) as a child process, for tests, benchmarks
-/// and the demo: started on free loopback ports, its startup JSON read from the first stdout line,
+/// The reference Gateway (`tools/reference-gateway/refgw.py`) as a child process, for tests and benchmarks (a
+/// harness: it lives here, outside the libraries the daemon runs on): started on free loopback ports, its startup JSON read from the first stdout line,
 /// driven through its control port, and killed on `stop()` or when the value goes away.
 package final class ReferenceGatewayProcess: Sendable {
     /// The first line refgw prints once it listens.
@@ -98,7 +99,7 @@ package final class ReferenceGatewayProcess: Sendable {
     /// `control(_:)` to the control port on loopback `port`. Each command goes on a connection of its own,
     /// tagged (`@<tag> <line>`, a tag new to this call), and only a reply carrying that tag back (refgw's
     /// `controlId`) is taken as its answer.
-    static func control(_ line: String, port: Int) throws -> JSONValue {
+    package static func control(_ line: String, port: Int) throws -> JSONValue {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw StorageError.io(path: "control socket", errno: errno) }
         defer { close(fd) }
