@@ -9,6 +9,14 @@ import SpeechSynthesis
 package protocol TalkListener: Sendable {
     func start() async throws -> AsyncStream<UtteranceEvent>
     func stop() async
+    /// Recognition takes only the sentences of this JSGF grammar (an approval's answers); nil: back to its own.
+    func useGrammar(_ jsgf: String?) async
+}
+
+extension TalkListener {
+    /// A listener that cannot switch grammars keeps its own: the answer is then read from what it hears
+    /// (`ApprovalPrompt.interpret`).
+    package func useGrammar(_ jsgf: String?) async {}
 }
 
 extension UtterancePipeline: TalkListener {}

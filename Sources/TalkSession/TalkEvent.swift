@@ -49,6 +49,9 @@ package struct TalkEvent: Sendable, Equatable {
         case wakePhrase(phrase: String, command: String)
         /// A push-to-talk command (`start`, `stop`, `cancel`, `once`) and what it came to.
         case pushToTalk(command: String, captureId: String, status: String?, transcript: String?)
+        /// The spoken approval prompt for approval `id`: `step` is asked, repeated, allow-once/allow-always/deny
+        /// (sent), confirm allow-always, not understood, left pending, withdrawn, failed; `detail` says more.
+        case approvalPrompt(id: String, step: String, detail: String?)
     }
 
     /// The event's name in JSON.
@@ -80,6 +83,7 @@ package struct TalkEvent: Sendable, Equatable {
         case .modeChanged: "mode"
         case .wakePhrase: "wakePhrase"
         case .pushToTalk: "pushToTalk"
+        case .approvalPrompt: "approvalPrompt"
         }
     }
 
@@ -142,6 +146,10 @@ package struct TalkEvent: Sendable, Equatable {
             object["captureId"] = captureId
             object["status"] = status ?? NSNull()
             object["transcript"] = transcript ?? NSNull()
+        case .approvalPrompt(let id, let step, let detail):
+            object["id"] = id
+            object["step"] = step
+            object["detail"] = detail ?? NSNull()
         }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"event":"error","message":"an event could not be encoded"}"#

@@ -33,6 +33,15 @@ package protocol TalkLoop: Actor {
     func apply(_ config: TalkConfig) async
     /// The operator socket's state, as it changes.
     func connectionChanged(_ description: String, connected: Bool) async
+    /// Speaks a short notice (the Gateway's `system.notify`) at the loop's next pause, never over the user's
+    /// utterance or a reply; false when it is dropped (Talk off or paused, or a loop that cannot).
+    func speakNotice(_ text: String) async -> Bool
+    /// Asks about an approval aloud at the next pause and takes the answer by voice; its decision, or the approval
+    /// left pending, goes to `answers`. False: not asked (Talk off or paused, or a loop that cannot), and the caller
+    /// leaves the desktop notification.
+    func ask(_ approval: PendingApproval, answers: any ApprovalAnswers) async -> Bool
+    /// An approval decided elsewhere or expired: not asked, or withdrawn aloud while asked.
+    func approvalGone(id: String) async
 }
 
 package enum TalkLoopKind: String, Sendable {
@@ -74,4 +83,10 @@ extension RealtimeTalkSession: TalkLoop {
     package func apply(_ config: TalkConfig) {}
     /// The relay client reconnects by itself.
     package func connectionChanged(_ description: String, connected: Bool) {}
+    /// The relay speaks and hears through the Gateway's realtime session: a prompt of our own would talk over its
+    /// voice, and its listener has no grammar for the answer. Notifications are shown, approvals left to the desktop
+    /// notification and the `approve` command.
+    package func speakNotice(_ text: String) -> Bool { false }
+    package func ask(_ approval: PendingApproval, answers: any ApprovalAnswers) -> Bool { false }
+    package func approvalGone(id: String) {}
 }

@@ -75,6 +75,16 @@ extension TalkSession {
             emit(.turnEnded(reason: reason))
         case .refuse:
             break  // returned above, to the control command that asked
+        case .speakPrompt(let number, let text):
+            speakPrompt(number: number, text: text)
+        case .cutPrompt:
+            await cutPrompt()
+        case .listenFor(let grammar):
+            await listenFor(grammar: grammar)
+        case .resolveApproval(let id, let decision):
+            resolveApproval(id: id, decision: decision)
+        case .leavePending(let approval):
+            await leavePending(approval)
         }
     }
 

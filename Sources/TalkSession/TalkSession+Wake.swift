@@ -16,6 +16,8 @@ extension TalkSession {
     /// wake-phrase mode only once the phrase was found locally (the window it opens) or a push-to-talk capture holds
     /// the floor; push-to-talk only during a capture.
     var mayLeaveMachine: Bool {
+        // An approval's answer is heard here only (the recogniser's grammar of the decisions).
+        if asking { return false }
         if handsFree.capture != nil { return true }
         switch handsFree.mode {
         case .alwaysListening: return true

@@ -54,6 +54,10 @@ package actor TalkSession {
     var lookahead = SpeechLookahead()
     /// Wake phrase, push-to-talk and idle timeout (`HandsFreeMode`).
     var handsFree = HandsFreeState()
+    /// The loop's own words playing (a notice, an approval's question): `TalkSession+Asking`.
+    var promptTask: Task<Void, Never>?
+    /// Where the approval asked about is decided (given with each `ask`).
+    var approvalAnswers: (any ApprovalAnswers)?
 
     package init(dependencies: Dependencies, settings: Settings = Settings(), logger: Logger) {
         self.dependencies = dependencies
@@ -163,6 +167,11 @@ package actor TalkSession {
         let heard = result.hypothesis.text.trimmingCharacters(in: .whitespacesAndNewlines)
         emit(.finalTranscript(text: heard, engine: engine ?? dependencies.engine, startMs: result.startMs, endMs: result.endMs,
                               endToFinalMs: result.endToFinalMs))
+        // An approval's answer is the machine's alone: no wake phrase needed, no capture collects it.
+        if asking {
+            await handle(.answerHeard(heard, confidence: result.hypothesis.confidence))
+            return
+        }
         // The hands-free mode first: a capture collects it, wake-phrase mode takes only what follows the phrase.
         if let text = await admit(heard) {
             await handle(.final(text))
@@ -188,7 +197,7 @@ package actor TalkSession {
     private func fire(_ timer: TurnTaking.Timer, id: Int) async {
         guard timers.take(timer, id: id) else { return }
         switch timer {
-        case .onsetHold, .muteTail, .replyTimeout, .evidenceRecheck: await handle(.timerFired(timer))
+        case .onsetHold, .muteTail, .replyTimeout, .evidenceRecheck, .answerTimeout: await handle(.timerFired(timer))
         // The hands-free mode's timers.
         case .idle: await idled()
         case .wakeWindow: await closeWakeWindow()

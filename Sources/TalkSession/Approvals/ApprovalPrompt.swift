@@ -19,6 +19,21 @@ package enum ApprovalPrompt {
     /// Spoken commands are cut after this many words ("and more"); the full text is in events and status.
     static let maxCommandWords = 8
 
+    /// How long the microphone waits for an answer to begin once it opens after the question: 8 s is time to hear
+    /// the question out and say two words after a moment's thought; longer would hold the loop (and the user's next
+    /// request) for an answer that is not coming. Nothing is lost when it runs out: the approval stays pending, with
+    /// a desktop notification.
+    package static let answerWindow: Duration = .seconds(8)
+
+    /// An answer the recogniser is less sure of than this (its posterior, 0...1) counts as not understood: a
+    /// decision to run a command is not taken on a guess. 0.2: PocketSphinx's posterior for a clearly spoken two-word
+    /// answer sits far above it; noise taken for "deny" or "once" sits below.
+    package static let minimumConfidence = 0.2
+
+    /// Answers not understood before the approval is left pending: asked once more, then left (the issue's "low
+    /// confidence twice").
+    package static let maximumMisses = 2
+
     /// The question.
     package static func question(for approval: PendingApproval) -> String {
         let what: String = switch approval.kind {

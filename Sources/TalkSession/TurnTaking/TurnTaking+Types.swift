@@ -16,7 +16,10 @@ extension TurnTaking {
         case thinking(Turn)
         /// A sentence of the reply plays.
         case speaking(Turn, Progress, Intrusion?)
-        // The approvals work adds `asking(Prompt)`: the agent's question spoken, the answer taken by voice.
+        /// Between turns the loop speaks a notice of its own (prompt `number`, the microphone muted); then it rests.
+        case announcing(prompt: Int)
+        /// An approval's question spoken and its answer taken by voice (`TurnTaking+Asking`).
+        case asking(Asking)
 
         /// The state the events and `talk.mode` name.
         package var talkState: TalkState {
@@ -26,7 +29,8 @@ extension TurnTaking {
             case .resting: .waiting
             case .listening: .listening
             case .thinking: .thinking
-            case .speaking: .speaking
+            case .speaking, .announcing: .speaking
+            case .asking(let asking): asking.step.talkState
             }
         }
     }
@@ -95,6 +99,8 @@ extension TurnTaking {
         case captureCloseWait
         /// A partial held because the reply's echo explained it is judged again (`BargeInEvidenceMeter.recheck`).
         case evidenceRecheck
+        /// No answer began within `ApprovalPrompt.answerWindow` of the microphone opening for it.
+        case answerTimeout
     }
 
     package enum ControlCommand: Sendable, Equatable {
@@ -140,6 +146,18 @@ extension TurnTaking {
         /// A wake phrase said on its own: the loop listens; a turn still thinking is dropped, as a new request would.
         case woken
         case connectionChanged(String, connected: Bool)
+        /// Speak this notice at the next pause (never over the user's utterance or a reply).
+        case noticeArrived(String)
+        /// Ask about this approval aloud at the next pause.
+        case approvalArrived(PendingApproval)
+        /// The approval was decided elsewhere or expired: not asked, or withdrawn aloud while asked.
+        case approvalWithdrawn(id: String)
+        /// Prompt `number` (a notice, a question, a confirmation) finished playing, or was cut off.
+        case promptSpoken(number: Int)
+        /// An answer's final while asking, with the recogniser's confidence (0...1) where it gives one.
+        case answerHeard(String, confidence: Double?)
+        /// The decision for `id` went out (`failure` nil), or was refused: `failure` is what to say.
+        case decisionSent(id: String, failure: String?)
     }
 
     package enum Action: Sendable, Equatable {
@@ -166,5 +184,16 @@ extension TurnTaking {
         case turnEnded(reason: String)
         /// A control command the state does not allow, with why.
         case refuse(TalkSession.ControlRefusal)
+        /// Speak the loop's own words (a notice, a question, a confirmation) in the local voice; `promptSpoken`
+        /// follows when they end or are cut. The microphone is muted first (`setMicrophone(.muted)`).
+        case speakPrompt(number: Int, text: String)
+        /// Stop the prompt playing.
+        case cutPrompt
+        /// Recognition takes the answers of this JSGF grammar; nil: back to the session's own.
+        case listenFor(grammar: String?)
+        /// Send the decision for exactly this approval (the one read out); `decisionSent` follows.
+        case resolveApproval(id: String, decision: ApprovalDecision)
+        /// Nothing was decided: the approval stays pending for other clients, and a desktop notification is left.
+        case leavePending(PendingApproval)
     }
 }

@@ -16,7 +16,7 @@ package struct TurnTaking: Sendable {
     }
 
     package let configuration: Configuration
-    package private(set) var state: State = .idle
+    package internal(set) var state: State = .idle
     /// `talk.config`'s `interruptOnSpeech`; `BargeInPolicy.forcedOff` overrides it.
     package var interruptOnSpeech = true
     /// The last turn's number; the next turn takes the one after.
@@ -26,7 +26,7 @@ package struct TurnTaking: Sendable {
     /// The utterance that opened over the reply without interrupting it, until its final.
     package private(set) var openedOverReply: OpenedOverReply?
     /// The user is speaking (an utterance opened and not yet closed), and since when.
-    package private(set) var userSpeechStartNs: UInt64?
+    package internal(set) var userSpeechStartNs: UInt64?
     /// Where that utterance starts in the capture stream (its first voiced frame): the barge-in evidence is read from there.
     package private(set) var userSpeechPositionMs = 0
     /// The utterance's latest partial: a held one is judged again when `Timer.evidenceRecheck` fires.
@@ -36,6 +36,10 @@ package struct TurnTaking: Sendable {
     /// Where the loop rests between turns, as the hands-free mode says now: listening (always-listening, a wake
     /// window open, a push-to-talk capture) or resting. Its owner keeps the hands-free bookkeeping and sets this.
     package var restsListening: Bool
+    /// Approvals and notices waiting for the next pause, approvals first (`TurnTaking+Asking`).
+    package internal(set) var waiting: [Waiting] = []
+    /// The last prompt's number: a `promptSpoken` of an older one is stale.
+    package internal(set) var prompts = 0
 
     package init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -51,6 +55,11 @@ package struct TurnTaking: Sendable {
     package var userSpeaking: Bool { userSpeechStartNs != nil }
 
     package mutating func handle(_ event: Event) -> [Action] {
+        // At a pause, what waits for one begins: an approval's question, or a notice.
+        dispatch(event) + atPause()
+    }
+
+    private mutating func dispatch(_ event: Event) -> [Action] {
         switch event {
         case .control(let command): control(command)
         case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs)
@@ -71,6 +80,12 @@ package struct TurnTaking: Sendable {
         case .woken: woken()
         case .connectionChanged(let description, let connected):
             [.emit(.connectionChanged(description))] + (connected && state != .idle ? [.announce(state.talkState.phase)] : [])
+        case .noticeArrived(let text): noticeArrived(text)
+        case .approvalArrived(let approval): approvalArrived(approval)
+        case .approvalWithdrawn(let id): approvalWithdrawn(id)
+        case .promptSpoken(let number): promptSpoken(number)
+        case .answerHeard(let text, let confidence): answerHeard(text, confidence: confidence)
+        case .decisionSent(let id, let failure): decisionSent(id, failure: failure)
         }
     }
 
@@ -84,11 +99,11 @@ package struct TurnTaking: Sendable {
         case .deactivate(let reason):
             guard state != .idle else { return [] }
             // The microphone first: nothing heard from now on becomes a turn.
-            return [.closeMicrophone] + quiet() + move(to: .idle, reason: reason)
+            return [.closeMicrophone] + quiet() + abandonAsking(all: true) + move(to: .idle, reason: reason)
         case .pause:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state != .paused else { return [] }
-            return [.closeMicrophone] + quiet() + move(to: .paused, reason: "paused")
+            return [.closeMicrophone] + quiet() + abandonAsking(all: true) + move(to: .paused, reason: "paused")
         case .resume:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state == .paused else { return [] }
@@ -125,6 +140,7 @@ package struct TurnTaking: Sendable {
         userSpeechPositionMs = position
         latestPartial = ""
         var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)]
+        if case .asking = state { return actions + answerBegan() }
         guard case .speaking(let turn, let progress, let intrusion) = state else {
             openedOverReply = nil
             return actions
@@ -190,6 +206,7 @@ package struct TurnTaking: Sendable {
     }
 
     private mutating func final(_ text: String) -> [Action] {
+        if case .asking = state { return answerHeard(text, confidence: nil) }
         userSpeechStartNs = nil
         let opened = openedOverReply
         openedOverReply = nil
@@ -236,7 +253,8 @@ package struct TurnTaking: Sendable {
 
     /// The user spoke again (or typed): a reply still on its way is dropped, one playing is cut off, the new words go out.
     private mutating func startTurn(_ text: String) -> [Action] {
-        var actions: [Action] = []
+        // A typed turn while the loop speaks for itself: the prompt stops, an approval asked stays pending.
+        var actions: [Action] = abandonAsking(all: false)
         if case .speaking(_, _, let intrusion) = state {
             actions += [.cutReply(abort: false), .cancel(.onsetHold)]
             if intrusion?.lowered == true { actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off"))) }
@@ -309,6 +327,7 @@ package struct TurnTaking: Sendable {
             guard userSpeechStartNs == nil else { return [] }
             return restore(reason: "no utterance followed the sound")
         case .muteTail:
+            if case .asking = state { return answerOpens() }
             if case .speaking = state { return [] }
             return [.setMicrophone(.open)]
         case .replyTimeout:
@@ -319,6 +338,8 @@ package struct TurnTaking: Sendable {
         case .evidenceRecheck:
             guard mayBargeIn(latestPartial) else { return [] }
             return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs)]
+        case .answerTimeout:
+            return noAnswer()
         case .idle, .wakeWindow, .captureLimit, .captureCloseWait:
             // The hands-free mode's: its owner keeps them.
             return []
@@ -328,7 +349,8 @@ package struct TurnTaking: Sendable {
     /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
     private mutating func pushToTalkStarted() -> [Action] {
         guard state != .idle, state != .paused else { return [] }
-        var actions: [Action] = []
+        // The user takes the floor: the loop's own prompt stops, an approval asked stays pending.
+        var actions: [Action] = abandonAsking(all: false)
         var ended = false
         switch state {
         case .thinking, .speaking:
@@ -373,7 +395,7 @@ package struct TurnTaking: Sendable {
         return [.cancel(.onsetHold), .emit(.replyLevel(gain: 1, reason: reason)), .setReplyGain(1)]
     }
 
-    private mutating func move(to new: State, reason: String) -> [Action] {
+    mutating func move(to new: State, reason: String) -> [Action] {
         let old = state
         state = new
         guard old.talkState != new.talkState else { return [] }
