@@ -36,8 +36,14 @@ final class PrivatePulse: Sendable {
         self.directory = directory
         address = "unix:\(directory)/pulse.sock"
         launcher = directory + "/with-this-pulse.sh"
-        try "#!/bin/sh\nPULSE_SERVER='\(address)' exec \"$@\"\n".write(toFile: launcher, atomically: true, encoding: .utf8)
-        chmod(launcher, 0o700)
+        // Written through a close-on-exec descriptor: a child another test forks meanwhile would otherwise hold it open
+        // for writing, and running the script then fails with "Text file busy" (seen with two suites at once).
+        let script = Array("#!/bin/sh\nPULSE_SERVER='\(address)' exec \"$@\"\n".utf8)
+        let fd = open(launcher, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
+        guard fd >= 0 else { throw CommandFailure("cannot create \(launcher): errno \(errno)") }
+        let written = script.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == script.count else { throw CommandFailure("cannot write \(launcher)") }
         for sub in ["runtime", "home"] {
             try FileManager.default.createDirectory(atPath: "\(directory)/\(sub)", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
