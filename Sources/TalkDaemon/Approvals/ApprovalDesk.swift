@@ -3,15 +3,29 @@ import Foundation
 import SessionBridge
 import TalkLogging
 import TalkService
+import TalkSession
 
 /// The daemon's approvals: it follows them (`ApprovalClient` on the operator socket), says "approval needed" in the
-/// status while one waits (over everything else, as the iOS Live Activity does), tells `events` subscribers, and
-/// leaves a desktop notification whose buttons are the decisions the request allows when no voice asks (Talk off,
-/// or the spoken prompt left it pending). A click decides that approval, and only that one; a decision made
-/// elsewhere, or the expiry, closes the notification.
-actor ApprovalDesk {
+/// status while one waits (over everything else, as the iOS Live Activity does), tells `events` subscribers, has the
+/// Talk loop ask about each aloud, and leaves a desktop notification whose buttons are the decisions the request
+/// allows when no voice asks (Talk off, or the spoken prompt left it pending). A click, or an answer by voice, decides
+/// that approval, and only that one; a decision made elsewhere, or the expiry, closes the notification and withdraws
+/// the question.
+actor ApprovalDesk: ApprovalAnswers {
+    /// The Talk loop's spoken prompt: `ask` is false when the loop cannot ask now (Talk off or paused, realtime).
+    struct Voice: Sendable {
+        var ask: @Sendable (PendingApproval, any ApprovalAnswers) async -> Bool
+        var gone: @Sendable (String) async -> Void
+
+        init<Loop: TalkLoop>(_ loop: Loop) {
+            ask = { approval, answers in await loop.ask(approval, answers: answers) }
+            gone = { id in await loop.approvalGone(id: id) }
+        }
+    }
+
     let client: ApprovalClient
     private let notifier: DesktopNotifier?
+    private let voice: Voice?
     private let logger: Logger
     private var shown: [String: DesktopNotifier.Handle] = [:]
     private var approvalOf: [DesktopNotifier.Handle: String] = [:]
@@ -22,9 +36,10 @@ actor ApprovalDesk {
     /// The status word while an approval waits.
     static let attention = "approval needed"
 
-    init(client: ApprovalClient, notifier: DesktopNotifier?, logger: Logger) {
+    init(client: ApprovalClient, notifier: DesktopNotifier?, voice: Voice? = nil, logger: Logger) {
         self.client = client
         self.notifier = notifier
+        self.voice = voice
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
@@ -53,19 +68,39 @@ actor ApprovalDesk {
                 "allowedDecisions": approval.allowedDecisions.map(\.rawValue).joined(separator: ","),
                 "expiresAtMs": "\(approval.expiresAtMs)",
             ]))
+            if let voice, await voice.ask(approval, self) { return }
             await leaveNotification(for: approval)
         case .resolved(let id, let decision, let by, let byUs):
+            await voice?.gone(id)
             await closeNotification(of: id)
             var detail = ["id": id, "decision": decision ?? "", "byUs": "\(byUs)"]
             if let by { detail["resolvedBy"] = by }
             sink.yield(SessionEvent(kind: "approvalResolved", detail: detail))
         case .expired(let id):
+            await voice?.gone(id)
             await closeNotification(of: id)
             sink.yield(SessionEvent(kind: "approvalExpired", detail: ["id": id]))
         }
     }
 
-    /// A notification with the allowed decisions as buttons (the spoken prompt calls it too when it gives up).
+    /// `ApprovalAnswers`: the spoken prompt's decision, for exactly the approval it read out.
+    func resolve(id: String, decision: ApprovalDecision) async -> ApprovalResolveError? {
+        do {
+            _ = try await client.resolve(id: id, decision: decision, exact: true)
+            return nil
+        } catch {
+            logger.warning("approval decision by voice failed", metadata: ["approval.id": "\(id)", "error": "\(error)"])
+            return error
+        }
+    }
+
+    /// `ApprovalAnswers`: nothing was decided by voice; the approval stays pending, with its notification.
+    func leavePending(_ approval: PendingApproval) async {
+        guard await client.approvals.contains(where: { $0.id == approval.id }) else { return }
+        await leaveNotification(for: approval)
+    }
+
+    /// A notification with the allowed decisions as buttons.
     func leaveNotification(for approval: PendingApproval) async {
         guard let notifier, shown[approval.id] == nil else { return }
         let labels: [ApprovalDecision: String] = [.allowOnce: "Allow once", .allowAlways: "Allow always", .deny: "Deny"]

@@ -2,6 +2,7 @@ import Desktop
 import Foundation
 import SessionBridge
 import TalkLogging
+import TalkSession
 
 /// `run`'s switches for notifications, and the wiring of the daemon's approvals and notifications around the loop.
 struct DeskOptions: Sendable {
@@ -36,11 +37,14 @@ struct DeskOptions: Sendable {
                                  logger: logger)
     }
 
-    func desks(gateway: GatewaySession, speaker: NotificationDesk.Speaker?, logger: Logger) -> Desks {
+    /// The desks around `loop`: it asks about approvals aloud and speaks notifications at its next pause (each
+    /// refused by the loop while Talk is off or paused, and by the realtime loop, which then only shows them).
+    func desks<Loop: TalkLoop>(gateway: GatewaySession, loop: Loop, logger: Logger) -> Desks {
         let notifier = DesktopNotifier(logger: logger)
         let approvals = ApprovalDesk(client: ApprovalClient(connection: gateway.operatorConnection, logger: logger),
-                                     notifier: notifier, logger: logger)
-        let notifications = NotificationDesk(notifier: notifier, speaker: speaker, settings: settings, logger: logger)
+                                     notifier: notifier, voice: ApprovalDesk.Voice(loop), logger: logger)
+        let notifications = NotificationDesk(notifier: notifier, speaker: { await loop.speakNotice($0) }, settings: settings,
+                                             logger: logger)
         return Desks(approvals: approvals, notifications: notifications, task: Task { await approvals.run() })
     }
 }

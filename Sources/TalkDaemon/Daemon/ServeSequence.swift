@@ -26,8 +26,8 @@ struct ServeSequence<Loop: TalkLoop> {
     var nodeCommands: @Sendable (NotificationDesk) -> Task<Void, Never>
 
     func run(services: ServiceGroup, stop: StopSignal, logger: Logger) async throws {
-        // Approvals and notifications (issue 26): around the loop, not in it, until the spoken prompt lands.
-        let desks = desk.desks(gateway: gateway, speaker: nil, logger: logger)
+        // Approvals and notifications (issue 26): asked and spoken by the loop while Talk is on, else shown.
+        let desks = desk.desks(gateway: gateway, loop: loop, logger: logger)
         services.started("approvals") { desks.task.cancel() }
         try services.checkNotStopped(before: "the control socket")
         let session = DaemonSession(loop: loop, gateway: gateway, names: names, echoCancellation: devices.echoCancellation, logger: logger)

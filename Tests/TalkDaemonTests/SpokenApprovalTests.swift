@@ -1,0 +1,105 @@
+import Foundation
+import TalkBench
+import TalkTestSupport
+import Testing
+
+@testable import SessionBridge
+
+/// The daemon asks about the agent's command aloud while Talk is on: `run` on a private PulseAudio whose microphone
+/// (vmic) hears what is played into vsink, its own voice going to a sink of its own (`replysink`), the reference
+/// Gateway's agent asking. Unanswered, the approval stays pending with a notification; decided elsewhere while it is
+/// read out, it is withdrawn aloud and no notification is left.
+@Suite struct SpokenApprovalTests {
+    /// `run` listening, with its operator socket an approval client of `gw`.
+    static func listening(_ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, _ command: BuiltCommand,
+                          environment: [String: String] = [:]) async throws -> BuiltCommand.Running {
+        try await pulse.pactl(["load-module", "module-null-sink", "sink_name=replysink", "rate=16000", "channels=1"])
+        let running = try command.start([
+            "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "replysink",
+            "--json", "--seconds", "150",
+        ], environment: environment)
+        try #require(await RunLoopbackTests.waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let clients = try await offPool { try gw.control("clients") }["clients"]?.arrayValue ?? []
+            if clients.contains(where: {
+                $0["role"] == "operator" && $0["authenticated"] == true && $0["scopes"]?.arrayValue?.contains("operator.approvals") == true
+            }) { return running }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CommandFailure("the operator socket never connected: \(running.stderrSoFar)")
+    }
+
+    /// Waits (bounded) until the run has printed approval `id`'s prompt event `step`.
+    static func waitForStep(_ running: BuiltCommand.Running, id: String, _ step: String, upTo timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, running.process.isRunning {
+            if approvalEvents(running.stdoutSoFar, id: id).contains(step) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return approvalEvents(running.stdoutSoFar, id: id).contains(step)
+    }
+
+    static func approvalEvents(_ stdout: String, id: String) -> [String] {
+        RunCommandTests.events(stdout).filter { $0["event"] == "approvalPrompt" && $0["id"]?.stringValue == id }
+            .compactMap { $0["step"]?.stringValue }
+    }
+
+    static func resolutions(_ gw: ReferenceGatewayProcess) async throws -> [[String?]] {
+        let list = try await offPool { try gw.control("approvals") }["resolutions"]?.arrayValue ?? []
+        return list.map { [$0["id"]?.stringValue, $0["decision"]?.stringValue] }
+    }
+
+    @Test(.requires(.builtBinary, PrivatePulse.utilities))
+    func `no answer leaves the approval pending for other clients, with a notification whose buttons decide it`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.listening(pulse, gw, command, environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+            let asked = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"rm -rf build"}"#) }
+            let id = try #require(asked["approval"]?["id"]?.stringValue)
+            // While the question is read out (seconds of speech), no notification: the voice asks first.
+            let read = await RunLoopbackTests.waitFor(running, #""event":"speakingStopped""#, upTo: .seconds(45))
+            #expect(read && server.notifications.isEmpty, "a notification was shown while the question was asked")
+            let left = await Self.waitForStep(running, id: id, "left pending", upTo: .seconds(30))
+            let shown = await server.wait { calls in calls.contains { $0.call == "Notify" && $0.body.hasPrefix("rm -rf build") } }
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            #expect(left, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
+            #expect(shown, "no notification was left")
+            #expect(try await Self.resolutions(gw).isEmpty, "something was decided")
+            let records = try await offPool { try gw.control("approvals") }["approvals"]?.arrayValue ?? []
+            #expect(records.first { $0["id"]?.stringValue == id }?["status"] == "pending", "the approval is still pending: \(records)")
+        }
+    }
+
+    @Test(.requires(.builtBinary, PrivatePulse.utilities))
+    func `an approval decided elsewhere while it is read out is withdrawn aloud, and nothing is sent`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.listening(pulse, gw, command, environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+            let asked = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"rm -rf build"}"#) }
+            let id = try #require(asked["approval"]?["id"]?.stringValue)
+            let reading = await RunLoopbackTests.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(45))
+            _ = try await offPool { try gw.control(#"{"cmd":"approval-resolve","id":"\#(id)","decision":"deny","resolvedBy":"Phone"}"#) }
+            let withdrawn = await Self.waitForStep(running, id: id, "withdrawn", upTo: .seconds(30))
+            let back = await RunLoopbackTests.waitFor(running, #""reason":"approval done""#, upTo: .seconds(30))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            #expect(reading && withdrawn && back, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
+            #expect(try await Self.resolutions(gw).map { $0.last } == [Optional("deny")], "only the other client decided")
+            #expect(server.notifications.isEmpty, "a notification was left for an approval decided elsewhere")
+            let said = RunCommandTests.events(r.stdout).filter { $0["event"] == "speakingStarted" }.compactMap { $0["sentence"]?.stringValue }
+            #expect(said.count == 2 && said.last?.lowercased().contains("elsewhere") == true, "\(said)")
+        }
+    }
+}
