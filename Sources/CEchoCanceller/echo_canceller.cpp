@@ -4,6 +4,8 @@
 #include <cstring>
 #include <new>
 
+#include <pthread.h>
+
 #include <speex/speex_echo.h>
 
 #include <webrtc/modules/audio_processing/include/audio_processing.h>
@@ -22,6 +24,37 @@ struct oc_aec {
     int16_t far[kQueuedFar][kMaxSubFrame];
     int far_count;
     int16_t linear_out[kMaxSubFrame];
+};
+
+// WebRTC 0.3 keeps its echo canceller's and FFT's fastest routines in process-wide function pointers, and
+// creating a canceller first sets them to the plain C routines, then back to the SSE2 ones. A canceller
+// running meanwhile computes some blocks with the others, which round differently: its output then depends
+// on when another was created, and a recorded capture no longer replays to what the live one passed on. So
+// creating and destroying hold this lock alone; processing shares it. A waiting creator goes first, or
+// cancellers processing on other threads, one sub-frame after another, could keep it waiting for ever.
+static pthread_rwlock_t *library_lock() {
+    static pthread_rwlock_t *lock = [] {
+        static pthread_rwlock_t made;
+        pthread_rwlockattr_t attr;
+        pthread_rwlockattr_init(&attr);
+        pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&made, &attr);
+        pthread_rwlockattr_destroy(&attr);
+        return &made;
+    }();
+    return lock;
+}
+
+// Holds the library lock for a scope: alone (creating, destroying) or shared (processing).
+class LibraryLock {
+  public:
+    explicit LibraryLock(bool alone) {
+        if (alone) pthread_rwlock_wrlock(library_lock());
+        else pthread_rwlock_rdlock(library_lock());
+    }
+    ~LibraryLock() { pthread_rwlock_unlock(library_lock()); }
+    LibraryLock(const LibraryLock &) = delete;
+    LibraryLock &operator=(const LibraryLock &) = delete;
 };
 
 static int check(oc_aec *aec, int result) {
@@ -59,7 +92,10 @@ static int configure(webrtc::AudioProcessing *apm, const oc_aec_options &o) {
     return r == AudioProcessing::kNoError ? OC_AEC_OK : OC_AEC_CREATE_FAILED;
 }
 
+static void destroy(oc_aec *aec);
+
 extern "C" oc_aec *oc_aec_create(int sample_rate, const oc_aec_options *options, int *error) {
+    LibraryLock alone(true);
     int ignored;
     if (!error) error = &ignored;
     if (sample_rate != 8000 && sample_rate != 16000 && sample_rate != 32000 && sample_rate != 48000) {
@@ -103,7 +139,7 @@ extern "C" oc_aec *oc_aec_create(int sample_rate, const oc_aec_options *options,
         aec->linear = speex_echo_state_init(sample_rate / 100, sample_rate / 1000 * o.linear_stage_ms);
         int rate = sample_rate;
         if (!aec->linear || speex_echo_ctl(aec->linear, SPEEX_ECHO_SET_SAMPLING_RATE, &rate) != 0) {
-            oc_aec_destroy(aec);
+            destroy(aec);
             *error = OC_AEC_CREATE_FAILED;
             return nullptr;
         }
@@ -134,6 +170,7 @@ static int load(oc_aec *aec, const int16_t *samples, size_t count) {
 }
 
 extern "C" int oc_aec_analyze_reverse(oc_aec *aec, const int16_t *samples, size_t count) {
+    LibraryLock shared(false);
     int r = load(aec, samples, count);
     if (r != OC_AEC_OK) return r;
     if (aec->linear) {
@@ -148,6 +185,7 @@ extern "C" int oc_aec_process(oc_aec *aec, int16_t *samples, size_t count, int d
 }
 
 extern "C" int oc_aec_process_linear(oc_aec *aec, int16_t *samples, size_t count, int delay_ms, int16_t *linear) {
+    LibraryLock shared(false);
     if (count != static_cast<size_t>(aec->sample_rate / 100) || !samples) return OC_AEC_BAD_FRAME;
     const int16_t *input = samples;
     if (aec->linear) {
@@ -177,6 +215,7 @@ extern "C" int oc_aec_process_linear(oc_aec *aec, int16_t *samples, size_t count
 
 extern "C" int oc_aec_stats_get(oc_aec *aec, oc_aec_stats *stats) {
     if (!stats) return OC_AEC_BAD_OPTION;
+    LibraryLock shared(false);
     webrtc::EchoCancellation *ec = aec->apm->echo_cancellation();
     webrtc::EchoCancellation::Metrics m;
     std::memset(&m, 0, sizeof m);
@@ -197,9 +236,14 @@ extern "C" int oc_aec_stats_get(oc_aec *aec, oc_aec_stats *stats) {
 
 extern "C" int oc_aec_last_library_error(const oc_aec *aec) { return aec->last_library_error; }
 
-extern "C" void oc_aec_destroy(oc_aec *aec) {
-    if (!aec) return;
+static void destroy(oc_aec *aec) {
     if (aec->linear) speex_echo_state_destroy(aec->linear);
     delete aec->apm;
     delete aec;
+}
+
+extern "C" void oc_aec_destroy(oc_aec *aec) {
+    if (!aec) return;
+    LibraryLock alone(true);
+    destroy(aec);
 }

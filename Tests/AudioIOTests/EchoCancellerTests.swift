@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TalkLogging
 import TalkTestSupport
@@ -124,6 +125,38 @@ import TalkTestSupport
         }
     }
 
+    /// A recorded capture replays to what the live one passed on only if a canceller's output depends on its
+    /// input alone. WebRTC 0.3 keeps its fastest routines in process-wide pointers that creating a canceller
+    /// first sets to the plain C ones (then back to SSE2): a canceller running meanwhile computed some frames
+    /// with the other routines, and its output differed in the last bits from then on.
+    @Test func `a canceller's output does not depend on others being created meanwhile`() async throws {
+        let far = try Self.farSpeech()
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80))
+        let alone = try await computeOffPool { try EchoMeasurement.cancel(near: near, far: far).cleaned }
+        let done = StopFlag()
+        let creatingStarted = DispatchSemaphore(value: 0)
+        let creating = Task {
+            try await offPool {
+                defer { creatingStarted.signal() }
+                var created = 0
+                while !done.isSet {
+                    _ = try EchoCanceller()
+                    created += 1
+                    if created == 1 { creatingStarted.signal() }
+                }
+                return created
+            }
+        }
+        let beside = try await computeOffPool {
+            defer { done.set() }
+            creatingStarted.wait()
+            return try EchoMeasurement.cancel(near: near, far: far).cleaned
+        }
+        let created = try await creating.value
+        let first = alone.indices.first { alone[$0] != beside[$0] }
+        #expect(created > 1 && first == nil, "\(created) created meanwhile; output differs from sample \(first ?? -1)")
+    }
+
     /// Drains a capture stream into one array of samples.
     static func collect(_ stream: AsyncStream<CaptureEvent>) async throws -> [Int16] {
         var samples: [Int16] = []
@@ -133,4 +166,11 @@ import TalkTestSupport
         }
         return samples
     }
+}
+
+/// Set once, read from any thread.
+private final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

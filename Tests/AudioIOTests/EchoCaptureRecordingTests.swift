@@ -80,6 +80,21 @@ import TalkTestSupport
         #expect(replay.openings.isEmpty, "\(replay.openings)")
     }
 
+    /// The residual suppressor scales its expected residual by the level played around a frame: a level read
+    /// back rounded (it once was, to whole RMS units) tips its judgement near the margin, and the replay parts
+    /// from the live frames.
+    @Test func `the level played around each frame is replayed exactly as it was measured`() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let levels = [0, 1234.4375, 87.5, 1 / 3.0, 30_000.000_000_1]
+        var recorder = EchoCaptureRecorder()
+        for level in levels {
+            recorder.append(raw: [Int16](repeating: 1, count: AudioFrame.samplesPerFrame), far: [Int16](repeating: 2, count: AudioFrame.samplesPerFrame), playedAround: level, mark: .none)
+        }
+        try recorder.write(to: folder)
+        #expect(try EchoCaptureRecording(folder: folder).playedAround == levels)
+    }
+
     @Test func `the recording is private to the user`() async throws {
         let folder = Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

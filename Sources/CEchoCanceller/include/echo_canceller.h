@@ -4,8 +4,9 @@
 
 /* A minimal C surface over WebRTC's AudioProcessing (libwebrtc-audio-processing 0.3), optionally behind
    Speex's linear echo filter (libspeexdsp), mono 16-bit PCM in
-   10 ms frames. A handle is not thread-safe: its owner confines it to one thread or actor. The int
-   functions return OC_AEC_OK or a negative OC_AEC_* code. */
+   10 ms frames. A handle is not thread-safe: its owner confines it to one thread or actor. Different handles
+   may run on different threads at once, and each one's output depends on its own input only (creating one
+   waits for the others' calls in progress). The int functions return OC_AEC_OK or a negative OC_AEC_* code. */
 
 #ifdef __cplusplus
 extern "C" {
