@@ -13,6 +13,8 @@ final class SoakGateway: Sendable {
     private let current = Mutex<ReferenceGatewayProcess?>(nil)
     private let ports = Mutex<(ws: Int, control: Int)?>(nil)
     private let records = Mutex<[String: SoakTally.Delivery]>([:])
+    /// `halt()` was called (nothing starts any more), and whether a start is under way.
+    private let halting = Mutex<(halted: Bool, starting: Bool)>((false, false))
 
     init(repository: String, stateDirectory: String, token: String) {
         self.repository = repository
@@ -23,18 +25,48 @@ final class SoakGateway: Sendable {
     var url: String { current.withLock { $0?.startup.url } ?? "" }
 
     /// Starts refgw (at the first start's ports after that) on a thread of its own: it blocks until refgw listens.
+    /// After `halt()` it throws, and a start under way when it came stops the Gateway it started.
     func start() async throws {
+        try halting.withLock { state in
+            guard !state.halted else { throw ValidationError("bench soak is stopping: the Gateway is not started again") }
+            state.starting = true
+        }
         var arguments = ["--token", token, "--auto-approve", "--state-dir", stateDirectory]
         if let (ws, control) = ports.withLock({ $0 }) { arguments += ["--port", "\(ws)", "--control-port", "\(control)"] }
         let (repository, args) = (repository, arguments)
-        let started = try await soakThread { try ReferenceGatewayProcess(repositoryRoot: repository, arguments: args) }
+        let started: ReferenceGatewayProcess
+        do {
+            started = try await soakThread { try ReferenceGatewayProcess(repositoryRoot: repository, arguments: args) }
+        } catch {
+            halting.withLock { $0.starting = false }
+            throw error
+        }
+        let halted = halting.withLock { state in
+            if !state.halted {
+                current.withLock { $0 = started }
+                state.starting = false
+            }
+            return state.halted
+        }
+        guard !halted else {
+            await soakThread { started.stop() }
+            halting.withLock { $0.starting = false }
+            throw ValidationError("bench soak is stopping: the Gateway just started was stopped")
+        }
         ports.withLock { $0 = (started.startup.port, started.startup.controlPort) }
-        current.withLock { $0 = started }
     }
 
-    /// SIGKILL, as a crash or an upgrade that does not say goodbye; what it recorded is collected first.
-    func kill() async {
-        collect()
+    /// For good: kills the Gateway without collecting, and waits for a start under way to stop what it started.
+    func halt() async {
+        halting.withLock { $0.halted = true }
+        await kill(collecting: false)
+        while halting.withLock({ $0.starting }) { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    /// SIGKILL, as a crash or an upgrade that does not say goodbye; what it recorded is collected first (unless not
+    /// `collecting`: a stop signal does not wait for a Gateway's answer).
+    func kill(collecting: Bool = true) async {
+        if collecting { collect() }
         let gone = current.withLock { g in defer { g = nil }; return g }
         await soakThread { gone?.stop() }
     }

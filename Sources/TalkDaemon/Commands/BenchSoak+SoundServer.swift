@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// `bench soak`'s private, headless sound server, which it kills and starts again: PulseAudio (as
 /// scripts/with-pulse.sh starts it) or PipeWire (scripts/pipewire-headless.sh from the checkout). Both get the same
@@ -12,6 +13,8 @@ final class SoakSoundServer: @unchecked Sendable {
     let folder: String
     private let repository: String
     private var pid: pid_t?
+    /// `halt()` was called: nothing starts any more.
+    private let halted = Atomic<Bool>(false)
 
     /// How long a server may take to answer after it starts: a hang bound (a loaded 2-core machine takes seconds).
     static let startBound: Duration = .seconds(60)
@@ -61,8 +64,14 @@ final class SoakSoundServer: @unchecked Sendable {
             path = "/bin/bash"
             arguments = [script, folder, "\(getpid())"]
         }
+        guard !halted.load(ordering: .acquiring) else { throw ValidationError("bench soak is stopping: the sound server is not started again") }
         let pid = try SoakSpawn.spawn(path, arguments, environment: environment, outputPath: folder + "/server.log")
         self.pid = pid
+        // A halt that came during the spawn found no pid to kill: this start kills what it started.
+        guard !halted.load(ordering: .acquiring) else {
+            await kill()
+            throw ValidationError("bench soak is stopping: the sound server just started was stopped")
+        }
         let deadline = ContinuousClock.now + Self.startBound
         while ContinuousClock.now < deadline {
             if let status = SoakSpawn.exited(pid) {
@@ -122,6 +131,12 @@ final class SoakSoundServer: @unchecked Sendable {
     }
 
     func stop() async { await kill() }
+
+    /// For good: kills the server, and no start after this one starts it again.
+    func halt() async {
+        halted.store(true, ordering: .releasing)
+        await kill()
+    }
 
     private var log: String {
         let text = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""

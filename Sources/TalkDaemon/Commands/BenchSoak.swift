@@ -66,24 +66,36 @@ extension OpenClawTalk.Bench {
             let root = try Talk.temporaryFolder()
             let keep = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
             defer { if keep { FileHandle.standardError.write(Data("bench soak: run kept in \(root)\n".utf8)) } else { try? FileManager.default.removeItem(atPath: root) } }
+            // Before anything starts: a stop signal stops what this run started, then the soak.
+            let children = SoakChildren()
+            let signalWatch = children.stopOnSignals(root: root, keep: keep)
+            defer { signalWatch.cancel() }
             let sound = try SoakSoundServer(kind: server, folder: root + "/sound", repository: repository)
             let gateway = SoakGateway(repository: repository, stateDirectory: root + "/gateway", token: Self.token)
-            try await sound.start()
+            children.sound = sound
+            children.gateway = gateway
+            do { try await sound.start() } catch {
+                await children.holdIfStopping()
+                throw error
+            }
             do {
                 try await gateway.start()
-                let report = try await soak(sound: sound, gateway: gateway, root: root)
+                let report = try await soak(sound: sound, gateway: gateway, root: root, children: children)
                 await gateway.stop()
                 await sound.stop()
+                await children.holdIfStopping()
                 try await reportFolder?.write(report.json.jsonText, name: "soak")
                 print(json ? report.json.jsonText : report.text.joined(separator: "\n"))
             } catch {
+                // A stop signal ended the parts: its exit, not this error, is the way out.
+                await children.holdIfStopping()
                 await gateway.stop()
                 await sound.stop()
                 throw error
             }
         }
 
-        private func soak(sound: SoakSoundServer, gateway: SoakGateway, root: String) async throws -> SoakReport {
+        private func soak(sound: SoakSoundServer, gateway: SoakGateway, root: String, children: SoakChildren) async throws -> SoakReport {
             gateway.control(#"{"cmd": "chat-script", "reply": "Okay.", "delayMs": 0}"#)
             // The grammar's words, never a relay's (the reference Gateway offers one): each utterance has one exact text.
             // A test's knob (SoakCommandTests): the Gateway loses the first n requests' records, which must show as lost.
@@ -98,6 +110,7 @@ extension OpenClawTalk.Bench {
                 ["--gateway", gateway.url, "--token", Self.token, "--source", "vmic", "--sink", "speaker", "--grammar", grammar,
                  "--stt", "local", "--json"],
                 home: home, environment: ["PULSE_SERVER": sound.pulseServer, "XDG_RUNTIME_DIR": home + "/runtime"])
+            children.daemon = daemon
             guard await daemon.waitFor(#""to":"listening""#, upTo: .seconds(90)) else {
                 await daemon.stop()
                 throw ValidationError("the daemon did not start listening: \(daemon.stderr.suffix(800))")
