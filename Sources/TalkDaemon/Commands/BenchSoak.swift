@@ -202,8 +202,11 @@ extension OpenClawTalk.Bench {
                 let now = (cpu: rig.daemon.cpuSeconds, at: ContinuousClock.now)
                 let cpu = (now.cpu - previous.cpu) / max(0.001, SoakRig.seconds(now.at - previous.at)) * 100
                 previous = now
-                await log.add(SoakResourceSample(
-                    t: SoakRig.seconds(now.at - rig.started), rssMB: Self.residentMB(pid), cpuPercent: cpu, fds: Self.openFiles(pid)))
+                let (rss, fds) = (Self.residentMB(pid), Self.openFiles(pid))
+                // A daemon that has just exited has no /proc to read: no sample (it read as 0 MB, 0 fds and
+                // minus 1300 % CPU on the page).
+                guard rig.daemon.process.isRunning, rss > 0 else { continue }
+                await log.add(SoakResourceSample(t: SoakRig.seconds(now.at - rig.started), rssMB: rss, cpuPercent: cpu, fds: fds))
             }
         }
 
