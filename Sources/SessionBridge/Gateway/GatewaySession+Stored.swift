@@ -5,7 +5,7 @@ extension GatewaySession {
     /// device tokens. Fails with a message telling the user to run setup when nothing is stored.
     package static func fromStoredSetup(
         paths: StoragePaths, version: String, timing: GatewayConnection.Timing = GatewayConnection.Timing(),
-        caFile: String? = nil, logger: Logger
+        caFile: String? = nil, pushToTalk: Bool = true, logger: Logger
     ) throws -> GatewaySession {
         guard let config = try GatewayConfig.load(paths: paths) else { throw StoredSetupError.notConfigured }
         let endpoint = try GatewayEndpoint(parsing: config.url)
@@ -16,7 +16,7 @@ extension GatewaySession {
             version: version,
             openTransport: WebSocketTransport.opener(endpoint: endpoint, pin: config.tlsFingerprint, caFile: caFile, logger: logger),
             trustedEndpoint: DeviceTokenRetry.isTrusted(endpoint, pinnedFingerprint: config.tlsFingerprint),
-            timing: timing, logger: logger)
+            pushToTalk: pushToTalk, timing: timing, logger: logger)
     }
 }
 

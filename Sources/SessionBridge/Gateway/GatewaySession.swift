@@ -12,6 +12,8 @@ package actor GatewaySession {
     package nonisolated let credentials: CredentialStore
     /// The name both sockets give (`client.displayName`), also the presence beacon's.
     package nonisolated let displayName: String
+    /// What the node socket announces in `connect` (its caps and declared commands).
+    package nonisolated let nodeProfile: ClientProfile
     private let sleep: @Sendable (Duration) async throws -> Void
     private let identity: DeviceIdentity
     private let operatorDependencies: GatewayConnection.Dependencies
@@ -22,11 +24,14 @@ package actor GatewaySession {
     ///   - openTransport: opens one socket to the Gateway (both roles use the same endpoint and pin).
     ///   - trustedEndpoint: whether a refused shared token may be retried once with the stored device
     ///     token (`DeviceTokenRetry.isTrusted`: loopback, or `wss://` with a pin).
+    ///   - pushToTalk: whether the node declares `talk.ptt.*` (not in realtime mode: `ClientProfile.node`).
     package init(
         identity: DeviceIdentity, credentials: CredentialStore, displayName: String, version: String,
         openTransport: @escaping @Sendable () async throws -> any GatewayTransport, trustedEndpoint: Bool = false,
-        timing: GatewayConnection.Timing = GatewayConnection.Timing(), logger: Logger
+        pushToTalk: Bool = true, timing: GatewayConnection.Timing = GatewayConnection.Timing(), logger: Logger
     ) {
+        let nodeProfile = ClientProfile.node(displayName: displayName, version: version, pushToTalk: pushToTalk)
+        self.nodeProfile = nodeProfile
         self.credentials = credentials
         let sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
         self.sleep = sleep
@@ -37,7 +42,7 @@ package actor GatewaySession {
         }
         var nodeDeps = GatewayConnection.Dependencies(openTransport: openTransport) {
             GatewayConnection.ConnectMaterial(
-                profile: .node(displayName: displayName, version: version), auth: await credentials.auth(for: .node),
+                profile: nodeProfile, auth: await credentials.auth(for: .node),
                 deviceTokenRetry: await credentials.deviceTokenRetry(for: .node, trustedEndpoint: trustedEndpoint))
         }
         nodeDeps.helloReceived = record

@@ -26,14 +26,20 @@ package struct ClientProfile: Sendable, Equatable {
     package var locale: String
     package var userAgent: String
 
-    /// The node socket: N-1 protocol allowed because role and mode are both `node`.
-    package static func node(displayName: String, version: String, locale: String = ClientProfile.currentLocale) -> ClientProfile {
+    /// The node's push-to-talk commands (upstream allows them to a node with the `talk` cap, node-command-policy.ts).
+    package static let pushToTalkCommands = ["talk.ptt.start", "talk.ptt.stop", "talk.ptt.cancel", "talk.ptt.once"]
+
+    /// The node socket: N-1 protocol allowed because role and mode are both `node`. `pushToTalk` false (realtime
+    /// mode, whose relay finds the turns itself): the node does not declare `talk.ptt.*`, so a Gateway offers no
+    /// push-to-talk for it rather than forwarding commands the node could only refuse.
+    package static func node(displayName: String, version: String, locale: String = ClientProfile.currentLocale,
+                             pushToTalk: Bool = true) -> ClientProfile {
         ClientProfile(
             role: .node, clientId: "node-host", clientMode: "node", minProtocol: 3, maxProtocol: 4,
             version: version, displayName: displayName, scopes: [],
             caps: ["talk", "voiceWake"],
             // system.notify is in the Gateway's default Linux allowlist (node-command-policy.ts; upstream-gateway.md §2).
-            commands: ["talk.ptt.start", "talk.ptt.stop", "talk.ptt.cancel", "talk.ptt.once", "system.notify"],
+            commands: (pushToTalk ? pushToTalkCommands : []) + ["system.notify"],
             permissions: ["microphone": true, "speechRecognition": true],
             locale: locale, userAgent: "openclaw-talk/\(version) (linux)")
     }

@@ -25,14 +25,14 @@ struct DeskOptions: Sendable {
         let task: Task<Void, Never>
     }
 
-    /// The node's commands in realtime mode: `system.notify` shown; push-to-talk refused with the reason (the relay
-    /// hears by itself), rather than left unanswered until the Gateway's invoke times out.
+    /// The node's commands in realtime mode: `system.notify` shown. The node declares no push-to-talk there
+    /// (`GatewaySession.nodeProfile`), so the router refuses `talk.ptt.*` as undeclared should a Gateway send one.
     static func realtimeNodeRouter(_ gateway: GatewaySession, notifications: NotificationDesk, logger: Logger) -> NodeCommandRouter {
         struct NoPushToTalk: Error, CustomStringConvertible {
             var description: String { "push-to-talk is not available in realtime mode: the relay hears by itself" }
         }
         let nodeId = (try? DeviceIdentity.loadOrCreate(paths: StoragePaths.standard()).deviceId) ?? ""
-        return NodeCommandRouter(node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,
+        return NodeCommandRouter(node: gateway.node, nodeId: nodeId, declared: gateway.nodeProfile.commands,
                                  handler: { _, _ in throw NoPushToTalk() }, others: ["system.notify": notifications.nodeHandler],
                                  logger: logger)
     }

@@ -138,7 +138,9 @@ extension OpenClawTalk {
             let version = OpenClawTalk.version.split(separator: " ").last.map(String.init) ?? "0.1.0"
             let paths = StoragePaths.standard()
             if let gateway { try await pair(gateway, paths: paths, version: version, logger: logger) }
-            let gatewaySession = try GatewaySession.fromStoredSetup(paths: paths, version: version, logger: logger)
+            // Realtime mode has no push-to-talk: its node does not declare talk.ptt.* (ClientProfile.node).
+            let gatewaySession = try GatewaySession.fromStoredSetup(paths: paths, version: version, pushToTalk: !realtime.realtime,
+                                                                   logger: logger)
             var chatSettings = ChatClient.Settings()
             chatSettings.replyTimeout = replyTimeout
             let chat = ChatClient(

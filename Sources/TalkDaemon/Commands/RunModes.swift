@@ -54,7 +54,7 @@ struct RunModes: Sendable {
                       others: [String: NodeCommandHandler] = [:], logger: Logger) -> Task<Void, Never> {
         let nodeId = (try? DeviceIdentity.loadOrCreate(paths: paths).deviceId) ?? ""
         let router = NodeCommandRouter(
-            node: gateway.node, nodeId: nodeId, declared: ClientProfile.node(displayName: "", version: "").commands,
+            node: gateway.node, nodeId: nodeId, declared: gateway.nodeProfile.commands,
             handler: { command, _ in await talk.pushToTalk(command) }, others: others, logger: logger)
         return Task {
             await withTaskGroup(of: Void.self) { group in

@@ -181,8 +181,10 @@ class ControlServer(
     # -- connections ---------------------------------------------------------------------------
 
     async def cmd_clients(self, args):
+        # A node's caps and declared commands, as upstream's `node.list` shows them (server-methods/nodes.ts).
         clients = [{"connId": c.conn_id, "authenticated": c.authenticated, "role": c.role,
-                    "scopes": c.scopes, "deviceId": c.device_id, "client": c.client}
+                    "scopes": c.scopes, "deviceId": c.device_id, "client": c.client,
+                    "caps": c.caps, "commands": c.commands}
                    for c in self.gateway.connections.values()]
         return {"clients": clients}
 
