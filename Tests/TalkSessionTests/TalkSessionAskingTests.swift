@@ -43,7 +43,7 @@ actor RecordingApprovalAnswers: ApprovalAnswers {
     static func opened(_ asked: Asked, times: Int = 1) async throws {
         try #require(await asked.clock.waitForSleep(endingIn: BargeInPolicy().muteTail))
         asked.clock.advance(BargeInPolicy().muteTail)
-        try #require(await asked.rig.log.waitFor(times: times) { if case .stateChanged(.speaking, .listening, "answer") = $0 { true } else { false } })
+        try #require(await asked.rig.log.waitFor(times: times, Self.step("listening")))
     }
 
     static func step(_ step: String) -> @Sendable (TalkEvent.Kind) -> Bool {

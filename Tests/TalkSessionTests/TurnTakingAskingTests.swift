@@ -64,7 +64,7 @@ import Testing
         Row(name: "the tail over: the answers' grammar, the microphone open, the answer window armed",
             before: asked + [.promptSpoken(number: 1)], event: .timerFired(.muteTail),
             actions: [.listenFor(grammar: grammar), .setMicrophone(.open), .arm(.answerTimeout, ApprovalPrompt.answerWindow),
-                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "answer")), .announce(.listening)],
+                      .emit(.approvalPrompt(id: "ap-1", step: "listening", detail: nil)), .emit(.stateChanged(from: .speaking, to: .listening, reason: "answer")), .announce(.listening)],
             state: .listening),
         Row(name: "allow once sends exactly the id read out", before: listening, event: .answerHeard("allow once", confidence: 0.9),
             actions: [.cancel(.answerTimeout), .listenFor(grammar: nil), .resolveApproval(id: "ap-1", decision: .allowOnce),

@@ -144,8 +144,10 @@ extension TurnTaking {
         guard asking.step == .tail else { return [.setMicrophone(.open)] }
         asking.step = .answer
         asking.beganEarly = userSpeechStartNs != nil
+        // Told as it opens: a test (or a client) plays or says the answer from here on, not after a guessed delay.
         return [.listenFor(grammar: ApprovalPrompt.grammar(allowed: asking.approval.allowedDecisions)), .setMicrophone(.open),
-                .arm(.answerTimeout, ApprovalPrompt.answerWindow)] + move(to: .asking(asking), reason: "answer")
+                .arm(.answerTimeout, ApprovalPrompt.answerWindow),
+                .emit(.approvalPrompt(id: asking.approval.id, step: "listening", detail: nil))] + move(to: .asking(asking), reason: "answer")
     }
 
     /// An utterance opened while asking: while listening for the answer it stops the timeout; before, it is the
