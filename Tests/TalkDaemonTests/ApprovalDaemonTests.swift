@@ -72,7 +72,7 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
-    @Test(.requires(.builtBinary)) func `in realtime mode approvals and notifications show too, and push-to-talk is refused with the reason`() async throws {
+    @Test(.requires(.builtBinary)) func `in realtime mode approvals and notifications show too, and push-to-talk is neither declared nor run`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
         let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
@@ -83,9 +83,16 @@ import Testing
             h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":"Realtime","body":"Done"},"timeoutMs":15000}"#)["result"])
         #expect(shown["ok"] == true, "\(shown)")
         #expect(server.notifications.last?.summary == "Realtime")
-        let ptt = try #require(try await Self.control(h, #"{"cmd":"node-invoke","command":"talk.ptt.start","timeoutMs":15000}"#)["result"])
+        // Realtime mode's node declares no talk.ptt.*, so the Gateway will not offer it; a forced invoke reaches the
+        // node, which refuses a command it did not declare.
+        let undeclared = await #expect(throws: (any Error).self) {
+            try await Self.control(h, #"{"cmd":"node-invoke","command":"talk.ptt.start","timeoutMs":15000}"#)
+        }
+        #expect("\(undeclared.map { String(describing: $0) } ?? "")".contains("did not declare talk.ptt.start"), "\(String(describing: undeclared))")
+        let ptt = try #require(try await Self.control(
+            h, #"{"cmd":"node-invoke","command":"talk.ptt.start","force":true,"timeoutMs":15000}"#)["result"])
         #expect(ptt["ok"] == false)
-        #expect(ptt["error"]?["message"]?.stringValue?.contains("realtime") == true, "\(ptt)")
+        #expect(ptt["error"]?["message"] == "command not declared by this node: talk.ptt.start", "\(ptt)")
         _ = try await Self.control(h, #"{"cmd":"approval-request","command":"make install"}"#)
         #expect(try await h.eventually { try await h.status()?.state == "approval needed" })
         #expect(await server.wait { calls in calls.contains { $0.body.hasPrefix("make install") } })
