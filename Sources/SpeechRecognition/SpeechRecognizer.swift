@@ -43,6 +43,10 @@ package protocol SpeechRecognizer: Actor {
     func endUtterance() throws -> Hypothesis
     /// Drops the utterance in progress without a result.
     func reset()
+    /// From the next utterance on, recognise only the sentences of this JSGF grammar (an approval's answers); nil:
+    /// back to the engine's own mode. An utterance in progress keeps the search it began with. Throws when the
+    /// engine rejects the grammar (the previous choice then stays).
+    func useGrammar(_ jsgf: String?) throws
     /// CPU time the engine has spent on its own work so far (the thread time of its calls), so benchmarks count
     /// decoding alone and not whatever else the process does meanwhile.
     func decodeCPUSeconds() -> Double

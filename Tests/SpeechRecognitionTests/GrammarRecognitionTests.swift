@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import TalkTestSupport
 import Testing
@@ -68,5 +69,28 @@ import Testing
         let recognizer = try TestAudio.recognizer(.grammar(path: path))
         let hypothesis = try await TestAudio.decode(try await SynthesizedSpeech.samples(command), with: recognizer)
         #expect(hypothesis.text == command)
+    }
+
+    /// The answers of an approval, each the first utterance a fresh decoder hears, through the pipeline as the daemon
+    /// runs it (the answers' grammar chosen before the microphone opens): every one gives its final. Both the
+    /// daemon's dictation decoder and a grammar-mode one (which decodes its first seconds twice) are checked.
+    @Test(arguments: ["allow once", "allow always", "deny", "cancel", "repeat"], [false, true])
+    func `each answer is the final of a fresh decoder's first utterance in the answers' grammar`(answer: String, grammarMode: Bool)
+        async throws
+    {
+        let mode: RecognitionMode = grammarMode ? .grammar(path: TestAudio.projectModels + "/grammars/talk-commands.gram") : .dictation()
+        let recognizer = try TestAudio.recognizer(mode)
+        let path = try SpeechTestAudio.writeTemporaryWAV(try await SynthesizedSpeech.samples(answer), name: "answer")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let device = FileCaptureDevice(path: path, options: .init(pacing: .asFastAsPossible, trailingSilenceMs: 1000), logger: TestAudio.logger)
+        let pipeline = try UtterancePipeline(capture: device, recognizer: recognizer, timing: .streamTime, logger: TestAudio.logger)
+        await pipeline.useGrammar(GrammarSwitchTests.grammar())
+        var finals: [String] = []
+        var partials: [String] = []
+        for await event in try await pipeline.start() {
+            if case .final(let result) = event { finals.append(result.hypothesis.text) }
+            if case .partial(let text, _) = event { partials.append(text) }
+        }
+        #expect(finals == [answer], "partials \(partials)")
     }
 }

@@ -37,6 +37,7 @@ private actor CountingRecognizer: SpeechRecognizer {
     func reset() { open = false }
 
     func decodeCPUSeconds() -> Double { 0 }
+    func useGrammar(_ jsgf: String?) throws {}
 }
 
 /// A microphone the test speaks into frame by frame.

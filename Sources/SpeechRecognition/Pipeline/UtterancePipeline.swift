@@ -37,6 +37,8 @@ package actor UtterancePipeline {
     /// Where the newest frame ends, in stream milliseconds.
     private var streamEndMs = 0
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
+    /// A grammar change asked for while an utterance was open (`.some(nil)`: back to the recogniser's own mode).
+    private var pendingGrammar: String??
     private var loop: Task<Void, Never>?
 
     /// The utterance being decoded.
@@ -100,6 +102,26 @@ package actor UtterancePipeline {
         continuation = nil
     }
 
+    /// From the next utterance on, the recogniser takes only the sentences of this JSGF grammar (an approval's
+    /// answers); nil: back to its own mode. The utterance being heard keeps the search it began with, including
+    /// where it is split at a pause. A grammar the recogniser refuses is logged, and recognition goes on as before.
+    package func useGrammar(_ jsgf: String?) async {
+        if utterance == nil {
+            pendingGrammar = nil
+            await apply(grammar: jsgf)
+        } else {
+            pendingGrammar = .some(jsgf)
+        }
+    }
+
+    private func apply(grammar jsgf: String?) async {
+        do {
+            try await recognizer.useGrammar(jsgf)
+        } catch {
+            logger.error("the recogniser refused a grammar; recognising as before", metadata: ["error": "\(error)"])
+        }
+    }
+
     private func consume(_ frames: AsyncStream<CaptureEvent>, generation gen: Int) async {
         for await event in frames {
             guard gen == generation, !Task.isCancelled else { return }
@@ -141,6 +163,10 @@ package actor UtterancePipeline {
         for event in endpointer.process(frame, voiceActivity: voice) {
             switch event {
             case .speechStarted(let position, let frames):
+                if let wanted = pendingGrammar {
+                    pendingGrammar = nil
+                    await apply(grammar: wanted)
+                }
                 try await recognizer.startUtterance()
                 let audioStart = frames.first?.streamPositionMs ?? position
                 try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(audioStart) / 1000))

@@ -6,6 +6,8 @@ import Foundation
 final class PocketSphinxDecoder {
     private let decoder: OpaquePointer
     private let logMath: OpaquePointer?
+    /// The search the decoder was built with (the mode's own: the language model, a grammar file, wake phrases).
+    let defaultSearch: String
 
     static let millisecondsPerFrame = 10
 
@@ -17,6 +19,7 @@ final class PocketSphinxDecoder {
         guard let made else { throw Self.initError(mode: mode, models: models, messages: messages) }
         decoder = made
         logMath = ps_get_logmath(made)
+        defaultSearch = ps_get_search(made).map { String(cString: $0) } ?? "_default"
     }
 
     deinit {
@@ -62,6 +65,34 @@ final class PocketSphinxDecoder {
             return line
         }
         return String(line[range.upperBound...])
+    }
+
+    // MARK: - Searches
+
+    /// The search decoding the next utterance.
+    var currentSearch: String { ps_get_search(decoder).map { String(cString: $0) } ?? defaultSearch }
+
+    /// Adds (or replaces) search `name` with a JSGF grammar given as text. It must not be the current search:
+    /// PocketSphinx frees a replaced search while the decoder still points at it.
+    func addGrammar(name: String, jsgf: String) throws {
+        precondition(name != currentSearch, "replacing the search in use")
+        let (code, messages) = PocketSphinxLog.collectingMessages { ps_set_jsgf_string(decoder, name, jsgf) }
+        if code < 0 {
+            let errors = messages.filter { $0.hasPrefix("ERROR") || $0.hasPrefix("FATAL") }
+            throw SpeechRecognitionError.grammarInvalid(path: "(answers grammar)", details: errors.map(Self.stripSourceLocation))
+        }
+    }
+
+    /// Makes `name` the search of the next utterance; only between utterances.
+    func useSearch(_ name: String) throws {
+        let code = ps_set_search(decoder, name)
+        if code < 0 { throw SpeechRecognitionError.decodeFailed(operation: "ps_set_search", code: Int(code)) }
+    }
+
+    /// Drops a search that is not in use.
+    func removeSearch(_ name: String) {
+        guard name != currentSearch, name != defaultSearch else { return }
+        _ = ps_unset_search(decoder, name)
     }
 
     /// The words the decoder's dictionary has no pronunciation for.

@@ -20,6 +20,11 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     /// Audio decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
     private var samplesDecoded = 0
     private var cpuNanoseconds: UInt64 = 0
+    /// The search the next utterance starts in (`useGrammar`), and the grammar it holds when it is not the default.
+    private var wantedSearch: String?
+    private var wantedGrammar: String?
+    /// Grammar searches are added under a new name each time: PocketSphinx frees a replaced search even while in use.
+    private var grammarsAdded = 0
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
     /// keyword list is missing or rejected.
@@ -55,11 +60,38 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         try measured {
             if inUtterance { try? decoder.endUtterance() }
             inUtterance = false
+            try switchSearch()
             try decoder.startUtterance()
             inUtterance = true
             warmUpAudio = []
             redecodeThisUtterance = warmingUp
         }
+    }
+
+    package func useGrammar(_ jsgf: String?) throws {
+        guard jsgf != wantedGrammar else { return }
+        var name = decoder.defaultSearch
+        if let jsgf {
+            grammarsAdded += 1
+            name = "answers-\(grammarsAdded)"
+            try measured { try decoder.addGrammar(name: name, jsgf: jsgf) }
+        }
+        // A search asked for before that never came into use is dropped at once (never the default or the current).
+        if let pending = wantedSearch { decoder.removeSearch(pending) }
+        wantedGrammar = jsgf
+        wantedSearch = name
+        if !inUtterance { try switchSearch() }
+        logger.debug("recognition search chosen", metadata: ["speech.search": "\(name)"])
+    }
+
+    /// Between utterances: the search asked for takes over, and the one it replaces is freed unless it is the default.
+    private func switchSearch() throws {
+        guard let wanted = wantedSearch else { return }
+        let previous = decoder.currentSearch
+        wantedSearch = nil
+        guard wanted != previous else { return }
+        try decoder.useSearch(wanted)
+        decoder.removeSearch(previous)
     }
 
     /// True until the decoder has heard enough speech for its live cepstral mean to fit this microphone.
