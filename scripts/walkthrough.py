@@ -45,6 +45,7 @@ class Walkthrough(WalkthroughBase):
         self.speak_and_hear("the first turn")
         self.push_to_talk()
         self.approval()
+        self.voice_approval()
         self.pause_resume()
         self.close_terminal()
         self.speak_and_hear("after the terminal closed")
@@ -191,6 +192,35 @@ class Walkthrough(WalkthroughBase):
         self.show(self.cli("approve", approval["id"][:8], "allow-once").stdout)
         decided = [r for r in self.control("approvals")["resolutions"] if r["id"] == approval["id"]]
         self.check([r["decision"] for r in decided] == ["allow-once"], "the Gateway recorded allow-once for %s" % approval["id"])
+        self.check(self.wait_for("listening again", lambda: self.status().get("state") == "listening"),
+                   "status is back to listening")
+
+    def voice_approval(self):
+        # Hands-free: the daemon reads the request out, listens with the answers' grammar once the question's echo
+        # has died away (the approvalPrompt step "listening"), and the user says "allow once".
+        self.step("The agent asks again: the daemon reads it out, a voice says \"allow once\" into the microphone, "
+                  "the Gateway records allow-once for that id")
+        mark = len(self.events)
+        approval = self.control("approval-request", command="rm -rf build")["approval"]
+        steps = lambda: [e.get("step") for e in self.events_of("approvalPrompt", mark) if e.get("id") == approval["id"]]
+        self.wait_for("the answer window to open", lambda: "listening" in steps(), timeout=60)
+        said = [e.get("sentence") for e in self.events_of("speakingStarted", mark)]
+        self.show("read out: %r" % (said[0] if said else None))
+        self.check(any("build" in (s or "") and "allow once" in (s or "").lower() for s in said),
+                   "the daemon read the command and the choices out")
+        answer = os.path.join(self.work, "allow-once.wav")
+        subprocess.run(["espeak-ng", "-v", "en-us+klatt", "-s", "150", "-w", answer + ".22k.wav", "allow once"], check=True)
+        subprocess.run(["sox", answer + ".22k.wav", "-r", "16000", "-c", "1", "-b", "16", answer, "pad", "0", "1"], check=True)
+        subprocess.run([self.bin, "play", answer, "--sink", "vsink"], env=self.env, check=True, timeout=30, capture_output=True)
+        try:
+            self.wait_for("the spoken decision", lambda: "allow-once" in steps(), timeout=30)
+        except Exception:
+            print("events: %s" % json.dumps(self.events[mark:]), flush=True)
+            raise
+        decided = [r for r in self.control("approvals")["resolutions"] if r["id"] == approval["id"]]
+        self.show("approval steps: %s" % ", ".join(steps()))
+        self.check([r["decision"] for r in decided] == ["allow-once"],
+                   "the Gateway recorded allow-once for %s, said aloud" % approval["id"])
         self.check(self.wait_for("listening again", lambda: self.status().get("state") == "listening"),
                    "status is back to listening")
 
@@ -368,7 +398,7 @@ def main():
         log = os.path.join(walk.env["XDG_STATE_HOME"], "openclaw-talk", "daemon.log")
         if os.path.exists(log):
             print("--- daemon.log (last lines)\n" + "".join(open(log).readlines()[-40:]), file=sys.stderr)
-        print("--- terminal output (last)\n" + "".join(getattr(walk, "daemon_output", []))[-2000:], file=sys.stderr)
+        print("--- terminal output (last)\n" + "".join(getattr(walk, "daemon_output", []))[-int(os.environ.get("WALK_TAIL", "2000")):], file=sys.stderr)
         return 1
     finally:
         walk.cleanup()

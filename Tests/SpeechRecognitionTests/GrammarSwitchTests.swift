@@ -46,6 +46,19 @@ import Testing
         #expect(try await TestAudio.decode(deny, with: recognizer).text == "deny")
     }
 
+    /// As the daemon goes: an approval asked and withdrawn (back to dictation), then the next one asked.
+    @Test func `the answers' grammar asked for a second time, after dictation, is the one heard with`() async throws {
+        let recognizer = try Self.dictation()
+        let answer = try await SynthesizedSpeech.samples("allow once")
+        let sentence = try await SynthesizedSpeech.samples("i don't know")
+        for round in 1...3 {
+            try await recognizer.useGrammar(Self.grammar())
+            #expect(try await TestAudio.decode(answer, with: recognizer).text == "allow once", "round \(round)")
+            try await recognizer.useGrammar(nil)
+            #expect(try await TestAudio.decode(sentence, with: recognizer).text == "i don't know", "round \(round)")
+        }
+    }
+
     @Test func `a switch asked for during an utterance takes effect from the next one`() async throws {
         let recognizer = try Self.dictation()
         let sentence = try await SynthesizedSpeech.samples("i don't know")

@@ -37,8 +37,9 @@ package actor UtterancePipeline {
     /// Where the newest frame ends, in stream milliseconds.
     private var streamEndMs = 0
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
-    /// A grammar change asked for while an utterance was open (`.some(nil)`: back to the recogniser's own mode).
-    private var pendingGrammar: String??
+    /// The grammar asked for last (`useGrammar`; nil: the recogniser's own mode), asked of the recogniser again as each
+    /// utterance starts, so a change that met an utterance starting is not lost to it.
+    private var wantedGrammar: String?
     private var loop: Task<Void, Never>?
 
     /// The utterance being decoded.
@@ -106,12 +107,8 @@ package actor UtterancePipeline {
     /// answers); nil: back to its own mode. The utterance being heard keeps the search it began with, including
     /// where it is split at a pause. A grammar the recogniser refuses is logged, and recognition goes on as before.
     package func useGrammar(_ jsgf: String?) async {
-        if utterance == nil {
-            pendingGrammar = nil
-            await apply(grammar: jsgf)
-        } else {
-            pendingGrammar = .some(jsgf)
-        }
+        wantedGrammar = jsgf
+        if utterance == nil { await apply(grammar: jsgf) }
     }
 
     private func apply(grammar jsgf: String?) async {
@@ -163,10 +160,7 @@ package actor UtterancePipeline {
         for event in endpointer.process(frame, voiceActivity: voice) {
             switch event {
             case .speechStarted(let position, let frames):
-                if let wanted = pendingGrammar {
-                    pendingGrammar = nil
-                    await apply(grammar: wanted)
-                }
+                await apply(grammar: wantedGrammar)
                 try await recognizer.startUtterance()
                 let audioStart = frames.first?.streamPositionMs ?? position
                 try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(audioStart) / 1000))
