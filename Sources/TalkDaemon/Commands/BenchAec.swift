@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk.Bench {
@@ -51,13 +52,13 @@ extension OpenClawTalk.Bench {
             }
             let talker = try AudioFileReader.readMono(path: "\(Self.speechFolder)/something.raw").samples
             let synthetic = try EchoBenchmark.synthetic(far: far, talker: talker, options: options)
-            let costs = synthetic.microsecondsPerFrame.sorted()
-            let median = costs.isEmpty ? 0 : costs[costs.count / 2]
+            let costs = synthetic.microsecondsPerFrame
+            let median = BenchStatistics.percentile(costs, 0.5) ?? 0
             var report = EchoBenchmark.Report(
                 signal: "pocketsphinx-testdata goforward.raw + numbers.raw (far end), something.raw (double talk)",
                 convergenceSeconds: EchoBenchmark.convergenceSeconds, synthetic: synthetic.results,
                 doubleTalkCorrelation: synthetic.doubleTalkCorrelation, microsecondsPerFrameMedian: median,
-                microsecondsPerFrameP95: costs.isEmpty ? 0 : costs[min(costs.count - 1, costs.count * 95 / 100)],
+                microsecondsPerFrameP95: BenchStatistics.percentile(costs, 0.95) ?? 0,
                 coreSharePercent: median / Double(AudioFrame.durationMs * 1000) * 100)
             report.linearStageMs = options.linearStageMs
             if live {

@@ -56,7 +56,7 @@ extension OpenClawTalk {
             var streamed = 0
             var wireBytesPerSecond: Double { audioSeconds > 0 ? Double(wireBytes) / audioSeconds : 0 }
             var coreShare: Double { audioSeconds > 0 ? Double(cpuNs) / 1e9 / audioSeconds : 0 }
-            var medianLatency: Double? { latenciesMs.isEmpty ? nil : latenciesMs.sorted()[latenciesMs.count / 2] }
+            var medianLatency: Double? { BenchStatistics.percentile(latenciesMs, 0.5) }
         }
 
         func run() async throws {

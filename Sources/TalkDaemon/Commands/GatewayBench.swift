@@ -70,10 +70,12 @@ extension OpenClawTalk {
 
         static let restartDownMs = 500
 
+        /// Times of one kind; percentiles as every benchmark computes them (`BenchStatistics`), 0 for none.
         struct Stats {
             var values: [Double]
-            var median: Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
-            var p90: Double { values.isEmpty ? 0 : values.sorted()[min(values.count - 1, Int(Double(values.count) * 0.9))] }
+            func percentile(_ p: Double) -> Double { BenchStatistics.percentile(values, p) ?? 0 }
+            var median: Double { percentile(0.5) }
+            var p90: Double { percentile(0.9) }
             var minimum: Double { values.min() ?? 0 }
             var json: JSONValue { ["median": .double(round1(median)), "p90": .double(round1(p90)), "min": .double(round1(minimum))] }
             var text: String { String(format: "median %.1f ms (p90 %.1f, min %.1f)", median, p90, minimum) }
