@@ -11,11 +11,12 @@ import Testing
 /// read out, it is withdrawn aloud and no notification is left.
 @Suite struct SpokenApprovalTests {
     /// `run` listening, with its operator socket an approval client of `gw`.
+    /// `sink`: where its voice goes (vsink: vmic hears it, as a microphone hears a loudspeaker).
     static func listening(_ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, _ command: BuiltCommand,
-                          environment: [String: String] = [:]) async throws -> BuiltCommand.Running {
+                          environment: [String: String] = [:], sink: String = "replysink") async throws -> BuiltCommand.Running {
         try await pulse.pactl(["load-module", "module-null-sink", "sink_name=replysink", "rate=16000", "channels=1"])
         let running = try command.start([
-            "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "replysink",
+            "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", sink,
             "--json", "--seconds", "150",
         ], environment: environment)
         try #require(await RunLoopbackTests.waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")

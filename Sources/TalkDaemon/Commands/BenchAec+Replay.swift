@@ -25,8 +25,10 @@ extension OpenClawTalk.Bench.Aec {
             recording: folder, seconds: Double(recording.frames) * frameSeconds,
             playingSeconds: Double(result.playingFrames) * frameSeconds, linearStageMs: options.linearStageMs,
             openings: result.openings)
-        if reporting.json {
-            print(try BenchReportOptions.encoded(report))
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
             return
         }
         print(String(format: "Replayed %@: %.1f s, something playing for %.1f s (linear stage %d ms)",

@@ -14,7 +14,9 @@ extension OpenClawTalk.Bench {
                 'transcript'; other columns are ignored. Each clip goes through the live pipeline (file input, \
                 endpointer, recogniser): as fast as possible, or paced as a microphone with --realtime.
                 """,
-            options: BenchReportOptions.options + [
+            options: [
+                .flag("json", help: "Print one JSON object instead of a table."),
+                BenchReportFolder.option,
                 .flag("realtime", help: "Feed each file at the pace of a live microphone."),
                 .flag("baseline", help: "Also run pocketsphinx_continuous with the same model on every file."),
                 .option(
@@ -28,8 +30,8 @@ extension OpenClawTalk.Bench {
         )
 
         var manifest: String
-        /// `--json`, `--report DIR`.
-        var reporting: BenchReportOptions
+        var json: Bool
+        var reportFolder: BenchReportFolder?
         var realTime: Bool
         var baseline: Bool
         var recognizer: RecognizerOptions
@@ -37,7 +39,8 @@ extension OpenClawTalk.Bench {
 
         init(_ parsed: ParsedArguments) throws {
             manifest = parsed.argument("manifest") ?? ""
-            reporting = BenchReportOptions(parsed)
+            json = parsed.flag("json")
+            reportFolder = BenchReportFolder(parsed)
             realTime = parsed.flag("realtime")
             baseline = parsed.flag("baseline")
             recognizer = try RecognizerOptions(parsed)
@@ -68,12 +71,16 @@ extension OpenClawTalk.Bench {
                     recognizer: engine, realTime: realTime, audioProcessing: audioProcessing, logger: logger),
                 baseline: reference)
             let report = try await benchmark.run()
-            let printed = try await reporting.publish(name: grammar == nil ? "speech" : "speech-grammar") {
+            if json || reportFolder != nil {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-                return String(decoding: try encoder.encode(report), as: UTF8.self)
+                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
+                try await reportFolder?.write(text, name: grammar == nil ? "speech" : "speech-grammar")
+                if json { print(text) }
             }
-            if !printed { print(Self.table(report)) }
+            if !json {
+                print(Self.table(report))
+            }
         }
 
         static func table(_ r: BenchReport) -> String {
