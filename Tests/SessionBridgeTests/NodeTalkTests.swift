@@ -43,7 +43,7 @@ import Testing
         let recorder = RecordingHandler()
         let router = NodeCommandRouter(node: node.connection, nodeId: h.identity.deviceId,
                                        declared: TalkGatewayHarness.nodeProfile().commands, handler: recorder.handler, logger: h.logger)
-        let routing = Task { await router.run() }
+        let routing = await router.start()
         defer { routing.cancel() }
 
         // Through the Gateway's own node.invoke method, as another operator client would call it.
@@ -78,10 +78,8 @@ import Testing
         let node = try await h.connect(TalkGatewayHarness.nodeProfile(commands: declared))
         defer { node.stop() }
         let recorder = RecordingHandler()
-        let routing = Task {
-            await NodeCommandRouter(node: node.connection, nodeId: h.identity.deviceId, declared: declared,
-                                    handler: recorder.handler, logger: h.logger).run()
-        }
+        let routing = await NodeCommandRouter(node: node.connection, nodeId: h.identity.deviceId, declared: declared,
+                                              handler: recorder.handler, logger: h.logger).start()
         defer { routing.cancel() }
         // Forced past the Gateway's own allowlist, as a confused or hostile Gateway might.
         let undeclared = try await Self.invoke(h, "talk.ptt.once", force: true)
@@ -98,10 +96,9 @@ import Testing
         let node = try await h.connect(TalkGatewayHarness.nodeProfile())
         defer { node.stop() }
         let recorder = RecordingHandler()
-        let routing = Task {
-            await NodeCommandRouter(node: node.connection, nodeId: h.identity.deviceId, declared: TalkGatewayHarness.nodeProfile().commands,
-                                    handler: recorder.handler, logger: h.logger).run()
-        }
+        let routing = await NodeCommandRouter(node: node.connection, nodeId: h.identity.deviceId,
+                                              declared: TalkGatewayHarness.nodeProfile().commands,
+                                              handler: recorder.handler, logger: h.logger).start()
         defer { routing.cancel() }
         let hugeId = String(repeating: "x", count: 40_000)
         let events: [String] = [

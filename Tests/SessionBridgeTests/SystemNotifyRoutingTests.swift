@@ -30,7 +30,7 @@ import Testing
                                        declared: TalkGatewayHarness.nodeProfile().commands,
                                        handler: { _, _ in PushToTalkResult(captureId: "x") },
                                        others: ["system.notify": handler], logger: h.logger)
-        let routing = Task { await router.run() }
+        let routing = await router.start()
         defer { routing.cancel() }
         let shown = try await op.connection.request(method: "node.invoke", params: [
             "nodeId": .string(h.identity.deviceId), "command": "system.notify",

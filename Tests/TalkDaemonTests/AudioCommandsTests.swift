@@ -17,7 +17,7 @@ import Testing
     @Test(arguments: [
         (["record", "--seconds", "2"], "Missing '--output <file.wav>'"),
         (["record", "--seconds", "soon", "--output", "x.wav"], "Invalid value 'soon' for '--seconds': expected a number in 0.02...86400.0"),
-        (["play", "--sink", "vsink", "--output", "o.wav", "in.wav"], "'--output' and '--sink' cannot be used together"),
+        (["play", "--sink", "vsink", "--output", "o.wav", "in.wav"], AudioDeviceOptionsTests.speakerConflict),
         (["bench", "audio", "--trials", "0"], "Invalid value '0' for '--trials': expected a whole number in 1...100"),
         (["bench", "speech", "m.tsv", "--aec-stages", "hp,ns"],
          "Invalid value 'hp,ns' for '--aec-stages': expected aec, optionally with hp, ns, agc (comma-separated)"),
@@ -32,13 +32,13 @@ import Testing
         let devices = try #require(try parser.command(["devices", "--json"]) as? OpenClawTalk.Devices)
         #expect(devices.json)
         let play = try #require(try parser.command(["play", "--sink", "vsink", "clip.wav"]) as? OpenClawTalk.Play)
-        #expect(play.sink == "vsink" && play.output == nil && play.file == "clip.wav")
+        #expect(play.devices.sink == "vsink" && play.devices.output == nil && play.file == "clip.wav")
         let bench = try #require(try parser.command(["bench", "audio", "--json", "--trials", "3", "--sink", "vsink"]) as? OpenClawTalk.Bench.Audio)
-        #expect(bench.json && bench.trials == 3 && bench.sink == "vsink" && bench.seconds == 3)
+        #expect(bench.reporting.json && bench.trials == 3 && bench.devices.sink == "vsink" && bench.seconds == 3)
         let aec = try #require(try parser.command(["bench", "aec", "--json", "--no-live", "--sink", "vsink"]) as? OpenClawTalk.Bench.Aec)
-        #expect(aec.json && !aec.live && aec.sink == "vsink" && aec.source == nil)
+        #expect(aec.reporting.json && !aec.live && aec.devices.sink == "vsink" && aec.devices.source == nil)
         let live = try #require(try parser.command(["bench", "aec", "--source", "vmic"]) as? OpenClawTalk.Bench.Aec)
-        #expect(live.live && !live.json && live.source == "vmic")
+        #expect(live.live && !live.reporting.json && live.devices.source == "vmic")
         #expect(live.options.linearStageMs == 200)
         let linear = try #require(try parser.command(["bench", "aec", "--linear-stage-ms", "0"]) as? OpenClawTalk.Bench.Aec)
         #expect(linear.options.linearStageMs == 0)

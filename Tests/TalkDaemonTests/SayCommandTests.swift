@@ -12,15 +12,15 @@ import Testing
     @Test func `say binds voice, rate, pitch and output`() throws {
         let say = try #require(try parser.command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
         #expect(say.text == "Hello" && say.settings.voice == "en-gb" && say.settings.rateWPM == 220 && say.settings.pitch == 30)
-        #expect(say.output == "o.wav" && say.sink == nil && say.voiceGiven && say.rateGiven)
+        #expect(say.devices.output == "o.wav" && say.devices.sink == nil && say.voiceGiven && say.rateGiven)
         let plain = try #require(try parser.command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
-        #expect(plain.settings.voice == "en-us" && plain.settings.rateWPM == 175 && !plain.rateGiven && plain.sink == "vsink")
+        #expect(plain.settings.voice == "en-us" && plain.settings.rateWPM == 175 && !plain.rateGiven && plain.devices.sink == "vsink")
     }
 
     @Test(arguments: [
         (["say", "Hi", "--rate", "900"], "Invalid value '900' for '--rate': expected a whole number in 80...450"),
         (["say", "Hi", "--pitch", "-1"], "Invalid value '-1' for '--pitch': expected a whole number in 0...100"),
-        (["say", "Hi", "--sink", "vsink", "--output", "o.wav"], "'--output' and '--sink' cannot be used together"),
+        (["say", "Hi", "--sink", "vsink", "--output", "o.wav"], AudioDeviceOptionsTests.speakerConflict),
     ])
     func `bad say options are usage errors`(argv: [String], message: String) {
         #expect(throws: ValidationError(message)) { _ = try parser.command(argv) }
@@ -96,7 +96,7 @@ import Testing
 
     @Test func `bench synth binds its options`() throws {
         let bench = try #require(try parser.command(["bench", "synth", "--json", "--trials", "7", "--rate", "200"]) as? OpenClawTalk.Bench.Synth)
-        #expect(bench.json && bench.benchmark.trials == 7 && bench.benchmark.settings.rateWPM == 200)
+        #expect(bench.reporting.json && bench.benchmark.trials == 7 && bench.benchmark.settings.rateWPM == 200)
         #expect(throws: ValidationError("Invalid value '0' for '--trials': expected a whole number in 1...10000")) {
             _ = try parser.command(["bench", "synth", "--trials", "0"])
         }

@@ -25,10 +25,8 @@ extension OpenClawTalk.Bench.Aec {
             recording: folder, seconds: Double(recording.frames) * frameSeconds,
             playingSeconds: Double(result.playingFrames) * frameSeconds, linearStageMs: options.linearStageMs,
             openings: result.openings)
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        if reporting.json {
+            print(try BenchReportOptions.encoded(report))
             return
         }
         print(String(format: "Replayed %@: %.1f s, something playing for %.1f s (linear stage %d ms)",

@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import TalkBench
 import TalkLogging
 
 extension OpenClawTalk.Bench {
@@ -12,11 +13,7 @@ extension OpenClawTalk.Bench {
             discussion: "The live half plays speech into the sink and listens on its monitor (or --source), so run it "
                 + "where speech may be heard, or against a headless server: scripts/with-pulse.sh openclaw-talk bench aec. "
                 + "Speech comes from Debian's pocketsphinx-testdata.",
-            options: [
-                .flag("json", help: "Print the figures as JSON."),
-                BenchReportFolder.option,
-                .option("sink", value: "name", help: "The sink to play into (default: the server's default)."),
-                .option("source", value: "name", help: "The source that hears the sink (default: the sink's monitor)."),
+            options: BenchReportOptions.options + AudioDeviceOptions.options(.devices, help: .loopback) + [
                 .flag("no-live", help: "Skip the sound-server loopback."),
                 .option("linear-stage-ms", value: "ms", help: "Speex's linear stage in front of WebRTC's canceller: its echo tail (default 200), 0 for none."),
                 .option("replay", value: "dir", help: "Replay a capture recorded with OPENCLAW_TALK_AEC_RECORD=dir openclaw-talk run: "
@@ -27,20 +24,18 @@ extension OpenClawTalk.Bench {
 
         static let speechFolder = "/usr/share/pocketsphinx/test/data"
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
-        var sink: String?
-        var source: String?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
+        /// `--sink` and `--source`: the live loopback.
+        var devices: AudioDeviceOptions
         var live: Bool
         var options = EchoCancellerOptions()
         var replay: String?
         var output: String?
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
-            sink = parsed.option("sink")
-            source = parsed.option("source")
+            reporting = BenchReportOptions(parsed)
+            devices = try AudioDeviceOptions(parsed, .devices)
             live = !parsed.flag("no-live")
             if let ms = try parsed.intOption("linear-stage-ms", range: 0...500) { options.linearStageMs = ms }
             replay = parsed.option("replay")
@@ -57,18 +52,18 @@ extension OpenClawTalk.Bench {
             }
             let talker = try AudioFileReader.readMono(path: "\(Self.speechFolder)/something.raw").samples
             let synthetic = try EchoBenchmark.synthetic(far: far, talker: talker, options: options)
-            let costs = synthetic.microsecondsPerFrame.sorted()
-            let median = costs.isEmpty ? 0 : costs[costs.count / 2]
+            let costs = synthetic.microsecondsPerFrame
+            let median = BenchStatistics.percentile(costs, 0.5) ?? 0
             var report = EchoBenchmark.Report(
                 signal: "pocketsphinx-testdata goforward.raw + numbers.raw (far end), something.raw (double talk)",
                 convergenceSeconds: EchoBenchmark.convergenceSeconds, synthetic: synthetic.results,
                 doubleTalkCorrelation: synthetic.doubleTalkCorrelation, microsecondsPerFrameMedian: median,
-                microsecondsPerFrameP95: costs.isEmpty ? 0 : costs[min(costs.count - 1, costs.count * 95 / 100)],
+                microsecondsPerFrameP95: BenchStatistics.percentile(costs, 0.95) ?? 0,
                 coreSharePercent: median / Double(AudioFrame.durationMs * 1000) * 100)
             report.linearStageMs = options.linearStageMs
             if live {
                 do {
-                    let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: sink, source: source, logger: logger)
+                    let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: devices.sink, source: devices.source, logger: logger)
                     report.loopback = try await EchoBenchmark.loopback(
                         far: far + far, sink: sinkName, source: sourceName,
                         convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), options: options, logger: logger)
@@ -78,8 +73,7 @@ extension OpenClawTalk.Bench {
             } else {
                 report.loopbackUnavailable = "skipped (--no-live)"
             }
-            try await reportFolder?.write(try jsonText(report), name: "aec")
-            json ? print(try jsonText(report)) : printText(report)
+            if !(try await reporting.publish(name: "aec", json: { try jsonText(report) })) { printText(report) }
         }
 
         private func jsonText(_ report: EchoBenchmark.Report) throws -> String {

@@ -12,28 +12,22 @@ extension OpenClawTalk.Bench {
             abstract: "Measure Opus and resampler cost, PulseAudio capture latency and CPU, playback start/stop latency.",
             discussion: "Playback is listened to on the sink's monitor source, so run it where a test tone may be heard "
                 + "(or against a headless server: scripts/with-pulse.sh openclaw-talk bench audio).",
-            options: [
-                .flag("json", help: "Print the figures as JSON."),
-                BenchReportFolder.option,
-                .option("source", value: "name", help: "The source to measure capture on (default: the server's default)."),
-                .option("sink", value: "name", help: "The sink to measure playback on (default: the server's default)."),
+            options: BenchReportOptions.options + AudioDeviceOptions.options(.devices) + [
                 .option("seconds", value: "n", help: "How long to measure idle capture (default 3)."),
                 .option("trials", value: "n", help: "Playback start/stop trials (default 5)."),
             ]
         )
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
-        var source: String?
-        var sink: String?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
+        /// `--source` and `--sink`: where capture and playback are measured.
+        var devices: AudioDeviceOptions
         var seconds: Double
         var trials: Int
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
-            source = parsed.option("source")
-            sink = parsed.option("sink")
+            reporting = BenchReportOptions(parsed)
+            devices = try AudioDeviceOptions(parsed, .devices)
             seconds = try parsed.doubleOption("seconds", range: 0.5...600) ?? 3
             trials = try parsed.intOption("trials", range: 1...100) ?? 5
         }
@@ -52,24 +46,13 @@ extension OpenClawTalk.Bench {
             var report = Report(opus: opus)
             do {
                 report.pulse = try await PulseBenchmark(
-                    source: source, sink: sink, idleSeconds: seconds, trials: trials,
+                    source: devices.source, sink: devices.sink, idleSeconds: seconds, trials: trials,
                     logger: Logger(label: "openclaw-talk.bench.audio")
                 ).run()
             } catch {
                 report.pulseUnavailable = String(describing: error)
             }
-            if json || reportFolder != nil {
-                let encoder = JSONEncoder()
-                // No strategy for NaN: a figure that was not measured is null with a reason, never a
-                // number that is not one, so a NaN that slips through fails here instead of reaching a reader.
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try await reportFolder?.write(text, name: "audio")
-                if json {
-                    print(text)
-                    return
-                }
-            }
+            if try await reporting.publish(name: "audio", json: { try BenchReportOptions.encoded(report) }) { return }
             func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
             func us(_ v: Double) -> String { String(format: "%.0f µs", v) }
             print("Opus (\(opus.signal), \(opus.sampleRate) Hz, \(opus.bitrate / 1000) kbit/s, complexity \(opus.complexity))")

@@ -14,9 +14,7 @@ extension OpenClawTalk.Bench {
                 'transcript'; other columns are ignored. Each clip goes through the live pipeline (file input, \
                 endpointer, recogniser): as fast as possible, or paced as a microphone with --realtime.
                 """,
-            options: [
-                .flag("json", help: "Print one JSON object instead of a table."),
-                BenchReportFolder.option,
+            options: BenchReportOptions.options + [
                 .flag("realtime", help: "Feed each file at the pace of a live microphone."),
                 .flag("baseline", help: "Also run pocketsphinx_continuous with the same model on every file."),
                 .option(
@@ -30,8 +28,8 @@ extension OpenClawTalk.Bench {
         )
 
         var manifest: String
-        var json: Bool
-        var reportFolder: BenchReportFolder?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
         var realTime: Bool
         var baseline: Bool
         var recognizer: RecognizerOptions
@@ -39,8 +37,7 @@ extension OpenClawTalk.Bench {
 
         init(_ parsed: ParsedArguments) throws {
             manifest = parsed.argument("manifest") ?? ""
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
+            reporting = BenchReportOptions(parsed)
             realTime = parsed.flag("realtime")
             baseline = parsed.flag("baseline")
             recognizer = try RecognizerOptions(parsed)
@@ -71,16 +68,12 @@ extension OpenClawTalk.Bench {
                     recognizer: engine, realTime: realTime, audioProcessing: audioProcessing, logger: logger),
                 baseline: reference)
             let report = try await benchmark.run()
-            if json || reportFolder != nil {
+            let printed = try await reporting.publish(name: grammar == nil ? "speech" : "speech-grammar") {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
-                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try await reportFolder?.write(text, name: grammar == nil ? "speech" : "speech-grammar")
-                if json { print(text) }
+                return String(decoding: try encoder.encode(report), as: UTF8.self)
             }
-            if !json {
-                print(Self.table(report))
-            }
+            if !printed { print(Self.table(report)) }
         }
 
         static func table(_ r: BenchReport) -> String {

@@ -10,22 +10,19 @@ extension OpenClawTalk.Bench {
             abstract: "Measure local speech synthesis: first audio after a sentence arrives, and real-time factor.",
             discussion: "First audio is timed from the delta that completes a sentence to the first chunk of its audio "
                 + "(the Talk loop's target is 150 ms); the real-time factor is espeak-ng CPU time per second of speech.",
-            options: [
-                .flag("json", help: "Print the figures as JSON."),
-                BenchReportFolder.option,
+            options: BenchReportOptions.options + [
                 .option("voice", value: "name", help: "espeak-ng voice (default en-us)."),
                 .option("rate", value: "wpm", help: "Words per minute, 80-450 (default 175)."),
                 .option("trials", value: "n", help: "First-audio trials (default 50)."),
             ]
         )
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
         var benchmark = SynthesisBenchmark()
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
+            reporting = BenchReportOptions(parsed)
             if let voice = parsed.option("voice") { benchmark.settings.voice = voice }
             if let rate = try parsed.intOption("rate", range: 80...450) { benchmark.settings.rateWPM = rate }
             if let trials = try parsed.intOption("trials", range: 1...10_000) { benchmark.trials = trials }
@@ -35,16 +32,7 @@ extension OpenClawTalk.Bench {
             var logger = Logger(label: "openclaw-talk.bench")
             logger.logLevel = .warning
             let report = try await benchmark.run(with: try EspeakSynthesizer(logger: logger))
-            if json || reportFolder != nil {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                let text = String(decoding: try encoder.encode(report), as: UTF8.self)
-                try await reportFolder?.write(text, name: "synth")
-                if json {
-                    print(text)
-                    return
-                }
-            }
+            if try await reporting.publish(name: "synth", json: { try BenchReportOptions.encoded(report) }) { return }
             func ms(_ v: Double) -> String { String(format: "%.1f ms", v) }
             print("Speech synthesis (\(report.engine), voice \(report.voice), \(report.rateWPM) WPM, \(report.sampleRate) Hz)")
             print("  first audio after \"\(report.sentence)\" arrives   p50 \(ms(report.firstAudioMs.p50))  "

@@ -18,9 +18,7 @@ extension OpenClawTalk.Bench {
                 + "the one before. The live half plays into the sink and listens on its monitor (or --source): run it "
                 + "against a headless server, scripts/with-pulse.sh openclaw-talk bench talk. Starts the reference "
                 + "Gateway (tools/reference-gateway, python3).",
-            options: [
-                .flag("json", help: "Print the figures as one JSON object."),
-                BenchReportFolder.option,
+            options: BenchReportOptions.options + [
                 .option("manifest", value: "file.tsv", help: "Clips and transcripts (default ../shared/corpus/speech/manifest.tsv)."),
                 .option("clips", value: "n", help: "Use the first n clips (default: all)."),
                 .option("trials", value: "n", help: "Live self-echo sessions with echo cancellation (default 3; 0 skips the live half)."),
@@ -30,9 +28,8 @@ extension OpenClawTalk.Bench {
                 .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
                 .option("server", value: "pulse|pipewire", help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
-                .option("sink", value: "name", help: "The sink for the live half (default: the server's default)."),
-                .option("source", value: "name", help: "The source that hears it (default: the sink's monitor)."),
-                .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+            ] + AudioDeviceOptions.options(.devices, help: .loopback) + [
+                RepositoryOption.spec,
                 .option("stt", value: "local|auto|gateway", help: "Whose words the file session sends (default local: this client's own figures)."),
             ]
         )
@@ -42,8 +39,8 @@ extension OpenClawTalk.Bench {
         /// reply's echo cannot pass for the user.
         static let reply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze."
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
         var manifest: String
         var clipLimit: Int?
         var trials: Int
@@ -51,8 +48,8 @@ extension OpenClawTalk.Bench {
         var bargeInTrials: Int
         var conditions: TalkBenchConditions
         var record: String?
-        var sink: String?
-        var source: String?
+        /// `--sink` and `--source`: the live half's loopback.
+        var devices: AudioDeviceOptions
         var repository: String
         /// `run --stt` for the file session. Local by default: with the reference Gateway's relay (`auto`) each
         /// transcript also waits for its final, which it finds by matching the clip against the whole corpus in
@@ -60,8 +57,7 @@ extension OpenClawTalk.Bench {
         var stt: String
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
+            reporting = BenchReportOptions(parsed)
             manifest = parsed.option("manifest") ?? "../shared/corpus/speech/manifest.tsv"
             clipLimit = try parsed.intOption("clips", range: 1...10_000)
             trials = try parsed.intOption("trials", range: 0...100) ?? 3
@@ -69,9 +65,8 @@ extension OpenClawTalk.Bench {
             bargeInTrials = try parsed.intOption("barge-in-trials", range: 0...100) ?? trials
             conditions = try TalkBenchConditions(parsed)
             record = parsed.option("record")
-            sink = parsed.option("sink")
-            source = parsed.option("source")
-            repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+            devices = try AudioDeviceOptions(parsed, .devices)
+            repository = RepositoryOption.folder(parsed)
             stt = parsed.option("stt") ?? "local"
             guard ["local", "auto", "gateway"].contains(stt) else {
                 throw ValidationError("Invalid value '\(stt)' for '--stt': expected local, gateway or auto")
@@ -98,7 +93,7 @@ extension OpenClawTalk.Bench {
             report.clips = clips.count
             if trials + offTrials + bargeInTrials > 0 {
                 do {
-                    let (sinkName, sourceName) = try await Self.loopbackDevices(sink: sink, source: source, logger: logger)
+                    let (sinkName, sourceName) = try await Self.loopbackDevices(sink: devices.sink, source: devices.source, logger: logger)
                     _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(conditions.reply)", "delayMs": 0}"#)
                     _ = try gateway.control(conditions.talkConfig(silenceMs: Self.silenceMs))
                     let plan = LivePlan(
@@ -111,8 +106,7 @@ extension OpenClawTalk.Bench {
             } else {
                 report.liveUnavailable = "skipped (--trials 0)"
             }
-            try await reportFolder?.write(report.json.jsonText, name: "talk")
-            print(json ? report.json.jsonText : report.text)
+            if !(try await reporting.publish(name: "talk", json: { report.json.jsonText })) { print(report.text) }
         }
 
         static let token = "bench-talk-token"

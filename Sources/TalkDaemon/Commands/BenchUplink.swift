@@ -16,11 +16,9 @@ extension OpenClawTalk {
             discussion: "Encodes every clip of MANIFEST.tsv in 20 ms frames as each uplink, then streams the first --clips clips in "
                 + "real time to the reference Gateway's transcription relay (tools/reference-gateway, python3), which "
                 + "returns the manifest transcript of the clip it recognises by its sound.",
-            options: [
-                .flag("json", help: "Print the figures as one JSON object."),
-                BenchReportFolder.option,
+            options: BenchReportOptions.options + [
                 .option("clips", value: "n", help: "Clips streamed to the relay per uplink for the latency (default 6; 0 skips it)."),
-                .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+                RepositoryOption.spec,
             ],
             arguments: [ArgumentSpec(name: "manifest", help: "The TSV manifest of 16 kHz clips and transcripts.")]
         )
@@ -29,17 +27,19 @@ extension OpenClawTalk {
             try! UplinkContract(encoding: .opus, sampleRate: 16_000), .pcm16At24k, .muLawAt8k,
         ]
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
+        /// `--clips`: how many clips each uplink streams to the relay for the latency (0: none, wire figures only).
         var clips: Int
+        /// `--repository`: where the reference Gateway is.
         var repository: String
+        /// The clips and their transcripts.
         var manifest: String
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
+            reporting = BenchReportOptions(parsed)
             clips = try parsed.intOption("clips", range: 0...100) ?? 6
-            repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+            repository = RepositoryOption.folder(parsed)
             manifest = parsed.argument("manifest") ?? ""
             if manifest.isEmpty { throw ValidationError("'bench uplink' needs MANIFEST.tsv") }
         }
@@ -56,7 +56,7 @@ extension OpenClawTalk {
             var streamed = 0
             var wireBytesPerSecond: Double { audioSeconds > 0 ? Double(wireBytes) / audioSeconds : 0 }
             var coreShare: Double { audioSeconds > 0 ? Double(cpuNs) / 1e9 / audioSeconds : 0 }
-            var medianLatency: Double? { latenciesMs.isEmpty ? nil : latenciesMs.sorted()[latenciesMs.count / 2] }
+            var medianLatency: Double? { BenchStatistics.percentile(latenciesMs, 0.5) }
         }
 
         func run() async throws {
@@ -73,7 +73,7 @@ extension OpenClawTalk {
                 all.append(figures)
             }
             let pcm = all.first { $0.contract.encoding == .pcm16 }?.wireBytesPerSecond ?? 0
-            if json || reportFolder != nil {
+            let printed = try await reporting.publish(name: "uplink") {
                 var out: [String: JSONValue] = ["clips": .int(Int64(audio.count)), "manifest": .string(manifest)]
                 for f in all {
                     var entry: [String: JSONValue] = [
@@ -90,10 +90,9 @@ extension OpenClawTalk {
                     }
                     out[f.contract.description] = .object(entry)
                 }
-                try await reportFolder?.write(JSONValue.object(out).jsonText, name: "uplink")
-                if json { print(JSONValue.object(out).jsonText) }
+                return JSONValue.object(out).jsonText
             }
-            if !json {
+            if !printed {
                 for f in all {
                     var line = String(format: "%@: %.0f B/s on the wire (%.3f of PCM16), %.3f %% of a core", f.contract.description,
                                       f.wireBytesPerSecond, pcm > 0 ? f.wireBytesPerSecond / pcm : 0, f.coreShare * 100)

@@ -52,7 +52,7 @@ extension OpenClawTalk.GatewayBench {
 }
 
 extension OpenClawTalk.GatewayBench.Stats {
-    var p95: Double { values.isEmpty ? 0 : values.sorted()[min(values.count - 1, Int(Double(values.count) * 0.95))] }
+    var p95: Double { percentile(0.95) }
     /// p50/p95, the figures the chat section reports.
     var percentilesJSON: JSONValue { ["p50": .double(round1(median)), "p95": .double(round1(p95))] }
     var percentilesText: String { String(format: "p50 %.1f ms, p95 %.1f ms", median, p95) }

@@ -12,27 +12,27 @@ extension OpenClawTalk {
             commandName: "gateway",
             abstract: "Measure Gateway connect and reconnect times, memory per connection and chat.send latency.",
             discussion: "Starts the reference Gateway (tools/reference-gateway/refgw.py, python3) on loopback.",
-            options: [
-                .flag("json", help: "Print the figures as one JSON object."),
-                BenchReportFolder.option,
+            options: BenchReportOptions.options + [
                 .option("rounds", value: "n", help: "Connects to time per scheme (default 30)."),
                 .option("connections", value: "n", help: "Connections held open for the memory figure (default 50)."),
-                .option("repository", value: "dir", help: "The openclaw-talk source folder (default: the current folder)."),
+                RepositoryOption.spec,
             ]
         )
 
-        var json: Bool
-        var reportFolder: BenchReportFolder?
+        /// `--json`, `--report DIR`.
+        var reporting: BenchReportOptions
+        /// `--rounds`: connects timed per scheme, and `chat.send` rounds.
         var rounds: Int
+        /// `--connections`: held open at once for the memory figure.
         var connections: Int
+        /// `--repository`: where the reference Gateway is.
         var repository: String
 
         init(_ parsed: ParsedArguments) throws {
-            json = parsed.flag("json")
-            reportFolder = BenchReportFolder(parsed)
+            reporting = BenchReportOptions(parsed)
             rounds = try parsed.intOption("rounds", range: 1...1000) ?? 30
             connections = try parsed.intOption("connections", range: 1...500) ?? 50
-            repository = parsed.option("repository") ?? FileManager.default.currentDirectoryPath
+            repository = RepositoryOption.folder(parsed)
         }
 
         func run() async throws {
@@ -43,7 +43,7 @@ extension OpenClawTalk {
             let reconnect = try await Self.measureReconnect(repository: repository, logger: logger)
             let speak = try await Self.measureSpeakDecode(rounds: 10, repository: repository, logger: logger)
             let chat = try await Self.measureChat(rounds: rounds, repository: repository, logger: logger)
-            if json || reportFolder != nil {
+            let printed = try await reporting.publish(name: "gateway") {
                 let out: JSONValue = [
                     "connectToHelloOkMs": ["ws": ws.connect.json, "wss": wss.connect.json],
                     "reconnectAfterRestartMs": [
@@ -56,10 +56,9 @@ extension OpenClawTalk {
                     "talkSpeakDecode": .object(Dictionary(uniqueKeysWithValues: speak.map { ($0.format, $0.json) })),
                     "chatSendMs": ["toAck": chat.toAck.percentilesJSON, "toFirstDelta": chat.toFirstDelta.percentilesJSON],
                 ]
-                try await reportFolder?.write(out.jsonText, name: "gateway")
-                if json { print(out.jsonText) }
+                return out.jsonText
             }
-            if !json {
+            if !printed {
                 print("Connect to hello-ok (loopback, \(rounds) rounds): ws \(ws.connect.text), wss \(wss.connect.text)")
                 print("Reconnect after a Gateway restart (down \(Self.restartDownMs) ms): \(reconnect.sinceRestart.text) since the restart, "
                       + "\(reconnect.afterBack.text) after it came back")
@@ -71,10 +70,12 @@ extension OpenClawTalk {
 
         static let restartDownMs = 500
 
+        /// Times of one kind; percentiles as every benchmark computes them (`BenchStatistics`), 0 for none.
         struct Stats {
             var values: [Double]
-            var median: Double { values.isEmpty ? 0 : values.sorted()[values.count / 2] }
-            var p90: Double { values.isEmpty ? 0 : values.sorted()[min(values.count - 1, Int(Double(values.count) * 0.9))] }
+            func percentile(_ p: Double) -> Double { BenchStatistics.percentile(values, p) ?? 0 }
+            var median: Double { percentile(0.5) }
+            var p90: Double { percentile(0.9) }
             var minimum: Double { values.min() ?? 0 }
             var json: JSONValue { ["median": .double(round1(median)), "p90": .double(round1(p90)), "min": .double(round1(minimum))] }
             var text: String { String(format: "median %.1f ms (p90 %.1f, min %.1f)", median, p90, minimum) }

@@ -12,10 +12,7 @@ extension OpenClawTalk {
             abstract: "Listen on the microphone and print each utterance as it is recognised.",
             discussion: "Partial text goes to stderr while you speak (with --partials); each final line goes to stdout. "
                 + "Stops after --seconds, at the end of an --input file, or on Ctrl-C.",
-            options: [
-                .option("source", value: "name", help: "The PulseAudio source to capture from (default: the server's default)."),
-                .option("input", value: "file", help: "Use this audio file (.wav, .raw, .opus) as the microphone, paced in real time."),
-                .flag("fast", help: "With --input: feed the file as fast as possible instead of in real time."),
+            options: AudioDeviceOptions.options(.microphone) + [
                 .option("seconds", value: "n", help: "Stop after this many seconds."),
                 .flag("partials", help: "Show partial text on stderr while speech goes on."),
                 .flag("json", help: "Print one JSON object per line for each event."),
@@ -25,9 +22,8 @@ extension OpenClawTalk {
             ]
         )
 
-        var source: String?
-        var input: String?
-        var fast: Bool
+        /// `--source`, or `--input` with `--fast`.
+        var devices: AudioDeviceOptions
         var seconds: Double?
         var partials: Bool
         var json: Bool
@@ -36,34 +32,25 @@ extension OpenClawTalk {
         var recordDirectory: String?
 
         init(_ parsed: ParsedArguments) throws {
-            source = parsed.option("source")
-            input = parsed.option("input")
-            fast = parsed.flag("fast")
+            devices = try AudioDeviceOptions(parsed, .microphone)
             seconds = try parsed.doubleOption("seconds", range: 0.1...86_400)
             partials = parsed.flag("partials")
             json = parsed.flag("json")
             recognizer = try RecognizerOptions(parsed)
             if let silence = try parsed.intOption("silence-ms", range: 100...10_000) { settings.silenceMs = silence }
             recordDirectory = parsed.option("record-dir")
-            if source != nil, input != nil { throw ValidationError("'--source' and '--input' cannot be used together") }
-            if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
         }
 
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.listen")
-            let capture: any AudioCaptureDevice =
-                if let input {
-                    FileCaptureDevice(path: input, options: .init(pacing: fast ? .asFastAsPossible : .realTime), logger: logger)
-                } else {
-                    PulseCapture(source: source, logger: logger)
-                }
+            let capture = devices.capture(logger: logger)
             let engine = try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
             let recorder = try recordDirectory.map { try UtteranceRecorder(directory: URL(fileURLWithPath: $0), logger: logger) }
             let pipeline = try UtterancePipeline(
-                capture: capture, recognizer: engine, settings: settings, timing: fast ? .streamTime : .wallClock,
+                capture: capture, recognizer: engine, settings: settings, timing: devices.fast ? .streamTime : .wallClock,
                 recorder: recorder, logger: logger)
             let events = try await pipeline.start()
-            if input == nil { FileHandle.standardError.write(Data("Listening on \(source ?? "the default source"); speak.\n".utf8)) }
+            if devices.input == nil { FileHandle.standardError.write(Data("Listening on \(devices.source ?? "the default source"); speak.\n".utf8)) }
             let deadline = seconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { for await event in events { try report(event) } }

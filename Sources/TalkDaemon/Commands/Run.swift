@@ -23,11 +23,7 @@ extension OpenClawTalk {
                 .option("gateway", value: "url", help: "Connect to this Gateway (ws:// or wss://), pairing with --token or --password."),
             ] + SecretOptions.options + [
                 .option("trust", value: "sha256", help: "Trust a first-seen wss:// certificate with this SHA-256."),
-                .option("source", value: "name", help: "The PulseAudio source to listen on (default: the server's default)."),
-                .option("input", value: "file", help: "Use this audio file as the microphone, in real time, then silence."),
-                .flag("fast", help: "With --input: feed the file as fast as possible (the output is then not a timed track)."),
-                .option("sink", value: "name", help: "The PulseAudio sink to speak on (default: the server's default)."),
-                .option("output", value: "file.wav", help: "Write what would be played to this WAV file (16 kHz), one track from the start."),
+            ] + AudioDeviceOptions.options([.microphone, .speaker], help: Self.deviceHelp) + [
                 .option("voice", value: "name", help: "espeak-ng voice (default en-us)."),
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
                 .option("silence-ms", value: "ms", help: "Silence that ends an utterance (default: talk.config's silenceTimeoutMs, else 700)."),
@@ -41,15 +37,18 @@ extension OpenClawTalk {
             ] + BargeInOptions.options + RunModes.options + RelayOptions.all + RealtimeOptions.all + DeskOptions.all
         )
 
+        /// `run`'s words for the device options: its file ends keep time with the session.
+        static let deviceHelp = AudioDeviceOptions.Help(
+            input: "Use this audio file as the microphone, in real time, then silence.",
+            fast: "With --input: feed the file as fast as possible (the output is then not a timed track).",
+            sink: "The PulseAudio sink to speak on (default: the server's default).",
+            output: "Write what would be played to this WAV file (16 kHz), one track from the start.")
+
         var gateway: String?
         var token: String?
         var password: String?
         var trust: String?
-        var source: String?
-        var input: String?
-        var fast: Bool
-        var sink: String?
-        var output: String?
+        var devices: AudioDeviceOptions
         var aec: EchoCancelMode
         var settings = TalkSession.Settings()
         var endpointing = EndpointerSettings.default
@@ -78,15 +77,8 @@ extension OpenClawTalk {
             if gateway == nil, token != nil || password != nil || trust != nil {
                 throw ValidationError("'--token', '--password' and '--trust' go with '--gateway URL'")
             }
-            source = parsed.option("source")
-            input = parsed.option("input")
-            fast = parsed.flag("fast")
-            sink = parsed.option("sink")
-            output = parsed.option("output")
-            if source != nil, input != nil { throw ValidationError("'--source' and '--input' cannot be used together") }
-            if sink != nil, output != nil { throw ValidationError("'--sink' and '--output' cannot be used together") }
-            if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
-            aec = try EchoCancelMode.parse(parsed.option("aec"), input: input, output: output)
+            devices = try AudioDeviceOptions(parsed, [.microphone, .speaker])
+            aec = try EchoCancelMode.parse(parsed.option("aec"), devices: devices)
             if let voice = parsed.option("voice") {
                 settings.voice.voice = voice
                 settings.voiceFixed = true
@@ -176,13 +168,13 @@ extension OpenClawTalk {
             let synthesizer = realtime.realtime ? nil : try EspeakSynthesizer(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             // `--aec pulse` loads a module here that only `close()` unloads: from now on every way out closes them.
-            let audioRequest = RunAudio.Request(mode: aec, source: source, input: input, fast: fast, sink: sink, output: output)
+            let audioRequest = RunAudio.Request(mode: aec, devices: devices)
             let devices = try await services.start("the audio devices") {
                 try await RunAudio.open(audioRequest, logger: logger)
             } stop: { await $0.close() }
             let names = DaemonStatusNames(
-                gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: input.map { "file:" + $0 } ?? source ?? "default",
-                audioSink: output.map { "file:" + $0 } ?? sink ?? "default")
+                gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: self.devices.captureName,
+                audioSink: self.devices.playbackName)
             if realtime.realtime {
                 let session = try await realtime.session(
                     devices: devices, gateway: gatewaySession, talkConfig: gatewayConfig, configUpdates: await chat.talkConfigUpdates(),
@@ -202,7 +194,7 @@ extension OpenClawTalk {
             let configFollower = Task { for await config in await chat.talkConfigUpdates() { await talk.apply(config) } }
             services.started("talk.config follower") { configFollower.cancel() }
             try await serve(talk, daemon: daemon, gateway: gatewaySession, devices: devices, names: names, version: version,
-                            greeting: input == nil ? "Talk mode is on; speak. Ctrl-C ends it." : nil,
+                            greeting: self.devices.input == nil ? "Talk mode is on; speak. Ctrl-C ends it." : nil,
                             services: services, stop: stop, logger: logger) { notifications in
                 RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths,
                                others: ["system.notify": notifications.nodeHandler], logger: logger)
@@ -214,7 +206,7 @@ extension OpenClawTalk {
         private func nativeSession(devices: RunAudio, gateway gatewaySession: GatewaySession, chat: ChatClient,
                                    endpointing: EndpointerSettings, engine: PocketSphinxRecognizer, synthesizer: EspeakSynthesizer,
                                    logger: Logger) async throws -> TalkSession {
-            let fast = fast
+            let fast = self.devices.fast
             let notifier = TalkModeNotifier(gateway: gatewaySession.operatorConnection, logger: logger)
             let (capture, transcripts) = relay.transcription(
                 capture: devices.capture, gateway: gatewaySession.operatorConnection, preRollMs: endpointing.preRollMs, logger: logger)

@@ -13,12 +13,12 @@ enum EchoCancelMode: String, CaseIterable, Sendable {
     case off
 
     /// `--aec`'s value; `pulse` needs PulseAudio devices at both ends (the module sits between them).
-    static func parse(_ value: String?, input: String?, output: String?) throws -> EchoCancelMode {
+    static func parse(_ value: String?, devices: AudioDeviceOptions) throws -> EchoCancelMode {
         guard let value else { return .auto }
         guard let mode = EchoCancelMode(rawValue: value.lowercased()) else {
             throw ValidationError("Invalid value '\(value.prefix(40))' for '--aec': expected auto, webrtc, pulse or off")
         }
-        if mode == .pulse, input != nil || output != nil {
+        if mode == .pulse, devices.input != nil || devices.output != nil {
             throw ValidationError("'--aec pulse' needs PulseAudio for both the microphone and the speaker (not '--input' or '--output'); use '--aec webrtc'")
         }
         return mode
@@ -43,11 +43,8 @@ struct RunAudio {
 
     struct Request {
         var mode: EchoCancelMode
-        var source: String?
-        var input: String?
-        var fast: Bool
-        var sink: String?
-        var output: String?
+        /// The microphone and the speaker as `run`'s options name them.
+        var devices: AudioDeviceOptions
         /// `OPENCLAW_TALK_AEC_RECORD`: a folder the in-process canceller's input is recorded to when the session
         /// ends (`bench aec --replay` plays it back), for an echo problem seen on one machine.
         var aecRecord: String? = ProcessInfo.processInfo.environment["OPENCLAW_TALK_AEC_RECORD"].flatMap { $0.isEmpty ? nil : $0 }
@@ -58,20 +55,13 @@ struct RunAudio {
     static func open(_ request: Request, logger: Logger) async throws -> RunAudio {
         let mode = request.mode.resolved
         var module: PulseEchoCancelModule.Loaded?
-        var (source, sink) = (request.source, request.sink)
+        var devices = request.devices
         if mode == .pulse {
-            let loaded = try await PulseEchoCancelModule(logger: logger).load(masterSink: sink, masterSource: source)
-            (source, sink, module) = (loaded.source, loaded.sink, loaded)
+            let loaded = try await PulseEchoCancelModule(logger: logger).load(masterSink: devices.sink, masterSource: devices.source)
+            (devices.source, devices.sink, module) = (loaded.source, loaded.sink, loaded)
         }
         let reference = mode == .webrtc ? EchoReference() : nil
-        var capture: any AudioCaptureDevice =
-            if let input = request.input {
-                FileCaptureDevice(
-                    path: input, options: .init(pacing: request.fast ? .asFastAsPossible : .realTime, endlessSilence: !request.fast),
-                    logger: logger)
-            } else {
-                PulseCapture(source: source, logger: logger)
-            }
+        var capture = devices.capture(endlessSilence: true, logger: logger)
         var cleaned: EchoCancellingCapture?
         if let reference {
             let wrapped = EchoCancellingCapture(capture, reference: reference, recordTo: request.aecRecord, logger: logger)
@@ -80,17 +70,13 @@ struct RunAudio {
         var playback: any AudioPlaybackDevice
         var track: ContinuousTrackSink?
         do {
-            if let output = request.output {
-                if request.fast {
-                    playback = try WAVFileSink(path: output, sampleRate: 16_000, logger: logger)
-                } else {
-                    let continuous = try ContinuousTrackSink(path: output, sampleRate: 16_000, logger: logger)
-                    (playback, track) = (continuous, continuous)
-                }
-                if let reference { playback = EchoReferencePlayback(playback, reference: reference, logger: logger) }
+            if let output = devices.output, !devices.fast {
+                // Paced: one track from the session's start, so a file session times like a live one.
+                let continuous = try ContinuousTrackSink(path: output, sampleRate: 16_000, logger: logger)
+                (playback, track) = (continuous, continuous)
+                if let reference { playback = EchoReferencePlayback(continuous, reference: reference, logger: logger) }
             } else {
-                // PulsePlayback taps what the server says is heard, more exactly than a wrapper could.
-                playback = try PulsePlayback(sink: sink, echoReference: reference, logger: logger)
+                playback = try devices.playback(sampleRate: 16_000, echoReference: reference, logger: logger)
             }
         } catch {
             if let module { try? await PulseEchoCancelModule(logger: logger).unload(module) }
@@ -99,7 +85,7 @@ struct RunAudio {
         let description: String =
             switch mode {
             case .webrtc: "webrtc"
-            case .pulse: "pulse (module-echo-cancel #\(module?.index ?? 0): \(sink ?? "?"), \(source ?? "?"))"
+            case .pulse: "pulse (module-echo-cancel #\(module?.index ?? 0): \(devices.sink ?? "?"), \(devices.source ?? "?"))"
             case .auto, .off: "off"
             }
         logger.info("Echo cancellation", metadata: ["audio.aec": "\(description)"])

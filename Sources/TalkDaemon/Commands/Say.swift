@@ -16,21 +16,22 @@ extension OpenClawTalk {
                 .option("voice", value: "name", help: "espeak-ng voice or language (default en-us; see espeak-ng --voices)."),
                 .option("rate", value: "wpm", help: "Speed in words per minute, 80-450 (default 175)."),
                 .option("pitch", value: "n", help: "Pitch 0-100 (default 50)."),
-                .option("output", value: "file.wav", help: "Write the speech to this WAV file (22 050 Hz) instead of a sound card."),
-                .option("sink", value: "name", help: "The PulseAudio sink to play to (default: the server's default)."),
+            ] + AudioDeviceOptions.options(.speaker, help: Self.deviceHelp) + [
                 .flag("local", help: "Speak here even when a daemon runs (without it, a running daemon gets the text as a typed turn)."),
                 .flag("list-voices", help: "List the voices (and variants) a reply's voice directive may choose, and exit."),
             ],
             arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).", optional: true)]
         )
 
+        static let deviceHelp = AudioDeviceOptions.Help(output: "Write the speech to this WAV file (22 050 Hz) instead of a sound card.")
+
         var text: String
         var settings: VoiceSettings
         /// Whether --voice/--rate were given: flags beat the reply's directive.
         var voiceGiven: Bool
         var rateGiven: Bool
-        var output: String?
-        var sink: String?
+        /// `--sink` or `--output`.
+        var devices: AudioDeviceOptions
         /// No local-voice option given: a running daemon gets the text instead (`SayToDaemon`).
         var toDaemon: Bool
         var listVoices: Bool
@@ -47,9 +48,7 @@ extension OpenClawTalk {
             rateGiven = rate != nil
             if let rate { settings.rateWPM = rate }
             if let pitch = try parsed.intOption("pitch", range: 0...100) { settings.pitch = pitch }
-            output = parsed.option("output")
-            sink = parsed.option("sink")
-            if output != nil, sink != nil { throw ValidationError("'--output' and '--sink' cannot be used together") }
+            devices = try AudioDeviceOptions(parsed, .speaker)
         }
 
         func run() async throws {
@@ -62,12 +61,7 @@ extension OpenClawTalk {
             if voiceGiven { voice.voice = settings.voice }
             if rateGiven { voice.rateWPM = settings.rateWPM }
             let synthesizer = try EspeakSynthesizer(logger: logger)
-            let device: any AudioPlaybackDevice =
-                if let output {
-                    try WAVFileSink(path: output, sampleRate: synthesizer.sampleRate, logger: logger)
-                } else {
-                    try PulsePlayback(sink: sink, logger: logger)
-                }
+            let device = try devices.playback(sampleRate: synthesizer.sampleRate, logger: logger)
             let seconds: Double
             do {
                 seconds = try await Self.speak(sentences, voice: voice, with: synthesizer, on: device)
@@ -77,10 +71,10 @@ extension OpenClawTalk {
             }
             await device.close()
             let duration = String(format: "%.2f", seconds)
-            if let output {
+            if let output = devices.output {
                 print("Wrote \(duration) s (\(sentences.count) sentences) to \(output)")
             } else {
-                print("Said \(duration) s (\(sentences.count) sentences) to \(sink ?? "the default sink")")
+                print("Said \(duration) s (\(sentences.count) sentences) to \(devices.sink ?? "the default sink")")
             }
         }
 
