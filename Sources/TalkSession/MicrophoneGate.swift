@@ -17,6 +17,8 @@ package actor MicrophoneGate: AudioCaptureDevice {
     package nonisolated let soundOnsets: AsyncStream<Void>
     private let onsetSink: AsyncStream<Void>.Continuation
     private var loudFrames = 0
+    /// Where the capture stream has reached (stream ms): the end of the last frame passed.
+    package private(set) var heardToMs = 0
     /// The two reasons for silence, which may overlap: the reply playing without barge-in (and its mute tail), and
     /// push-to-talk between captures.
     private struct Switches {
@@ -75,6 +77,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
         evidence.evidence(fromPositionMs: positionMs)
     }
 
+    /// Where the user's own sound begins in the utterance that opened at `positionMs`: see `BargeInEvidenceMeter`.
+    func userSound(fromPositionMs positionMs: Int) -> UserSound {
+        evidence.userSound(fromPositionMs: positionMs)
+    }
+
     private func stopForwarding() {
         forward?.cancel()
         forward = nil
@@ -84,6 +91,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
         guard case .frame(var frame) = event else { return event }
         let loud = level.add(frame.samples, sequence: frame.sequence)
         evidence.add(frame)
+        heardToMs = Int(frame.sequence + 1) * AudioFrame.durationMs
         loudFrames = loud ? loudFrames + 1 : 0
         if mode != .open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)
@@ -103,7 +111,7 @@ struct SpeechEnergy: Sendable {
     /// Loud frames in a row that make an onset: 40 ms, over a click's length and under a syllable's.
     static let onsetFrames = 2
 
-    /// Frames kept for `wasSpeech(endingAtSequence:)`: 3 s, as `BargeInEvidenceMeter` keeps.
+    /// Frames kept for `wasSpeech(endingAtSequence:)`: 3 s, the span `BargeInEvidenceMeter` reads its share over.
     static let keptFrames = 150
 
     private let ratioOverFloor: Double

@@ -126,7 +126,7 @@ extension TalkSession {
         }
         await speaker.value
         guard generation == turn else { return }
-        await handle(.replyEnded(atNs: dependencies.clock.nowNs()))
+        await handle(.replyEnded(atNs: dependencies.clock.nowNs(), heardToMs: await gate.heardToMs))
     }
 
     /// Starts the synthesis of held sentences while fewer than `SpeechLookahead.ahead` wait in front of the one

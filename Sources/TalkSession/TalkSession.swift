@@ -174,10 +174,20 @@ package actor TalkSession {
         }
         // The hands-free mode first: a capture collects it, wake-phrase mode takes only what follows the phrase.
         if let text = await admit(heard) {
-            await handle(.final(text))
+            var timing: TurnTaking.HeardTiming?
+            if text == heard { timing = await heardTiming(of: result) }
+            await handle(.final(text, timing: timing))
         } else {
             await handle(.finalKept)
         }
+    }
+
+    /// The final's words in stream time, and where the user's own sound began in its utterance.
+    private func heardTiming(of result: UtteranceResult) async -> TurnTaking.HeardTiming {
+        let words = result.hypothesis.words.map {
+            TurnTaking.HeardTiming.Word($0.word, startMs: result.audioStartMs + $0.startMs, endMs: result.audioStartMs + $0.endMs)
+        }
+        return TurnTaking.HeardTiming(words: words, userSound: await gate.userSound(fromPositionMs: result.startMs))
     }
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at

@@ -36,4 +36,39 @@ import Testing
         #expect(meter.evidence(fromPositionMs: 100).startedBeforeReplyAudio == true)
         #expect(meter.evidence(fromPositionMs: 300).startedBeforeReplyAudio == false)
     }
+
+    @Test func `the user's sound begins at the first three audible frames in a row the reply does not explain`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<50 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.9)) }  // the echo opened the utterance at 0
+        meter.add(Self.frame(50, level: 1000, explained: 0.2))  // one unexplained frame in the echo: not the user
+        meter.add(Self.frame(51, level: 1000, explained: 0.8))
+        for s in 52..<54 { meter.add(Self.frame(UInt64(s), level: 10, explained: 0)) }  // inaudible: not theirs
+        for s in 54..<70 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.3)) }  // the user, from 1.08 s
+        #expect(meter.userSound(fromPositionMs: 0) == .from(ms: 1080))
+        // Echo alone: none of it is theirs.
+        #expect(meter.userSound(fromPositionMs: 0) != .echoOnly)
+        var echo = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<50 { echo.add(Self.frame(UInt64(s), level: 1000, explained: 0.7)) }
+        #expect(echo.userSound(fromPositionMs: 0) == .echoOnly)
+        // After the reply (nothing played: nil) the sound is the user's.
+        for s in 50..<55 { echo.add(Self.frame(UInt64(s), level: 1000, explained: nil)) }
+        #expect(echo.userSound(fromPositionMs: 0) == .from(ms: 1000))
+    }
+
+    @Test func `unmeasured or no longer kept, the user's sound is unknown`() {
+        var plain = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<20 { plain.add(Self.frame(UInt64(s), level: 1000, explained: nil)) }
+        #expect(plain.userSound(fromPositionMs: 0) == .unknown)
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<(BargeInEvidenceMeter.keepFrames + 10) { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.9)) }
+        #expect(meter.userSound(fromPositionMs: 100) == .unknown)
+        #expect(meter.userSound(fromPositionMs: 20 * 20) == .echoOnly)
+    }
+
+    @Test func `the share counts the last 3 s of a long utterance, not the echo long before the user`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<300 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.9)) }
+        for s in 300..<400 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.1)) }
+        #expect(meter.evidence(fromPositionMs: 0).echoExplained == 50.0 / 150)
+    }
 }

@@ -118,6 +118,13 @@ import Testing
     /// after the reply ended and went out as new turns: "oh" (too short for the text guard), and "cool", spoken
     /// wholly over the reply (the energy guard held it). One that goes on after the reply is the user's if it
     /// has words of its own.
+    /// The listener has read `frames` frames through the loop's gate.
+    static func heard(_ rig: Rig, frames: Int) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await rig.listener.peaks.count < frames, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return await rig.listener.peaks.count >= frames
+    }
+
     @Test(arguments: [("oh", true, false), ("sunny and warm", true, false), ("what about tomorrow", true, true), ("cool", false, false)])
     func `an utterance that opened over the reply is a turn only if it went on after the reply, with words of its own`(
         text: String, wentOn: Bool, isTurn: Bool
@@ -128,14 +135,22 @@ import Testing
         #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
         // Quiet: the energy guard holds barge-in, whatever the words.
         await rig.microphone.push(amplitude: 30, count: 20)
-        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.speechStarted(positionMs: 100))
         await rig.listener.hear(.partial(text))
+        #expect(await Self.heard(rig, frames: 20))
         clock.advance(.seconds(1))
+        // The reply ends with the capture at 400 ms.
         await rig.speaker.complete()
         #expect(await rig.log.waitFor { if case .stateChanged(.speaking, .listening, _) = $0 { true } else { false } })
-        // The endpointer closes 700 ms after the speech ended: 800 ms after the reply, or 400 ms before it.
+        // The speech ends 1.2 s after the reply in the capture stream, past the echo's tail, or 100 ms before it;
+        // the endpointer closes 700 ms later.
+        if wentOn {
+            await rig.microphone.push(amplitude: 30, count: 70)
+            #expect(await Self.heard(rig, frames: 90))
+        }
         clock.advance(.milliseconds(wentOn ? 1500 : 300))
-        await rig.listener.hear(.speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700))
+        let end = wentOn ? 1600 : 300
+        await rig.listener.hear(.speechEnded(lastSpeechEndMs: end, closedAtMs: end + 700))
         await rig.listener.hear(.final(ScriptedListener.result(text)))
         if isTurn {
             #expect(await rig.log.waitFor { if case .transcriptSent(text, nil) = $0 { true } else { false } })

@@ -10,10 +10,21 @@ import AudioIO
 /// echo alone (recorded loopback sessions with the local voice, 25 s replies) no such frame was less than 61 %
 /// explained, so an utterance of echo is explained whole; a user speaking over the reply leaves most of their
 /// frames under half explained once the reply is lowered for them.
+///
+/// The same frames say where, in an utterance the reply's echo opened, the user's own sound begins
+/// (`userSound(fromPositionMs:)`): the loop drops the echo's words before it from the turn.
 struct BargeInEvidenceMeter {
     /// A frame at least this much explained by the reference counts as the reply's echo.
     static let explainedFrame: Float = 0.5
-    static let keepFrames = 150
+    /// Frames kept: 10 s, so an utterance's final, which comes after its speech and the silence window (and the
+    /// recogniser's lag), still finds the frames it began with.
+    static let keepFrames = 500
+    /// The share is read over the last 3 s of the utterance at most: a long stretch of echo before the user
+    /// began does not outweigh their first words.
+    static let shareFrames = 150
+    /// Audible frames in a row the reply does not explain that make the user's sound (60 ms): one such frame
+    /// happens in the echo now and then; three in a row, in recorded sessions of the echo alone, did not.
+    static let userRunFrames = 3
     /// Frames before the utterance's first voiced one that count with it (the endpointer's start lags its onset).
     static let preRollFrames = 5
     /// A barge-in held on this evidence is judged again this long after (while its partial is the latest).
@@ -56,7 +67,8 @@ struct BargeInEvidenceMeter {
     /// was audible or no frame was measured (no canceller: nothing to say); and whether the utterance began before the
     /// reply's sound reached the microphone (nil: no reply sound heard yet).
     func evidence(fromPositionMs positionMs: Int) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
-        let first = UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
+        let latest = frames.last.map { $0.sequence >= UInt64(Self.shareFrames) ? $0.sequence - UInt64(Self.shareFrames) + 1 : 0 } ?? 0
+        let first = max(latest, UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames)))
         let audible = frames.filter { $0.sequence >= first && $0.audible }
         let measured = audible.contains { $0.explained != nil }
         let explained = audible.filter { ($0.explained ?? 0) >= Self.explainedFrame }.count
@@ -64,4 +76,31 @@ struct BargeInEvidenceMeter {
         let startSequence = UInt64(max(0, positionMs / AudioFrame.durationMs))
         return (share, replyAudioFrom.map { startSequence < $0 })
     }
+
+    /// Where, from `positionMs` (an utterance's first voiced frame) on, the first `userRunFrames` audible frames
+    /// in a row that the reply's sound does not explain begin: the user's own sound. `.unknown` when no audible frame
+    /// of the utterance was measured (no canceller, nothing played, nothing audible) or its start is no longer kept.
+    func userSound(fromPositionMs positionMs: Int) -> UserSound {
+        let first = UInt64(max(0, positionMs / AudioFrame.durationMs))
+        guard let oldest = frames.first?.sequence, oldest <= first else { return .unknown }
+        let utterance = frames.filter { $0.sequence >= first }
+        guard utterance.contains(where: { $0.audible && $0.explained != nil }) else { return .unknown }
+        var run: [Frame] = []
+        for frame in utterance {
+            let own = frame.audible && (frame.explained ?? 0) < Self.explainedFrame
+            if own, let last = run.last, frame.sequence == last.sequence + 1 { run.append(frame) } else { run = own ? [frame] : [] }
+            if run.count == Self.userRunFrames { return .from(ms: Int(run[0].sequence) * AudioFrame.durationMs) }
+        }
+        return .echoOnly
+    }
+}
+
+/// What an utterance's frames say of the user's own sound in it (`BargeInEvidenceMeter.userSound`).
+package enum UserSound: Sendable, Equatable {
+    /// Not measured: nothing is dropped on it.
+    case unknown
+    /// Every audible stretch of it the reply's sound explains.
+    case echoOnly
+    /// The user's sound begins here, in stream milliseconds.
+    case from(ms: Int)
 }

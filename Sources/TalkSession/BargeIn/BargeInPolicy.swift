@@ -15,8 +15,22 @@ package struct BargeInPolicy: Sendable, Equatable {
     /// Without barge-in, the microphone stays muted this long after the reply stops playing (`--mute-tail-ms`,
     /// default 500 ms): the room's echo and the speaker's buffer outlast the last sample played.
     package var muteTail: Duration = .milliseconds(500)
+    package var echoTail = EchoTail()
 
     package init() {}
+
+    /// The reply's echo outlasts its last sample: what the microphone hears just after it, or began hearing while
+    /// it played, is judged against that.
+    package struct EchoTail: Sendable, Equatable {
+        /// An utterance that opened while the reply played becomes a turn only if its speech went on this long
+        /// past the reply's end, in the capture stream's own time (700 ms: the speaker's buffer and the sound
+        /// server's latency, 100 to 300 ms, the echo's reach, and the endpointer counting the voiced frames its
+        /// smoothing holds over). Judged by wall time, a recogniser lagging on a busy machine made the echo of the
+        /// reply's last sentence ("firefox") end after the reply and sent it as a turn.
+        package var afterReplyMs = 700
+
+        package init() {}
+    }
 
     /// The energy guard: the microphone must be this loud over its noise floor (which the reply's echo raises)
     /// before a partial may interrupt.

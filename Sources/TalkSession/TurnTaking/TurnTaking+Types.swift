@@ -72,6 +72,30 @@ extension TurnTaking {
         package var endedWithinReply = false
     }
 
+    /// A final's words where they lie in the capture stream, and where the user's own sound began in its
+    /// utterance: an utterance that opened over the reply loses the echo's words before it.
+    package struct HeardTiming: Sendable, Equatable {
+        package struct Word: Sendable, Equatable {
+            package var text: String
+            package var startMs: Int
+            package var endMs: Int
+
+            package init(_ text: String, startMs: Int, endMs: Int) {
+                self.text = text
+                self.startMs = startMs
+                self.endMs = endMs
+            }
+        }
+
+        package var words: [Word]
+        package var userSound: UserSound
+
+        package init(words: [Word], userSound: UserSound) {
+            self.words = words
+            self.userSound = userSound
+        }
+    }
+
     package enum MicrophoneMode: Sendable, Equatable {
         /// Frames pass.
         case open
@@ -124,8 +148,9 @@ extension TurnTaking {
         case bargeInEvidence(partial: String, BargeInEvidence, loudEnough: Bool, atNs: UInt64)
         /// `endedNs`: when the speech ended (the silence window before the utterance closed).
         case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int, endedNs: UInt64)
-        /// The final's words, already chosen (local or the relay's) and admitted by the hands-free mode.
-        case final(String)
+        /// The final's words, already chosen (local or the relay's) and admitted by the hands-free mode; `timing`
+        /// when they are the local recogniser's, unchanged.
+        case final(String, timing: HeardTiming? = nil)
         /// What a push-to-talk capture heard, joined: a turn.
         case captured(String)
         /// A final the hands-free mode kept (a push-to-talk capture's, or one without the wake phrase): no turn.
@@ -135,8 +160,9 @@ extension TurnTaking {
         case playbackStopped(completed: Bool)
         /// The agent wrote: the turn's reply text grew by these sentences (queued for synthesis), or it failed.
         case replySentences([String])
-        /// The turn's reply is over: every sentence played, or it failed.
-        case replyEnded(atNs: UInt64)
+        /// The turn's reply is over: every sentence played, or it failed. `heardToMs`: how far the capture stream had
+        /// reached then (stream ms), which an utterance's speech end is compared with.
+        case replyEnded(atNs: UInt64, heardToMs: Int? = nil)
         case timerFired(Timer)
         /// A push-to-talk capture takes the floor: a reply thinking or playing is cut off and its run aborted.
         case pushToTalkStarted

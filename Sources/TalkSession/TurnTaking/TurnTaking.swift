@@ -22,9 +22,9 @@ package struct TurnTaking: Sendable {
     /// The last turn's number; the next turn takes the one after.
     package private(set) var turns = 0
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
-    package private(set) var pendingInterruption: Double?
+    package internal(set) var pendingInterruption: Double?
     /// The utterance that opened over the reply without interrupting it, until its final.
-    package private(set) var openedOverReply: OpenedOverReply?
+    package internal(set) var openedOverReply: OpenedOverReply?
     /// The user is speaking (an utterance opened and not yet closed), and since when.
     package internal(set) var userSpeechStartNs: UInt64?
     /// Where that utterance starts in the capture stream (its first voiced frame): the barge-in evidence is read from there.
@@ -33,6 +33,8 @@ package struct TurnTaking: Sendable {
     package private(set) var latestPartial = ""
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
+    /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known.
+    package private(set) var replyEndHeardMs: Int?
     /// Where the loop rests between turns, as the hands-free mode says now: listening (always-listening, a wake
     /// window open, a push-to-talk capture) or resting. Its owner keeps the hands-free bookkeeping and sets this.
     package var restsListening: Bool
@@ -66,14 +68,14 @@ package struct TurnTaking: Sendable {
         case .partial(let text, let mayInterrupt, let atNs): partial(text, mayInterrupt: mayInterrupt, atNs: atNs)
         case .bargeInEvidence(let text, let evidence, let loud, let atNs): weighed(text, evidence, loudEnough: loud, atNs: atNs)
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs)
-        case .final(let text): final(text)
+        case .final(let text, let timing): final(text, timing: timing)
         case .captured(let text): captured(text)
         case .finalKept: finalKept()
         case .soundOnset: soundOnset()
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
         case .replySentences(let sentences): replySentences(sentences)
-        case .replyEnded(let atNs): endTurn(atNs: atNs)
+        case .replyEnded(let atNs, let heardToMs): endTurn(atNs: atNs, heardToMs: heardToMs)
         case .timerFired(let timer): timerFired(timer)
         case .pushToTalkStarted: pushToTalkStarted()
         case .settle(let reason): settle(reason)
@@ -197,36 +199,17 @@ package struct TurnTaking: Sendable {
         var actions: [Action] = [.emit(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed))]
         if var opened = openedOverReply {
             if case .speaking = state { opened.endedWithinReply = true } else {
-                opened.endedWithinReply = speakingEndedNs.map { endedNs <= $0 } ?? false
+                // With the echo's tail: in stream time where known (the recogniser may report the end seconds late).
+                let tail = configuration.policy.echoTail.afterReplyMs
+                opened.endedWithinReply =
+                    if let heard = replyEndHeardMs { end <= heard + tail } else {
+                        speakingEndedNs.map { endedNs <= $0 &+ UInt64(tail) * 1_000_000 } ?? false
+                    }
             }
             openedOverReply = opened
         }
         actions += restore(reason: "the utterance closed")
         return actions
-    }
-
-    private mutating func final(_ text: String) -> [Action] {
-        if case .asking = state { return answerHeard(text, confidence: nil) }
-        userSpeechStartNs = nil
-        let opened = openedOverReply
-        openedOverReply = nil
-        let ignored = "heard while the reply played, without interrupting it"
-        if text.isEmpty { return [.emit(.transcriptIgnored(text: text, reason: "empty transcript"))] }
-        if case .speaking = state {
-            // Barge-in did not fire: the reply's own echo, or speech the guards let pass. Never a new turn.
-            return [.emit(.transcriptIgnored(text: text, reason: ignored))]
-        }
-        if let opened {
-            // Spoken wholly over a reply it did not interrupt (the guards held it), its final only came after the
-            // silence window: on the loopback, the reply's echo recognised as "cool".
-            if opened.endedWithinReply { return [.emit(.transcriptIgnored(text: text, reason: ignored))] }
-            // It opened on the reply's echo and went on after the reply ended: without words the reply did not
-            // hold (the text guard's test), it is the echo's tail, not a turn.
-            if !BargeInTextGuard.isNewSpeech(text, spoken: opened.spoken, minimumCharacters: configuration.policy.text.minimumNewCharacters) {
-                return [.emit(.transcriptIgnored(text: text, reason: "opened while the reply played, with no words of the user's own"))]
-            }
-        }
-        return startTurn(text)
     }
 
     private mutating func captured(_ text: String) -> [Action] {
@@ -252,7 +235,7 @@ package struct TurnTaking: Sendable {
     // MARK: - The reply
 
     /// The user spoke again (or typed): a reply still on its way is dropped, one playing is cut off, the new words go out.
-    private mutating func startTurn(_ text: String) -> [Action] {
+    mutating func startTurn(_ text: String) -> [Action] {
         // A typed turn while the loop speaks for itself: the prompt stops, an approval asked stays pending.
         var actions: [Action] = abandonAsking(all: false)
         if case .speaking(_, _, let intrusion) = state {
@@ -290,6 +273,7 @@ package struct TurnTaking: Sendable {
         case .thinking(let turn):
             var progress = Progress()
             progress.playing = (atNs, seconds)
+            replyEndHeardMs = nil
             var actions: [Action] = [.cancel(.replyTimeout)]
             if !bargeInActive { actions += [.cancel(.muteTail), .setMicrophone(.muted)] }
             return actions + move(to: .speaking(turn, progress, nil), reason: "reply")
@@ -310,11 +294,12 @@ package struct TurnTaking: Sendable {
         return []
     }
 
-    private mutating func endTurn(atNs: UInt64) -> [Action] {
+    private mutating func endTurn(atNs: UInt64, heardToMs: Int?) -> [Action] {
         var actions: [Action] = [.cancel(.replyTimeout)]
         switch state {
         case .thinking: break
         case .speaking:
+            replyEndHeardMs = heardToMs
             actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)] + leaveSpeaking(atNs: atNs)
         default: return []
         }

@@ -1,0 +1,90 @@
+import SessionBridge
+import Testing
+
+@testable import TalkSession
+
+/// `TurnTaking` on an utterance the reply's echo may have opened (rows, as `TurnTakingTests`): the echo's words
+/// before the user's own sound are dropped from the turn, and speech that ended within the echo's tail after the
+/// reply, in the capture stream's time, is no turn however late the recogniser reports it.
+@Suite struct TurnTakingEchoTests {
+    typealias Row = TurnTakingTests.Row
+    typealias E = TurnTaking.Event
+    typealias Word = TurnTaking.HeardTiming.Word
+    static let speaking = TurnTakingTests.speaking
+
+    /// "i don't" from the echo of a sentence's end (4.9 s to 5.5 s), then the user's "go forward ten meters" from 5.6 s.
+    static let words = [
+        Word("i", startMs: 4900, endMs: 5050), Word("don't", startMs: 5050, endMs: 5500), Word("go", startMs: 5560, endMs: 5800),
+        Word("forward", startMs: 5800, endMs: 6200), Word("ten", startMs: 6200, endMs: 6450), Word("meters", startMs: 6450, endMs: 6900),
+    ]
+    static let heard = "i don't go forward ten meters"
+    static func timing(_ sound: UserSound) -> TurnTaking.HeardTiming { TurnTaking.HeardTiming(words: words, userSound: sound) }
+
+    /// The echo opened an utterance at 4.9 s; the user's words over it cut the reply off.
+    static let bargedIn: [E] = speaking + [
+        .speechStarted(positionMs: 4900, atNs: 1_500_000_000),
+        .bargeInEvidence(partial: "i don't go forward", BargeInEvidence(speechMs: 400), loudEnough: true, atNs: 1_900_000_000),
+        .speechEnded(lastSpeechEndMs: 6900, closedAtMs: 7800, endedNs: 2_500_000_000),
+    ]
+    /// The echo opened an utterance at 4.9 s without cutting in; the reply ended with the capture at 5.5 s.
+    static func openedOverReply(speechEndMs: Int, endedNs: UInt64) -> [E] {
+        speaking + [
+            .speechStarted(positionMs: 4900, atNs: 1_500_000_000), .replyEnded(atNs: 3_000_000_000, heardToMs: 5500),
+            .speechEnded(lastSpeechEndMs: speechEndMs, closedAtMs: speechEndMs + 900, endedNs: endedNs),
+        ]
+    }
+
+    static func turn(_ number: Int, _ text: String, interruptedAt: Double? = nil) -> [TurnTaking.Action] {
+        [.sendTurn(number: number, transcript: text, interruptedAtSeconds: interruptedAt), .arm(.replyTimeout, .seconds(340)),
+         .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)]
+    }
+
+    static let echoBefore = TurnTaking.Action.emit(.transcriptIgnored(text: "i don't", reason: "the reply's echo, before the user's own sound"))
+
+    static let rows: [Row] = [
+        Row(name: "after a barge-in the echo's words before the user's sound are dropped from the turn", before: bargedIn,
+            event: .final(heard, timing: timing(.from(ms: 5560))),
+            actions: [echoBefore] + turn(2, "go forward ten meters", interruptedAt: 0.9), state: .thinking),
+        Row(name: "a word that reaches into the user's sound is theirs", before: bargedIn,
+            event: .final(heard, timing: timing(.from(ms: 5300))),
+            actions: [.emit(.transcriptIgnored(text: "i", reason: "the reply's echo, before the user's own sound"))]
+                + turn(2, "don't go forward ten meters", interruptedAt: 0.9), state: .thinking),
+        Row(name: "after a barge-in, words that all lie before the user's sound stay as heard", before: bargedIn,
+            event: .final(heard, timing: timing(.from(ms: 7000))), actions: turn(2, heard, interruptedAt: 0.9), state: .thinking),
+        Row(name: "unmeasured, nothing is dropped", before: bargedIn, event: .final(heard, timing: timing(.unknown)),
+            actions: turn(2, heard, interruptedAt: 0.9), state: .thinking),
+        Row(name: "words that are not the final's (the relay's) are not cut by the local words' times", before: bargedIn,
+            event: .final("go forward ten meters please", timing: timing(.from(ms: 5560))),
+            actions: turn(2, "go forward ten meters please", interruptedAt: 0.9), state: .thinking),
+        Row(name: "an utterance the echo opened that went on after the reply loses the echo's words",
+            before: openedOverReply(speechEndMs: 6900, endedNs: 4_500_000_000),
+            event: .final(heard, timing: timing(.from(ms: 5560))), actions: [echoBefore] + turn(2, "go forward ten meters"), state: .thinking),
+        Row(name: "speech that ended within the echo's tail in the stream is no turn, however late the recogniser reports it",
+            before: openedOverReply(speechEndMs: 6100, endedNs: 5_000_000_000),
+            event: .final("firefox", timing: TurnTaking.HeardTiming(words: [Word("firefox", startMs: 5200, endMs: 6100)], userSound: .from(ms: 5700))),
+            actions: [.emit(.transcriptIgnored(text: "firefox", reason: "heard while the reply played, without interrupting it"))], state: .listening),
+        Row(name: "without the stream's position the echo's tail is counted from when the reply ended",
+            before: speaking + [.speechStarted(positionMs: 4900, atNs: 1_500_000_000), .replyEnded(atNs: 3_000_000_000),
+                                .speechEnded(lastSpeechEndMs: 6100, closedAtMs: 7000, endedNs: 3_600_000_000)],
+            event: .final("firefox"),
+            actions: [.emit(.transcriptIgnored(text: "firefox", reason: "heard while the reply played, without interrupting it"))], state: .listening),
+        Row(name: "an utterance over the reply whose sound the reply explains whole is no turn",
+            before: openedOverReply(speechEndMs: 6900, endedNs: 4_500_000_000),
+            event: .final("firefox", timing: TurnTaking.HeardTiming(words: [Word("firefox", startMs: 5200, endMs: 6100)], userSound: .echoOnly)),
+            actions: [.emit(.transcriptIgnored(text: "firefox", reason: "the reply's echo: none of it is the user's own sound"))], state: .listening),
+        Row(name: "an utterance after the reply, not opened over it, is taken whole",
+            before: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .speechStarted(positionMs: 4900, atNs: 3_500_000_000),
+                                .speechEnded(lastSpeechEndMs: 6900, closedAtMs: 7800, endedNs: 4_500_000_000)],
+            event: .final(heard, timing: timing(.from(ms: 5560))), actions: turn(2, heard), state: .thinking),
+    ]
+
+    @Test(arguments: rows)
+    func `event to actions`(row: Row) {
+        var machine = TurnTaking(row.configuration)
+        machine.interruptOnSpeech = row.interruptOnSpeech
+        for event in row.before { _ = machine.handle(event) }
+        let actions = machine.handle(row.event)
+        #expect(actions == row.actions)
+        #expect(machine.state.talkState == row.state)
+    }
+}
