@@ -20,4 +20,23 @@ import Testing
         #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed + movedMs * Self.ms, playedUsec: 1_290_000) == moves)
         #expect(PlaybackTimeline.movesReference(from: Self.placed, to: Self.placed - movedMs * Self.ms, playedUsec: 1_290_000) == moves)
     }
+
+    /// PulseAudio's interpolated stream time now and then comes back beyond anything the clock has run under load:
+    /// 0xfffe14ccdffc5800 µs (a negative time read as unsigned) in the core of a test process that died of SIGILL
+    /// running the echo suites together. `now - played` overflowed and trapped in the playback thread; a time
+    /// a few seconds beyond the clock wrapped the origin, and the next reference placed from it overflowed.
+    /// Such a time is no estimate: the placement stays where it was, or unplaced.
+    @Test(arguments: [0xfffe_14cc_dffc_5800, .max, 15_000_000] as [UInt64])
+    func `a stream time longer than the clock has run is no estimate`(playedUsec: UInt64) {
+        let nowNs = Self.placed  // the clock has run 10 s
+        var fresh = PlaybackTimeline(rate: 16_000)
+        let placedFresh = fresh.place(nowNs: nowNs, playedUsec: playedUsec)
+        #expect(!placedFresh)
+        #expect(fresh.heardNs(ofSample: 16_000) == nil)
+        var placed = PlaybackTimeline(rate: 16_000)
+        placed.place(nowNs: Self.placed, playedUsec: 0)
+        let moved = placed.place(nowNs: nowNs + 100 * Self.ms, playedUsec: playedUsec)
+        #expect(!moved)
+        #expect(placed.heardNs(ofSample: 16_000) == Self.placed + 1_000 * Self.ms)
+    }
 }

@@ -42,7 +42,8 @@ struct PlaybackTimeline {
     /// only for an underrun's gap); returns whether it moved.
     @discardableResult
     mutating func place(nowNs: UInt64, playedUsec: pa_usec_t) -> Bool {
-        let estimate = nowNs &- UInt64(playedUsec) * 1000
+        guard Self.isStreamTime(playedUsec, nowNs: nowNs) else { return false }
+        let estimate = nowNs - UInt64(playedUsec) * 1000
         if let originNs, !Self.movesReference(from: originNs, to: estimate, playedUsec: playedUsec) {
             return false
         }
@@ -50,12 +51,20 @@ struct PlaybackTimeline {
         return true
     }
 
+    /// Whether the server's stream time is one: no longer than the monotonic clock has run. Under load the
+    /// server's interpolated stream time now and then comes back near 2^64 µs (0xfffe14ccdffc5800, a negative time
+    /// read as unsigned, in the core of a test process that died of SIGILL); placing a stream from it overflowed.
+    /// Such a report places nothing and plays nothing out.
+    static func isStreamTime(_ playedUsec: pa_usec_t, nowNs: UInt64) -> Bool {
+        UInt64(playedUsec) <= nowNs / 1000
+    }
+
     /// When sample `index` of the stream is heard; nil before the first estimate.
     func heardNs(ofSample index: Int) -> UInt64? {
         originNs.map { $0 + UInt64(index) * 1_000_000_000 / UInt64(rate) }
     }
 
-    /// How many samples have been heard after `playedUsec` of the stream.
+    /// How many samples have been heard after `playedUsec` of the stream (a time `isStreamTime` accepts).
     func heardSamples(playedUsec: pa_usec_t) -> Int {
         Int(UInt64(playedUsec) * UInt64(rate) / 1_000_000)
     }

@@ -232,11 +232,12 @@ final class PulsePlaybackEngine {
             playing.timeline.wrote(room)
         }
         var usec: pa_usec_t = 0
-        guard pa_stream_get_time(s, &usec) == 0 else {
+        let nowNs = monotonicNanoseconds()
+        guard pa_stream_get_time(s, &usec) == 0, PlaybackTimeline.isStreamTime(usec, nowNs: nowNs) else {
             current = playing
             return
         }
-        placeReference(&playing, usec: usec)
+        placeReference(&playing, usec: usec, nowNs: nowNs)
         let heard = playing.timeline.heardSamples(playedUsec: usec)
         if let sound = playing.sound, sound.written == sound.samples.count, heard >= sound.end {
             playing.sound = nil
@@ -266,8 +267,8 @@ final class PulsePlaybackEngine {
     /// Puts the sound on the echo reference where the server hears it: the stream's start is now minus the
     /// stream time played so far (which stands still while the stream waits to start or underruns, so the
     /// reference follows those gaps), and the sound sits as far into the stream as it was written.
-    private func placeReference(_ playing: inout Current, usec: pa_usec_t) {
-        playing.timeline.place(nowNs: monotonicNanoseconds(), playedUsec: usec)
+    private func placeReference(_ playing: inout Current, usec: pa_usec_t, nowNs: UInt64) {
+        playing.timeline.place(nowNs: nowNs, playedUsec: usec)
         guard let echoReference, var sound = playing.sound, sound.written > 0, let reference = sound.reference,
             let start = playing.timeline.heardNs(ofSample: sound.startIndex), start != sound.referenceStartNs
         else { return }
