@@ -42,7 +42,9 @@ import TalkLogging
             await #expect(throws: EchoCancelError.noEcho(source: "quietmic", sink: "vsink")) {
                 try await EchoBenchmark.loopback(far: far, sink: "vsink", source: "quietmic", server: server.address, logger: logger)
             }
-            try await server.unloadModule(module)
+            // Cleanup only (the private server is stopped after this): under CI's load pactl once failed to unload
+            // the pipe source (exit 1, 4d603d6's CI), which says nothing of the error this test is about.
+            _ = try? await server.unloadModule(module)
         }
     }
 }

@@ -124,7 +124,7 @@ final class PulseTestServer: Sendable {
         let (status, output) = try ChildProcess.run(
             "/usr/bin/pactl", ["--server", address] + arguments, environment: ProcessInfo.processInfo.environment)
         guard status == 0 else {
-            throw TestServerError("pactl \(arguments.joined(separator: " ")) exited with \(status)")
+            throw TestServerError("pactl \(arguments.joined(separator: " ")) exited with \(status): \(output.prefix(300))")
         }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
