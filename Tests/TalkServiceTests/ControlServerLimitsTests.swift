@@ -35,6 +35,58 @@ import Testing
         #expect(outcome.after.outcome == .success(.string("pong")), "a freed place is taken again")
     }
 
+    /// A flood's clients that give up before they are answered (a timeout, a killed script) leave connections whose
+    /// peer is gone by the time they are accepted. Turned away busy, each used to stay a client for ever (its
+    /// `busy` line could not be sent, and it was never read), so the cap was soon taken by the dead and every live
+    /// client was told busy; a flood that went on took every descriptor the daemon had, and libdispatch then trapped
+    /// it (issue 24's SIGILL in `bench soak`).
+    @Test func `connections gone before they are accepted are closed, and live clients are served again`() async throws {
+        let folder = try TemporaryFolder()
+        try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)
+        // While shut, accept() fails as a process out of descriptors does: connections wait in the listen queue.
+        let shut = Atomic<Bool>(false)
+        var limits = ControlServer.Limits()
+        limits.maxClients = 2
+        let server = try ControlServer.start(
+            path: folder.paths.socketPath, limits: limits, logger: Self.logger,
+            accept: { listener in
+                if shut.load(ordering: .acquiring) {
+                    errno = EMFILE
+                    return -1
+                }
+                return Glibc.accept(listener, nil, nil)
+            }
+        ) { request in .respond(ControlResponse(id: request.id, outcome: .success(.string("pong")))) }
+        defer { Task { await server.stop() } }
+        let path = folder.paths.socketPath
+        let vanished = 40
+        let outcome = try await offPool { () -> (held: [ControlResponse], accepted: UInt64, left: Int, after: ControlResponse) in
+            // Two live clients take the cap, each answered once so the server has surely taken it.
+            var held = try (0..<2).map { _ in try ControlClient(path: path) }
+            let pings = try held.map { try $0.call("ping") }
+            shut.store(true, ordering: .releasing)
+            for _ in 0..<vanished { _ = try ControlClient(path: path) }  // connected, and closed at once
+            shut.store(false, ordering: .releasing)
+            // Every one of them accepted (the server's retry comes within its 0.1-2 s back-off), then let go.
+            var spins = 0
+            while (server.connectionsAccepted < UInt64(2 + vanished) || server.clientCount > 2) && spins < 2000 {
+                usleep(5_000)
+                spins += 1
+            }
+            let (accepted, left) = (server.connectionsAccepted, server.clientCount)
+            held.removeLast()  // frees a place
+            spins = 0
+            while server.clientCount > 1 && spins < 2000 { usleep(5_000); spins += 1 }
+            let after = try ControlClient(path: path).call("ping")
+            _ = held
+            return (pings, accepted, left, after)
+        }
+        #expect(outcome.held.allSatisfy { $0.outcome == .success(.string("pong")) })
+        #expect(outcome.accepted == UInt64(2 + vanished))
+        #expect(outcome.left == 2, "\(outcome.left - 2) connections whose peer was gone are still held")
+        #expect(outcome.after.outcome == .success(.string("pong")), "a live client after the flood: \(outcome.after.outcome)")
+    }
+
     @Test func `out of descriptors, the server backs off instead of spinning, then serves`() async throws {
         let folder = try TemporaryFolder()
         try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)

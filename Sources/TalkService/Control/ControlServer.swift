@@ -345,15 +345,23 @@ package final class ControlServer: Sendable {
         signal()
     }
 
+    /// Sends what `fd`'s client has waiting, as far as its socket takes it. A client that hung up (EPIPE,
+    /// ECONNRESET) is dropped: kept, a client that is not read (turned away, or closing after its flush) would stay
+    /// for ever, its descriptor polled writable in every round. Descriptors must not run out: when they do,
+    /// libdispatch's worker monitor cannot open /proc/<tid>/stat and traps the whole daemon (SIGILL).
     private func flush(fd: Int32) {
         let close = state.withLock { s -> Bool in
             guard var client = s.clients[fd] else { return false }
+            var gone = false
             while !client.output.isEmpty {
                 let n = client.output.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if n > 0 { client.output.removeFirst(n) } else { break }
+                if n > 0 { client.output.removeFirst(n); continue }
+                if n < 0 && errno == EINTR { continue }
+                gone = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK
+                break
             }
             s.clients[fd] = client
-            return client.closeAfterFlush && client.output.isEmpty
+            return gone || (client.closeAfterFlush && client.output.isEmpty)
         }
         if close { drop(fd: fd) }
     }
