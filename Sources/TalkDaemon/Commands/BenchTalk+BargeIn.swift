@@ -4,42 +4,6 @@ import SessionBridge
 import SpeechRecognition
 import TalkBench
 
-/// Live barge-in trials of `bench talk`: the user speaks over the reply on the loopback (the clip played into the
-/// sink 1.5 s into the reply, mixed there with it and heard on the source), as `RunLoopbackTests` does once.
-struct LiveBargeInFigures {
-    var trials = 0
-    /// Trials in which the reply was cut off.
-    var stopped = 0
-    /// ... and the Gateway got the user's words (WER ≤ `werTarget` after the interruption prefix).
-    var withWords = 0
-    var wer: [Double] = []
-    /// From the start of the user's speech (the clip's first voiced frame, as handed to the sink) to the decision.
-    var detectionMs: [Double] = []
-    var noReply = 0
-
-    static let werTarget = 0.25
-    /// The user starts this long into the session's first sentence.
-    static let userAfter: Duration = .milliseconds(1500)
-
-    var json: JSONValue {
-        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
-        return [
-            "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
-            "noReply": .int(Int64(noReply)), "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
-            "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
-        ]
-    }
-
-    var text: String {
-        let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
-        let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
-        let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
-        return "  barge-in over the reply: stopped it in \(stopped) of \(trials), with the user's words (WER <= \(Self.werTarget)) in \(withWords); "
-            + "mean WER \(meanWER); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
-            + (noReply > 0 ? " (\(noReply) without a reply)" : "")
-    }
-}
-
 extension OpenClawTalk.Bench.Talk {
     static let clipSpoken = "go forward ten meters"
 

@@ -5,68 +5,6 @@ import SpeechSynthesis
 import TalkBench
 import TalkLogging
 
-/// The live half of `bench talk`: sessions on the sound server's loopback, in the conditions asked for
-/// (`TalkBenchConditions`): the reply alone (self-echo), and the user speaking over it (`LiveBargeInFigures`).
-struct LiveTalkFigures {
-    struct SelfEcho {
-        var trials = 0
-        /// Trials in which the reply's own echo cut it off (a barge-in event).
-        var selfInterruptions = 0
-        /// Trials in which the echo went out to the Gateway as a turn of its own.
-        var echoTurns = 0
-        /// Trials where the clip did not lead to a spoken reply (nothing to measure).
-        var noReply = 0
-        /// What the recogniser made of the echo where it cut the reply off (the barge-in's partial).
-        var interruptingPartials: [String] = []
-        var json: JSONValue {
-            ["trials": .int(Int64(trials)), "selfInterruptions": .int(Int64(selfInterruptions)), "echoTurns": .int(Int64(echoTurns)),
-             "noReply": .int(Int64(noReply)), "interruptingPartials": .array(interruptingPartials.map { .string($0) })]
-        }
-    }
-
-    var sink: String
-    var source: String
-    var server: TalkBenchConditions.Server?
-    var conditions: JSONValue = .null
-    var selfEcho: [String: SelfEcho] = [:]
-    var bargeIn: LiveBargeInFigures?
-    var idleCPUPercent: [Double] = []
-    var speakingCPUPercent: [Double] = []
-    /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
-    var erleDb: Double?
-    var erleUnavailable: String?
-    /// CPU and memory over the first session with echo cancellation (`ResourceTimeline`).
-    var timeline: JSONValue?
-
-    var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "sink": .string(sink), "source": .string(source), "server": server.map { .string($0.rawValue) } ?? .null,
-            "conditions": conditions, "selfEcho": .object(selfEcho.mapValues(\.json)),
-            "cpuPercent": ["idle": TalkBenchReport.summary(idleCPUPercent), "speaking": TalkBenchReport.summary(speakingCPUPercent)],
-        ]
-        object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
-        if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
-        if let timeline { object["timeline"] = timeline }
-        if let bargeIn { object["bargeIn"] = bargeIn.json }
-        return .object(object)
-    }
-
-    var text: [String] {
-        var lines = ["  live conditions: \(server?.rawValue ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words"]
-        lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
-        let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
-        let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
-        lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
-        for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) {
-            lines.append("  self-echo, --aec \(mode): cut itself off in \(figures.selfInterruptions) of \(figures.trials) trials, "
-                + "its echo sent as a turn in \(figures.echoTurns)" + (figures.noReply > 0 ? " (\(figures.noReply) without a reply)" : "")
-                + (figures.interruptingPartials.isEmpty ? "" : "; heard as \(figures.interruptingPartials.map { "'\($0)'" }.joined(separator: ", "))"))
-        }
-        if let bargeIn { lines.append(bargeIn.text) }
-        return lines
-    }
-}
-
 extension OpenClawTalk.Bench.Talk {
     static let speechFolder = "/usr/share/pocketsphinx/test/data"
 
@@ -98,7 +36,7 @@ extension OpenClawTalk.Bench.Talk {
     /// in the sessions with echo cancellation, idle before the clip and while the reply plays.
     static func live(_ plan: LivePlan, gateway: ReferenceGatewayProcess, logger: Logger) async throws -> LiveTalkFigures {
         var figures = LiveTalkFigures(sink: plan.sink, source: plan.source)
-        figures.server = try await plan.conditions.checkedServer()
+        figures.server = try await plan.conditions.checkedServer().rawValue
         figures.conditions = plan.conditions.json
         let clip = try AudioFileReader.readMono(path: speechFolder + "/goforward.raw")
         let speaker = try PulsePlayback(sink: plan.sink, logger: logger)

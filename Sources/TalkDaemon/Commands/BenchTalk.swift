@@ -34,7 +34,7 @@ extension OpenClawTalk.Bench {
             ]
         )
 
-        static let silenceMs = 700
+        static let silenceMs = TalkBenchReport.silenceMs
         /// About 6 s of speech in words the corpus's clips hardly use, so a clip cuts in (the text guard) and the
         /// reply's echo cannot pass for the user.
         static let reply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze."
@@ -162,114 +162,5 @@ extension OpenClawTalk.Bench {
             let track = try WAVAudio.read(path: outputPath)
             return TalkBenchReport.turns(events: child.events, track: track.samples, sampleRate: track.sampleRate)
         }
-    }
-}
-
-/// What `bench talk` measured.
-struct TalkBenchReport {
-    var clips = 0
-    var transcriptsSent = 0
-    var bargeIns = 0
-    var speechEndToSentMs: [Double] = []
-    var speechEndToFirstAudioMs: [Double] = []
-    /// From the transcript sent to the first reply delta: the agent's (here the reference Gateway's) share.
-    var agentMs: [Double] = []
-    var bargeInToSilentMs: [Double] = []
-    var bargeInDetectionMs: [Double] = []
-    var live: LiveTalkFigures?
-    var liveUnavailable: String?
-
-    static let firstAudioTargetMs = Double(OpenClawTalk.Bench.Talk.silenceMs + 300)
-    static let bargeInTargetMs = 150.0
-    static let erleTargetDb = 20.0
-
-    /// The figures of one file session, from its events and its output track (both count from its start).
-    static func turns(events: [JSONValue], track: [Float], sampleRate: Int) -> TalkBenchReport {
-        var report = TalkBenchReport()
-        func ms(_ event: JSONValue) -> Double { Double(event["monotonicMs"]?.intValue ?? 0) }
-        let frame = sampleRate / 100
-        let voiced: [Bool] = stride(from: 0, to: max(0, track.count - frame), by: frame).map { start in
-            (track[start..<start + frame].reduce(Float(0)) { $0 + $1 * $1 } / Float(frame)).squareRoot() > 0.01
-        }
-        func frameIndex(_ ms: Double) -> Int { max(0, Int(ms / 10)) }
-        var speechEnd: Double?
-        for (index, event) in events.enumerated() {
-            switch event["event"]?.stringValue {
-            case "speechEnded":
-                speechEnd = Double(event["lastSpeechEndMs"]?.intValue ?? 0)
-            case "transcriptSent":
-                report.transcriptsSent += 1
-                guard let end = speechEnd else { break }
-                speechEnd = nil
-                let sent = ms(event)
-                report.speechEndToSentMs.append(sent - end)
-                if let delta = events[index...].first(where: { $0["event"] == "replyDelta" }) { report.agentMs.append(ms(delta) - sent) }
-                if let onset = voiced.indices.first(where: { $0 >= frameIndex(sent) && voiced[$0] }) {
-                    report.speechEndToFirstAudioMs.append(Double(onset * 10) - end)
-                }
-            case "bargeIn":
-                report.bargeIns += 1
-                report.bargeInDetectionMs.append(event["detectionLatencyMs"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } } ?? 0)
-                // Silent from the first frame at or after the decision that 300 ms of silence follow.
-                let from = frameIndex(ms(event))
-                if let silent = (from..<voiced.count).first(where: { start in !voiced[start..<min(voiced.count, start + 30)].contains(true) }) {
-                    report.bargeInToSilentMs.append(Double((silent - from) * 10))
-                }
-            default:
-                break
-            }
-        }
-        return report
-    }
-
-    static func summary(_ values: [Double]) -> JSONValue {
-        func value(_ p: Double) -> JSONValue { BenchStatistics.percentile(values, p).map { .double(($0 * 10).rounded() / 10) } ?? .null }
-        return ["p50": value(0.5), "p95": value(0.95), "count": .int(Int64(values.count))]
-    }
-
-    var firstAudioExcludingAgentMs: [Double] {
-        zip(speechEndToFirstAudioMs, agentMs).map { $0 - $1 }
-    }
-
-    var json: JSONValue {
-        var object: [String: JSONValue] = [
-            "clips": .int(Int64(clips)), "silenceMs": .int(Int64(OpenClawTalk.Bench.Talk.silenceMs)),
-            "transcriptsSent": .int(Int64(transcriptsSent)), "bargeIns": .int(Int64(bargeIns)),
-            "speechEndToTranscriptSentMs": Self.summary(speechEndToSentMs),
-            "speechEndToFirstReplyAudioMs": Self.summary(speechEndToFirstAudioMs),
-            "agentMs": Self.summary(agentMs),
-            "firstReplyAudioExcludingAgentMs": Self.summary(firstAudioExcludingAgentMs),
-            "bargeInToSilentMs": Self.summary(bargeInToSilentMs),
-            "bargeInDetectionMs": Self.summary(bargeInDetectionMs),
-            "targets": ["firstReplyAudioP95Ms": .double(Self.firstAudioTargetMs), "bargeInP95Ms": .double(Self.bargeInTargetMs),
-                        "erleDb": .double(Self.erleTargetDb)],
-        ]
-        // Every measurement, for the report's histograms.
-        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 10).rounded() / 10) }) }
-        object["samples"] = [
-            "speechEndToTranscriptSentMs": list(speechEndToSentMs), "speechEndToFirstReplyAudioMs": list(speechEndToFirstAudioMs),
-            "bargeInDetectionMs": list(bargeInDetectionMs), "bargeInToSilentMs": list(bargeInToSilentMs),
-        ]
-        if let live { object["live"] = live.json }
-        if let liveUnavailable { object["liveUnavailable"] = .string(liveUnavailable) }
-        return .object(object)
-    }
-
-    var text: String {
-        func line(_ name: String, _ values: [Double]) -> String {
-            let p50 = BenchStatistics.percentile(values, 0.5).map { String(format: "%.0f", $0) } ?? "-"
-            let p95 = BenchStatistics.percentile(values, 0.95).map { String(format: "%.0f", $0) } ?? "-"
-            return "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) p50 \(p50) ms  p95 \(p95) ms  (\(values.count))"
-        }
-        var lines = [
-            "Talk loop (\(clips) clips, silence window \(OpenClawTalk.Bench.Talk.silenceMs) ms, \(transcriptsSent) transcripts sent, \(bargeIns) barge-ins)",
-            line("speech end -> transcript sent", speechEndToSentMs),
-            line("speech end -> first reply audio", speechEndToFirstAudioMs),
-            line("  of which the agent (sent -> first delta)", agentMs),
-            line("barge-in decision -> playback silent", bargeInToSilentMs),
-            line("speech start -> barge-in decision", bargeInDetectionMs),
-        ]
-        if let live { lines += live.text } else { lines.append("  live: not measured: \(liveUnavailable ?? "no server")") }
-        return lines.joined(separator: "\n")
     }
 }

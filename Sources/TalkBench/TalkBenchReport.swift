@@ -1,0 +1,221 @@
+import Foundation
+import SessionBridge
+
+/// What `bench talk` measured: the file session's turns (timed from its events and its output track), and the live
+/// sessions' figures when they ran. The command runs the sessions; this is the arithmetic and the report.
+package struct TalkBenchReport {
+    package var clips = 0
+    package var transcriptsSent = 0
+    package var bargeIns = 0
+    package var speechEndToSentMs: [Double] = []
+    package var speechEndToFirstAudioMs: [Double] = []
+    /// From the transcript sent to the first reply delta: the agent's (here the reference Gateway's) share.
+    package var agentMs: [Double] = []
+    package var bargeInToSilentMs: [Double] = []
+    package var bargeInDetectionMs: [Double] = []
+    package var live: LiveTalkFigures?
+    package var liveUnavailable: String?
+
+    /// The silence that ends an utterance in every `bench talk` session (`run --silence-ms`).
+    package static let silenceMs = 700
+    package static let firstAudioTargetMs = Double(silenceMs + 300)
+    package static let bargeInTargetMs = 150.0
+    package static let erleTargetDb = 20.0
+
+    /// The figures of one file session, from its events and its output track (both count from its start).
+    package static func turns(events: [JSONValue], track: [Float], sampleRate: Int) -> TalkBenchReport {
+        var report = TalkBenchReport()
+        func ms(_ event: JSONValue) -> Double { Double(event["monotonicMs"]?.intValue ?? 0) }
+        let frame = sampleRate / 100
+        let voiced: [Bool] = stride(from: 0, to: max(0, track.count - frame), by: frame).map { start in
+            (track[start..<start + frame].reduce(Float(0)) { $0 + $1 * $1 } / Float(frame)).squareRoot() > 0.01
+        }
+        func frameIndex(_ ms: Double) -> Int { max(0, Int(ms / 10)) }
+        var speechEnd: Double?
+        for (index, event) in events.enumerated() {
+            switch event["event"]?.stringValue {
+            case "speechEnded":
+                speechEnd = Double(event["lastSpeechEndMs"]?.intValue ?? 0)
+            case "transcriptSent":
+                report.transcriptsSent += 1
+                guard let end = speechEnd else { break }
+                speechEnd = nil
+                let sent = ms(event)
+                report.speechEndToSentMs.append(sent - end)
+                if let delta = events[index...].first(where: { $0["event"] == "replyDelta" }) { report.agentMs.append(ms(delta) - sent) }
+                if let onset = voiced.indices.first(where: { $0 >= frameIndex(sent) && voiced[$0] }) {
+                    report.speechEndToFirstAudioMs.append(Double(onset * 10) - end)
+                }
+            case "bargeIn":
+                report.bargeIns += 1
+                report.bargeInDetectionMs.append(event["detectionLatencyMs"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } } ?? 0)
+                // Silent from the first frame at or after the decision that 300 ms of silence follow.
+                let from = frameIndex(ms(event))
+                if let silent = (from..<voiced.count).first(where: { start in !voiced[start..<min(voiced.count, start + 30)].contains(true) }) {
+                    report.bargeInToSilentMs.append(Double((silent - from) * 10))
+                }
+            default:
+                break
+            }
+        }
+        return report
+    }
+
+    package static func summary(_ values: [Double]) -> JSONValue {
+        func value(_ p: Double) -> JSONValue { BenchStatistics.percentile(values, p).map { .double(($0 * 10).rounded() / 10) } ?? .null }
+        return ["p50": value(0.5), "p95": value(0.95), "count": .int(Int64(values.count))]
+    }
+
+    package var firstAudioExcludingAgentMs: [Double] {
+        zip(speechEndToFirstAudioMs, agentMs).map { $0 - $1 }
+    }
+
+    package init() {}
+
+    package var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "clips": .int(Int64(clips)), "silenceMs": .int(Int64(Self.silenceMs)),
+            "transcriptsSent": .int(Int64(transcriptsSent)), "bargeIns": .int(Int64(bargeIns)),
+            "speechEndToTranscriptSentMs": Self.summary(speechEndToSentMs),
+            "speechEndToFirstReplyAudioMs": Self.summary(speechEndToFirstAudioMs),
+            "agentMs": Self.summary(agentMs),
+            "firstReplyAudioExcludingAgentMs": Self.summary(firstAudioExcludingAgentMs),
+            "bargeInToSilentMs": Self.summary(bargeInToSilentMs),
+            "bargeInDetectionMs": Self.summary(bargeInDetectionMs),
+            "targets": ["firstReplyAudioP95Ms": .double(Self.firstAudioTargetMs), "bargeInP95Ms": .double(Self.bargeInTargetMs),
+                        "erleDb": .double(Self.erleTargetDb)],
+        ]
+        // Every measurement, for the report's histograms.
+        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 10).rounded() / 10) }) }
+        object["samples"] = [
+            "speechEndToTranscriptSentMs": list(speechEndToSentMs), "speechEndToFirstReplyAudioMs": list(speechEndToFirstAudioMs),
+            "bargeInDetectionMs": list(bargeInDetectionMs), "bargeInToSilentMs": list(bargeInToSilentMs),
+        ]
+        if let live { object["live"] = live.json }
+        if let liveUnavailable { object["liveUnavailable"] = .string(liveUnavailable) }
+        return .object(object)
+    }
+
+    package var text: String {
+        func line(_ name: String, _ values: [Double]) -> String {
+            let p50 = BenchStatistics.percentile(values, 0.5).map { String(format: "%.0f", $0) } ?? "-"
+            let p95 = BenchStatistics.percentile(values, 0.95).map { String(format: "%.0f", $0) } ?? "-"
+            return "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) p50 \(p50) ms  p95 \(p95) ms  (\(values.count))"
+        }
+        var lines = [
+            "Talk loop (\(clips) clips, silence window \(Self.silenceMs) ms, \(transcriptsSent) transcripts sent, \(bargeIns) barge-ins)",
+            line("speech end -> transcript sent", speechEndToSentMs),
+            line("speech end -> first reply audio", speechEndToFirstAudioMs),
+            line("  of which the agent (sent -> first delta)", agentMs),
+            line("barge-in decision -> playback silent", bargeInToSilentMs),
+            line("speech start -> barge-in decision", bargeInDetectionMs),
+        ]
+        if let live { lines += live.text } else { lines.append("  live: not measured: \(liveUnavailable ?? "no server")") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The live half of `bench talk`: sessions on the sound server's loopback, in the conditions asked for
+/// (`TalkBenchConditions`): the reply alone (self-echo), and the user speaking over it (`LiveBargeInFigures`).
+package struct LiveTalkFigures {
+    package struct SelfEcho {
+        package var trials = 0
+        /// Trials in which the reply's own echo cut it off (a barge-in event).
+        package var selfInterruptions = 0
+        /// Trials in which the echo went out to the Gateway as a turn of its own.
+        package var echoTurns = 0
+        /// Trials where the clip did not lead to a spoken reply (nothing to measure).
+        package var noReply = 0
+        /// What the recogniser made of the echo where it cut the reply off (the barge-in's partial).
+        package var interruptingPartials: [String] = []
+        package init() {}
+
+        package var json: JSONValue {
+            ["trials": .int(Int64(trials)), "selfInterruptions": .int(Int64(selfInterruptions)), "echoTurns": .int(Int64(echoTurns)),
+             "noReply": .int(Int64(noReply)), "interruptingPartials": .array(interruptingPartials.map { .string($0) })]
+        }
+    }
+
+    package var sink: String
+    package var source: String
+    /// The sound server that answered (`pulse` or `pipewire`).
+    package var server: String?
+    package var conditions: JSONValue = .null
+    package var selfEcho: [String: SelfEcho] = [:]
+    package var bargeIn: LiveBargeInFigures?
+    package var idleCPUPercent: [Double] = []
+    package var speakingCPUPercent: [Double] = []
+    /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
+    package var erleDb: Double?
+    package var erleUnavailable: String?
+    /// CPU and memory over the first session with echo cancellation (`ResourceTimeline`).
+    package var timeline: JSONValue?
+
+    package init(sink: String, source: String) { (self.sink, self.source) = (sink, source) }
+
+    package var json: JSONValue {
+        var object: [String: JSONValue] = [
+            "sink": .string(sink), "source": .string(source), "server": server.map { .string($0) } ?? .null,
+            "conditions": conditions, "selfEcho": .object(selfEcho.mapValues(\.json)),
+            "cpuPercent": ["idle": TalkBenchReport.summary(idleCPUPercent), "speaking": TalkBenchReport.summary(speakingCPUPercent)],
+        ]
+        object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
+        if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
+        if let timeline { object["timeline"] = timeline }
+        if let bargeIn { object["bargeIn"] = bargeIn.json }
+        return .object(object)
+    }
+
+    package var text: [String] {
+        var lines = ["  live conditions: \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words"]
+        lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
+        let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
+        let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
+        lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
+        for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) {
+            lines.append("  self-echo, --aec \(mode): cut itself off in \(figures.selfInterruptions) of \(figures.trials) trials, "
+                + "its echo sent as a turn in \(figures.echoTurns)" + (figures.noReply > 0 ? " (\(figures.noReply) without a reply)" : "")
+                + (figures.interruptingPartials.isEmpty ? "" : "; heard as \(figures.interruptingPartials.map { "'\($0)'" }.joined(separator: ", "))"))
+        }
+        if let bargeIn { lines.append(bargeIn.text) }
+        return lines
+    }
+}
+
+/// Live barge-in trials of `bench talk`: the user speaks over the reply on the loopback (the clip played into the
+/// sink 1.5 s into the reply, mixed there with it and heard on the source), as `RunLoopbackTests` does once.
+package struct LiveBargeInFigures {
+    package var trials = 0
+    /// Trials in which the reply was cut off.
+    package var stopped = 0
+    /// ... and the Gateway got the user's words (WER ≤ `werTarget` after the interruption prefix).
+    package var withWords = 0
+    package var wer: [Double] = []
+    /// From the start of the user's speech (the clip's first voiced frame, as handed to the sink) to the decision.
+    package var detectionMs: [Double] = []
+    package var noReply = 0
+
+    package static let werTarget = 0.25
+    /// The user starts this long into the session's first sentence.
+    package static let userAfter: Duration = .milliseconds(1500)
+
+    package init() {}
+
+    package var json: JSONValue {
+        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
+        return [
+            "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
+            "noReply": .int(Int64(noReply)), "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
+            "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
+        ]
+    }
+
+    package var text: String {
+        let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
+        let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
+        let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
+        return "  barge-in over the reply: stopped it in \(stopped) of \(trials), with the user's words (WER <= \(Self.werTarget)) in \(withWords); "
+            + "mean WER \(meanWER); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
+            + (noReply > 0 ? " (\(noReply) without a reply)" : "")
+    }
+}
