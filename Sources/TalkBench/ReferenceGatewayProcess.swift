@@ -37,13 +37,16 @@ package final class ReferenceGatewayProcess: Sendable {
         }
     }
 
-    /// Starts `python3 <repositoryRoot>/tools/reference-gateway/refgw.py --quiet <arguments>`.
-    package init(repositoryRoot: String, arguments: [String]) throws {
+    /// Starts `python3 <repositoryRoot>/tools/reference-gateway/refgw.py --quiet <arguments>`; with
+    /// `parentDeathSignal`, it gets that signal when the calling thread ends (start it on `ChildSpawn.onSpawnThread`).
+    package init(repositoryRoot: String, arguments: [String], parentDeathSignal: ChildSpawn.ParentDeathSignal? = nil) throws {
         let script = repositoryRoot + "/tools/reference-gateway/refgw.py"
         guard FileManager.default.fileExists(atPath: script) else { throw StartError.scriptMissing(script) }
+        var command = (path: "/usr/bin/env", arguments: ["python3", script, "--quiet"] + arguments)
+        if let parentDeathSignal { command = try ChildSpawn.dyingWithParent(command.path, command.arguments, signal: parentDeathSignal) }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--quiet"] + arguments
+        process.executableURL = URL(fileURLWithPath: command.path)
+        process.arguments = command.arguments
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
         let out = Pipe()
         process.standardOutput = out

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import SessionBridge
+import TalkBench
 import TalkService
 
 /// The faults `bench soak` strikes in rotation, and how each is judged recovered.
@@ -126,7 +127,7 @@ struct SoakRig {
                 // Away, capture fell back to another source ("listening again on speaker.monitor"); back, it returns.
                 record.captureBackMs = await captureAgain(after: before, since: back)
             case .sighup:
-                kill(daemon.process.processIdentifier, SIGHUP)
+                daemon.signal(SIGHUP)
                 record.controlBackMs = await statusAnswered(since: ContinuousClock.now)
             case .controlFlood:
                 let (answered, failed) = await flood()
@@ -137,14 +138,14 @@ struct SoakRig {
         } catch {
             record.note = "the fault could not be carried out: \(error)"
         }
-        if !daemon.process.isRunning { record.note = "the daemon exited (status \(daemon.process.terminationStatus))" }
+        if let status = daemon.exitStatus { record.note = "the daemon exited (status \(status))" }
         return record
     }
 
     /// Connected again: as many authenticated connections as before the fault, none of them one it had.
     private func connectedAgain(since: ContinuousClock.Instant, old: Set<String>) async -> Double? {
         let deadline = since + SoakFault.recoveryBound
-        while ContinuousClock.now < deadline, daemon.process.isRunning {
+        while ContinuousClock.now < deadline, daemon.isRunning {
             if let now = gateway.authenticatedIds(), now.count >= connections, now.isDisjoint(with: old) {
                 return Self.ms(ContinuousClock.now - since)
             }
@@ -155,7 +156,7 @@ struct SoakRig {
 
     private func captureAgain(after before: Int, since: ContinuousClock.Instant) async -> Double? {
         let deadline = since + SoakFault.recoveryBound
-        while ContinuousClock.now < deadline, daemon.process.isRunning {
+        while ContinuousClock.now < deadline, daemon.isRunning {
             if captureReturns() > before { return Self.ms(ContinuousClock.now - since) }
             try? await Task.sleep(for: .milliseconds(25))
         }
@@ -165,7 +166,7 @@ struct SoakRig {
     private func statusAnswered(since: ContinuousClock.Instant) async -> Double? {
         let path = controlSocket
         let deadline = since + SoakFault.recoveryBound
-        while ContinuousClock.now < deadline, daemon.process.isRunning {
+        while ContinuousClock.now < deadline, daemon.isRunning {
             let ok = await soakThread { () -> Bool in
                 guard let client = try? ControlClient(path: path, timeout: .seconds(5)) else { return false }
                 if case .success? = try? client.call("status").outcome { return true }

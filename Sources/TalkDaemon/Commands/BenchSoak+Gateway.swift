@@ -36,7 +36,10 @@ final class SoakGateway: Sendable {
         let (repository, args) = (repository, arguments)
         let started: ReferenceGatewayProcess
         do {
-            started = try await soakThread { try ReferenceGatewayProcess(repositoryRoot: repository, arguments: args) }
+            // It dies with the soak, however the soak ends (SIGKILL included).
+            started = try await ChildSpawn.onSpawnThread {
+                try ReferenceGatewayProcess(repositoryRoot: repository, arguments: args, parentDeathSignal: .kill)
+            }
         } catch {
             halting.withLock { $0.starting = false }
             throw error

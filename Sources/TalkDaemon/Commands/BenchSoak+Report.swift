@@ -42,6 +42,8 @@ struct SoakReport {
     var faultEverySeconds = 0.0
     var daemonExited = false
     var daemonExitStatus: Int32?
+    /// Seconds into the soak when the daemon exited.
+    var daemonExitedAt: Double?
     var daemonLog: String?
 
     static let recoveryTargetMs = 2000.0
@@ -82,6 +84,7 @@ struct SoakReport {
             "targets": ["recoveryMs": .double(Self.recoveryTargetMs), "growthPercent": .double(Self.growthTargetPercent)],
         ]
         if let daemonExitStatus { object["daemonExitStatus"] = .int(Int64(daemonExitStatus)) }
+        if let daemonExitedAt { object["daemonExitedAtSeconds"] = .double((daemonExitedAt * 10).rounded() / 10) }
         if let daemonLog { object["daemonLog"] = .string(daemonLog) }
         return .object(object)
     }

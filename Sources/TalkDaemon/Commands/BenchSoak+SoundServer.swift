@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TalkBench
 
 /// `bench soak`'s private, headless sound server, which it kills and starts again: PulseAudio (as
 /// scripts/with-pulse.sh starts it) or PipeWire (scripts/pipewire-headless.sh from the checkout). Both get the same
@@ -65,7 +66,12 @@ final class SoakSoundServer: @unchecked Sendable {
             arguments = [script, folder, "\(getpid())"]
         }
         guard !halted.load(ordering: .acquiring) else { throw ValidationError("bench soak is stopping: the sound server is not started again") }
-        let pid = try SoakSpawn.spawn(path, arguments, environment: environment, outputPath: folder + "/server.log")
+        // It dies with the soak, however the soak ends: PulseAudio at once; the PipeWire script on SIGTERM, which it
+        // traps to kill its three servers (SIGKILL would leave them running).
+        let (death, logPath) = (kind == .pulse ? ChildSpawn.ParentDeathSignal.kill : .term, folder + "/server.log")
+        let pid = try await ChildSpawn.onSpawnThread { [environment] in
+            try ChildSpawn.spawn(path, arguments, environment: environment, outputPath: logPath, parentDeathSignal: death)
+        }
         self.pid = pid
         // A halt that came during the spawn found no pid to kill: this start kills what it started.
         guard !halted.load(ordering: .acquiring) else {
@@ -74,7 +80,7 @@ final class SoakSoundServer: @unchecked Sendable {
         }
         let deadline = ContinuousClock.now + Self.startBound
         while ContinuousClock.now < deadline {
-            if let status = SoakSpawn.exited(pid) {
+            if let status = ChildSpawn.exited(pid) {
                 self.pid = nil
                 throw ValidationError("the \(kind.rawValue) server exited at start (\(status)): \(log)")
             }
@@ -99,10 +105,10 @@ final class SoakSoundServer: @unchecked Sendable {
         guard let pid else { return }
         if kind == .pipewire {
             _ = FileManager.default.createFile(atPath: folder + "/stop", contents: nil)
-            for _ in 0..<200 where SoakSpawn.exited(pid) == nil { try? await Task.sleep(for: .milliseconds(25)) }
+            for _ in 0..<200 where ChildSpawn.exited(pid) == nil { try? await Task.sleep(for: .milliseconds(25)) }
         }
         Glibc.kill(pid, SIGKILL)
-        while SoakSpawn.exited(pid) == nil { try? await Task.sleep(for: .milliseconds(10)) }
+        while ChildSpawn.exited(pid) == nil { try? await Task.sleep(for: .milliseconds(10)) }
         self.pid = nil
     }
 
@@ -152,61 +158,14 @@ enum SoakTool {
         defer { try? FileManager.default.removeItem(atPath: out) }
         let pid: pid_t
         do {
-            pid = try SoakSpawn.spawn(path, arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 }, outputPath: out)
+            pid = try ChildSpawn.spawn(path, arguments, environment: ProcessInfo.processInfo.environment.merging(extra) { $1 }, outputPath: out)
         } catch { return (-1, "\(error)") }
         var status: Int32?
         while true {
-            status = SoakSpawn.exited(pid)
+            status = ChildSpawn.exited(pid)
             if status != nil { break }
             try? await Task.sleep(for: .milliseconds(10))
         }
         return (status ?? -1, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "")
-    }
-}
-
-/// posix_spawn and waitpid for the sound servers and the Pulse tools. Foundation's `Process` is not used for them:
-/// on Linux its monitor thread takes a child that closes the descriptors it inherited (pulseaudio and
-/// pipewire-headless.sh both do) for one that ended, blocks in `wait4` on it, and then never notices any other
-/// child end (every pactl looked as if it ran forever).
-enum SoakSpawn {
-    /// Starts `path`; stdin is /dev/null, stdout and stderr go to the file at `outputPath` (created).
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String], outputPath: String) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // A clean signal mask and default dispositions: a Foundation thread blocks SIGTERM, a child would inherit it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        [SIGTERM, SIGINT, SIGHUP, SIGPIPE].forEach { sigaddset(&defaults, $0) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw ValidationError("cannot start \(path): \(String(cString: strerror(rc)))") }
-        return pid
-    }
-
-    /// The exit status (128 + signal when killed) once `pid` has ended and been reaped; nil while it runs.
-    static func exited(_ pid: pid_t) -> Int32? {
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
-        guard rc == pid else { return rc < 0 && errno == ECHILD ? -1 : nil }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TalkBench
 
 /// What `bench soak` has running: the sound server, the reference Gateway and the daemon, stopped with it when
 /// it is told to stop. SIGTERM, SIGINT (Ctrl-C) and SIGHUP (the terminal closed) are caught: the daemon gets its

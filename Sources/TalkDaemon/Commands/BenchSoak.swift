@@ -1,5 +1,6 @@
 import Foundation
 import SessionBridge
+import TalkBench
 import TalkService
 
 extension OpenClawTalk.Bench {
@@ -86,6 +87,10 @@ extension OpenClawTalk.Bench {
                 await children.holdIfStopping()
                 try await reportFolder?.write(report.json.jsonText, name: "soak")
                 print(json ? report.json.jsonText : report.text.joined(separator: "\n"))
+                // The figures up to its end are printed; a run whose daemon died is still a failed run.
+                if let status = report.daemonExitStatus {
+                    throw BenchSoakError.daemonExited(status: status, atSeconds: report.daemonExitedAt, log: report.daemonLog ?? "")
+                }
             } catch {
                 // A stop signal ended the parts: its exit, not this error, is the way out.
                 await children.holdIfStopping()
@@ -106,63 +111,79 @@ extension OpenClawTalk.Bench {
             try "#JSGF V1.0;\ngrammar soak;\npublic <utterance> = \(Self.words);\n".write(toFile: grammar, atomically: true, encoding: .utf8)
             let home = root + "/daemon"
             try FileManager.default.createDirectory(atPath: home + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let daemon = try TalkChild(
+            let daemon = try await TalkChild(
                 ["--gateway", gateway.url, "--token", Self.token, "--source", "vmic", "--sink", "speaker", "--grammar", grammar,
                  "--stt", "local", "--json"],
                 home: home, environment: ["PULSE_SERVER": sound.pulseServer, "XDG_RUNTIME_DIR": home + "/runtime"])
             children.daemon = daemon
             guard await daemon.waitFor(#""to":"listening""#, upTo: .seconds(90)) else {
                 await daemon.stop()
-                throw ValidationError("the daemon did not start listening: \(daemon.stderr.suffix(800))")
+                throw BenchSoakError.daemonNotListening(status: daemon.exitStatus, log: String(daemon.stderr.suffix(800)))
             }
             let connections: Int
-            do { connections = try await Self.settledConnections(gateway) } catch {
+            do { connections = try await Self.settledConnections(gateway, daemon: daemon) } catch {
                 await daemon.stop()
                 throw error
             }
+            FileHandle.standardError.write(Data(
+                "bench soak: the daemon listens and is connected; soaking for \(minutes) min, a fault every \(faultEvery) s\n".utf8))
             let started = ContinuousClock.now
             let rig = SoakRig(
                 gateway: gateway, sound: sound, daemon: daemon, controlSocket: home + "/runtime/openclaw-talk/control.sock",
                 connections: connections, started: started, soundDown: SoakFlag())
             let duration = minutes * 60
             let log = SoakLog()
+            // The daemon's end ends the soak at once: speaking, faults and samples are cancelled (nothing after it
+            // is the daemon's to answer for), and the run fails.
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await speak(rig: rig, duration: duration, log: log) }
-                group.addTask { await strike(rig: rig, duration: duration, log: log) }
-                group.addTask { await sample(rig: rig, duration: duration, log: log) }
+                group.addTask {
+                    await withTaskGroup(of: Void.self) { work in
+                        work.addTask { await speak(rig: rig, duration: duration, log: log) }
+                        work.addTask { await strike(rig: rig, duration: duration, log: log) }
+                        work.addTask { await sample(rig: rig, duration: duration, log: log) }
+                    }
+                }
+                group.addTask { _ = await daemon.exited() }
+                await group.next()
+                group.cancelAll()
             }
+            let exitedAt = daemon.isRunning ? nil : SoakRig.seconds(.now - started)
             // An utterance a fault delayed may have been said late: its request gets the same time as any other.
-            if let last = await log.lastSpokenAt, rig.daemon.process.isRunning {
-                try? await Task.sleep(until: rig.started + .milliseconds(Int((last + Self.settleSeconds) * 1000)), clock: .continuous)
+            if let last = await log.lastSpokenAt, daemon.isRunning {
+                _ = await daemon.ends(within: rig.started + .milliseconds(Int((last + Self.settleSeconds) * 1000)) - .now)
             }
             gateway.collect()
-            let exited = !daemon.process.isRunning
+            let exitStatus = daemon.exitStatus
             await daemon.stop()
             var report = await log.report(deliveries: gateway.deliveries, expected: Self.words)
             report.server = server.rawValue
             report.minutes = minutes
             report.faultEverySeconds = faultEvery
-            report.daemonExited = exited
-            report.daemonExitStatus = exited ? daemon.process.terminationStatus : nil
-            if exited { report.daemonLog = String(daemon.stderr.suffix(2000)) }
+            report.daemonExited = exitStatus != nil
+            report.daemonExitStatus = exitStatus
+            report.daemonExitedAt = exitedAt ?? exitStatus.map { _ in SoakRig.seconds(.now - started) }
+            if exitStatus != nil { report.daemonLog = String(daemon.stderr.suffix(2000)) }
             return report
         }
 
         /// The daemon's authenticated connections once they stop changing (node and operator come up one by one).
-        static func settledConnections(_ gateway: SoakGateway) async throws -> Int {
+        static func settledConnections(_ gateway: SoakGateway, daemon: TalkChild) async throws -> Int {
             var last = -1
             for _ in 0..<120 {
+                if let status = daemon.exitStatus {
+                    throw BenchSoakError.daemonNotListening(status: status, log: String(daemon.stderr.suffix(800)))
+                }
                 let count = gateway.authenticatedIds()?.count ?? 0
                 if count > 0, count == last { return count }
                 last = count
                 try await Task.sleep(for: .seconds(1))
             }
-            throw ValidationError("the daemon did not connect to the reference Gateway within 120 s")
+            throw BenchSoakError.notConnected(seconds: 120)
         }
 
         private func speak(rig: SoakRig, duration: Double, log: SoakLog) async {
             var next = Self.firstUtteranceSeconds
-            while next < duration - Self.settleSeconds, rig.daemon.process.isRunning {
+            while next < duration - Self.settleSeconds, rig.daemon.isRunning, !Task.isCancelled {
                 try? await Task.sleep(until: rig.started + .milliseconds(Int(next * 1000)), clock: .continuous)
                 next += Self.utteranceEverySeconds
                 // A user does not speak into an unplugged microphone: wait for it (bounded), or skip this one (it is
@@ -181,7 +202,7 @@ extension OpenClawTalk.Bench {
 
         private func strike(rig: SoakRig, duration: Double, log: SoakLog) async {
             var index = 0
-            while Double(index + 1) * faultEvery < duration - 5, rig.daemon.process.isRunning {
+            while Double(index + 1) * faultEvery < duration - 5, rig.daemon.isRunning, !Task.isCancelled {
                 try? await Task.sleep(until: rig.started + .milliseconds(Int(Double(index + 1) * faultEvery * 1000)), clock: .continuous)
                 let fault = SoakFault.allCases[index % SoakFault.allCases.count]
                 index += 1
@@ -191,10 +212,10 @@ extension OpenClawTalk.Bench {
         }
 
         private func sample(rig: SoakRig, duration: Double, log: SoakLog) async {
-            let pid = rig.daemon.process.processIdentifier
+            let pid = rig.daemon.pid
             var previous = (cpu: rig.daemon.cpuSeconds, at: ContinuousClock.now)
             var tick = 0
-            while SoakRig.seconds(.now - rig.started) < duration, rig.daemon.process.isRunning {
+            while SoakRig.seconds(.now - rig.started) < duration, rig.daemon.isRunning, !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(2))
                 rig.gateway.collect()
                 tick += 1
@@ -205,7 +226,7 @@ extension OpenClawTalk.Bench {
                 let (rss, fds) = (Self.residentMB(pid), Self.openFiles(pid))
                 // A daemon that has just exited has no /proc to read: no sample (it read as 0 MB, 0 fds and
                 // minus 1300 % CPU on the page).
-                guard rig.daemon.process.isRunning, rss > 0 else { continue }
+                guard rig.daemon.isRunning, rss > 0 else { continue }
                 await log.add(SoakResourceSample(t: SoakRig.seconds(now.at - rig.started), rssMB: rss, cpuPercent: cpu, fds: fds))
             }
         }
@@ -219,6 +240,31 @@ extension OpenClawTalk.Bench {
 
         static func openFiles(_ pid: pid_t) -> Int {
             (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+        }
+    }
+}
+
+/// Why `bench soak` failed once it had started its parts (a runtime error: exit 1, not a usage error).
+enum BenchSoakError: Error, Equatable, CustomStringConvertible {
+    /// The daemon exited, or did not listen, before the soak began.
+    case daemonNotListening(status: Int32?, log: String)
+    /// The daemon did not connect to the reference Gateway within `seconds`.
+    case notConnected(seconds: Int)
+    /// The daemon exited during the soak, `atSeconds` into it.
+    case daemonExited(status: Int32, atSeconds: Double?, log: String)
+
+    var description: String {
+        switch self {
+        case .daemonNotListening(let status?, let log):
+            "bench soak: the daemon exited (status \(status)) before the soak began; its last output: \(log)"
+        case .daemonNotListening(nil, let log):
+            "bench soak: the daemon did not start listening within 90 s; its last output: \(log)"
+        case .notConnected(let seconds):
+            "bench soak: the daemon did not connect to the reference Gateway within \(seconds) s"
+        case .daemonExited(let status, let at, let log):
+            "bench soak: the daemon exited (status \(status))"
+                + (at.map { String(format: " %.1f s into the soak", $0) } ?? "")
+                + "; the soak stopped there. Its last output: \(log.suffix(800))"
         }
     }
 }

@@ -17,7 +17,7 @@ extension OpenClawTalk.Bench.Talk {
         for trial in 0..<trials {
             let home = "\(plan.folder)/bargein-\(trial)"
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-            let child = try plan.session(home: home, aec: "webrtc", gateway: gateway, record: "bargein-\(trial)")
+            let child = try await plan.session(home: home, aec: "webrtc", gateway: gateway, record: "bargein-\(trial)")
             guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                 await child.stop()
                 throw ValidationError("the live session did not start: \(child.stderr.suffix(600))")

@@ -23,8 +23,8 @@ extension OpenClawTalk.Bench.Talk {
         /// A reply of `replySeconds` needs this long to play, with the local voice at its slowest.
         var replyWait: Duration { .seconds(30 + 2 * (conditions.replySeconds ?? 10)) }
 
-        func session(home: String, aec: String, gateway: ReferenceGatewayProcess, record name: String) throws -> TalkChild {
-            try TalkChild(
+        func session(home: String, aec: String, gateway: ReferenceGatewayProcess, record name: String) async throws -> TalkChild {
+            try await TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
                  "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"],
                 home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
@@ -69,7 +69,7 @@ extension OpenClawTalk.Bench.Talk {
             for trial in 0..<trials {
                 let home = "\(plan.folder)/\(mode)-\(trial)"
                 try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-                let child = try plan.session(home: home, aec: mode, gateway: gateway, record: "\(mode)-\(trial)")
+                let child = try await plan.session(home: home, aec: mode, gateway: gateway, record: "\(mode)-\(trial)")
                 let timeline = mode == "webrtc" && trial == 0 ? ResourceTimeline(child: child) : nil
                 await timeline?.begin()
                 guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {

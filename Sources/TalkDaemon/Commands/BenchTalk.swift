@@ -149,15 +149,15 @@ extension OpenClawTalk.Bench {
                 .write(to: URL(fileURLWithPath: inputPath))
             let outputPath = folder + "/speaker.wav"
             let seconds = Double(input.count) / Double(rate)
-            let child = try TalkChild(
+            let child = try await TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--input", inputPath, "--output", outputPath, "--json",
                  "--silence-ms", "\(silenceMs)", "--seconds", String(format: "%.1f", seconds), "--stt", stt],
                 home: folder)
-            let deadline = ContinuousClock.now + .seconds(Int(seconds) + 120)
-            while child.process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(200)) }
+            // The session ends by itself after --seconds; the bound only catches a hang.
+            _ = await child.ends(within: .seconds(Int(seconds) + 120))
             await child.stop()
-            guard child.process.terminationStatus == 0 else {
-                throw ValidationError("the file session failed (\(child.process.terminationStatus)): \(child.stderr.suffix(600))")
+            guard child.exitStatus == 0 else {
+                throw ValidationError("the file session failed (\(child.exitStatus ?? -1)): \(child.stderr.suffix(600))")
             }
             let track = try WAVAudio.read(path: outputPath)
             return TalkBenchReport.turns(events: child.events, track: track.samples, sampleRate: track.sampleRate)

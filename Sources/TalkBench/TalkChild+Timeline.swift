@@ -3,8 +3,8 @@ import SessionBridge
 
 extension TalkChild {
     /// The child's resident memory in MB (VmRSS of /proc/PID/status), 0 once it has ended.
-    var residentMegabytes: Double {
-        guard let data = FileHandle(forReadingAtPath: "/proc/\(process.processIdentifier)/status")?.readDataToEndOfFile(),
+    package var residentMegabytes: Double {
+        guard let data = FileHandle(forReadingAtPath: "/proc/\(pid)/status")?.readDataToEndOfFile(),
               let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kib / 1024
@@ -13,7 +13,7 @@ extension TalkChild {
 
 /// CPU and memory of a `run` child over time, sampled every `interval` from /proc while it runs, with marks for
 /// what the session was doing (the report's "CPU and memory over time" plot).
-actor ResourceTimeline {
+package actor ResourceTimeline {
     struct Sample { var seconds: Double, cpuPercent: Double, residentMegabytes: Double }
 
     static let interval = Duration.milliseconds(250)
@@ -23,13 +23,13 @@ actor ResourceTimeline {
     private var marks: [(seconds: Double, label: String)] = []
     private var sampler: Task<Void, Never>?
 
-    init(child: TalkChild) { self.child = child }
+    package init(child: TalkChild) { self.child = child }
 
-    func begin() {
+    package func begin() {
         sampler = Task { [child] in
             var lastCPU = child.cpuSeconds
             var last = ContinuousClock.now
-            while !Task.isCancelled, child.process.isRunning {
+            while !Task.isCancelled, child.isRunning {
                 try? await Task.sleep(for: Self.interval)
                 let now = ContinuousClock.now
                 let cpu = child.cpuSeconds
@@ -43,10 +43,10 @@ actor ResourceTimeline {
 
     private func add(_ sample: Sample) { samples.append(sample) }
 
-    func mark(_ label: String) { marks.append((Self.seconds(ContinuousClock.now - start), label)) }
+    package func mark(_ label: String) { marks.append((Self.seconds(ContinuousClock.now - start), label)) }
 
     /// Stops sampling; the timeline as JSON: `{intervalMs, samples: [{t, cpuPercent, rssMB}], marks: [{t, label}]}`.
-    func finish() async -> JSONValue {
+    package func finish() async -> JSONValue {
         sampler?.cancel()
         await sampler?.value
         func rounded(_ v: Double, _ places: Double = 10) -> JSONValue { .double((v * places).rounded() / places) }
