@@ -44,19 +44,10 @@ import Testing
         let folder = try TemporaryFolder()
         try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)
         // While shut, accept() fails as a process out of descriptors does: connections wait in the listen queue.
-        let shut = Atomic<Bool>(false)
+        let shut = OutOfDescriptors(failing: false)
         var limits = ControlServer.Limits()
         limits.maxClients = 2
-        let server = try ControlServer.start(
-            path: folder.paths.socketPath, limits: limits, logger: Self.logger,
-            accept: { listener in
-                if shut.load(ordering: .acquiring) {
-                    errno = EMFILE
-                    return -1
-                }
-                return Glibc.accept(listener, nil, nil)
-            }
-        ) { request in .respond(ControlResponse(id: request.id, outcome: .success(.string("pong")))) }
+        let server = try shut.startPingServer(path: folder.paths.socketPath, limits: limits)
         defer { Task { await server.stop() } }
         let path = folder.paths.socketPath
         let vanished = 40
@@ -64,9 +55,9 @@ import Testing
             // Two live clients take the cap, each answered once so the server has surely taken it.
             var held = try (0..<2).map { _ in try ControlClient(path: path) }
             let pings = try held.map { try $0.call("ping") }
-            shut.store(true, ordering: .releasing)
+            shut.failing = true
             for _ in 0..<vanished { _ = try ControlClient(path: path) }  // connected, and closed at once
-            shut.store(false, ordering: .releasing)
+            shut.failing = false
             // Every one of them accepted (the server's retry comes within its 0.1-2 s back-off), then let go.
             var spins = 0
             while (server.connectionsAccepted < UInt64(2 + vanished) || server.clientCount > 2) && spins < 2000 {
@@ -90,27 +81,16 @@ import Testing
     @Test func `out of descriptors, the server backs off instead of spinning, then serves`() async throws {
         let folder = try TemporaryFolder()
         try RuntimePaths.ensurePrivateDirectory(folder.paths.runtimeDirectory)
-        let failing = Atomic<Bool>(true)
-        let attempts = Atomic<Int>(0)
-        let server = try ControlServer.start(
-            path: folder.paths.socketPath, logger: Self.logger,
-            accept: { listener in
-                attempts.add(1, ordering: .relaxed)
-                if failing.load(ordering: .acquiring) {
-                    errno = EMFILE
-                    return -1
-                }
-                return Glibc.accept(listener, nil, nil)
-            }
-        ) { request in .respond(ControlResponse(id: request.id, outcome: .success(.string("pong")))) }
+        let exhausted = OutOfDescriptors(failing: true)
+        let server = try exhausted.startPingServer(path: folder.paths.socketPath)
         defer { Task { await server.stop() } }
         let path = folder.paths.socketPath
         // A connection waits in the listen queue while every accept fails with EMFILE for half a second.
         let waiting = Task { try await offPool { try ControlClient(path: path, timeout: .seconds(20)).call("ping") } }
-        while attempts.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        while exhausted.attempts == 0 { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(500))
-        let tried = attempts.load(ordering: .relaxed)
-        failing.store(false, ordering: .releasing)
+        let tried = exhausted.attempts
+        exhausted.failing = false
         // A spinning poll loop makes tens of thousands of attempts in that time; backing off, a handful.
         #expect(tried <= 20, "\(tried) accept attempts in 0.5 s")
         #expect(try await waiting.value.outcome == .success(.string("pong")))
@@ -206,5 +186,39 @@ import Testing
         #expect(await h.session.calls.isEmpty, "the text reached the server")
         // Our own server is still talked to.
         #expect(try await h.call("ping").outcome == .success(.string("pong")))
+    }
+}
+
+/// The control server's accept() as a process out of descriptors has it: while `failing`, every call fails with
+/// EMFILE and the connection waits in the listen queue. A class, as the hook and the test share the switch and the
+/// count (`Atomic` cannot be copied into the closure).
+final class OutOfDescriptors: Sendable {
+    private let failingNow: Atomic<Bool>
+    private let tried = Atomic<Int>(0)
+
+    init(failing: Bool) { failingNow = Atomic(failing) }
+
+    var failing: Bool {
+        get { failingNow.load(ordering: .acquiring) }
+        set { failingNow.store(newValue, ordering: .releasing) }
+    }
+
+    /// accept() calls so far, failed or not.
+    var attempts: Int { tried.load(ordering: .relaxed) }
+
+    func accept(_ listener: Int32) -> Int32 {
+        tried.add(1, ordering: .relaxed)
+        if failing {
+            errno = EMFILE
+            return -1
+        }
+        return Glibc.accept(listener, nil, nil)
+    }
+
+    /// A control server that answers every request "pong", accepting through this hook.
+    func startPingServer(path: String, limits: ControlServer.Limits = ControlServer.Limits()) throws -> ControlServer {
+        try ControlServer.start(path: path, limits: limits, logger: ControlServerLimitsTests.logger, accept: accept) { request in
+            .respond(ControlResponse(id: request.id, outcome: .success(.string("pong"))))
+        }
     }
 }
