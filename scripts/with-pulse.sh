@@ -42,3 +42,12 @@ done
 # On stderr: stdout belongs to the wrapped command (`with-pulse.sh openclaw-talk bench audio --json | jq`).
 echo "with-pulse: private PulseAudio at $PULSE_SERVER" >&2
 "$@"
+status=$?
+# A server that died under the command (an assertion in PulseAudio aborts it) leaves the tests after it failing on
+# "Connection refused": its log, which cleanup removes, says why.
+if ! kill -0 "$pulse_pid" 2>/dev/null; then
+    wait "$pulse_pid"
+    echo "with-pulse: the private PulseAudio server exited during the run (status $?); its log:" >&2
+    cat "$dir/pulse.log" >&2
+fi
+exit "$status"
