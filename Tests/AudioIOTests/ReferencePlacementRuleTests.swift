@@ -39,4 +39,14 @@ import Testing
         #expect(!moved)
         #expect(placed.heardNs(ofSample: 16_000) == Self.placed + 1_000 * Self.ms)
     }
+
+    /// The capture's latency comes from the same interpolated stream time: a report near 2^64 µs is no latency (the
+    /// frames keep the stream's last one) rather than a trap converting it to a signed figure or to nanoseconds.
+    @Test(arguments: [0xfffe_14cc_dffc_5800, .max, 10_000_001] as [UInt64])
+    func `a capture latency longer than any buffer is no estimate`(usec: UInt64) {
+        #expect(PulseCaptureEngine.signedLatency(usec: usec, negative: false) == nil)
+        #expect(PulseCaptureEngine.signedLatency(usec: usec, negative: true) == nil)
+        #expect(PulseCaptureEngine.signedLatency(usec: 42_000, negative: true) == -42_000)
+        #expect(PulseCaptureEngine.signedLatency(usec: 42_000, negative: false) == 42_000)
+    }
 }

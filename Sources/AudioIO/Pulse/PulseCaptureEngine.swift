@@ -20,6 +20,8 @@ final class PulseCaptureEngine {
     private var startCompletion: ((Result<Void, PulseError>) -> Void)?
     private var interruptedAtNs: UInt64?
     private var closed = false
+    /// The stream's last latency estimate, µs (0 before the first): a report that is none keeps it.
+    private var lastLatencyUsec: Int64 = 0
     /// A device lookup for a new stream is in flight: a second one must not open a second stream.
     private var opening = false
     /// The source the stream is reading from now.
@@ -121,9 +123,11 @@ final class PulseCaptureEngine {
         var attr = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
             fragsize: Self.fragmentBytes)
+        // Not monotonic: libpulse otherwise keeps the largest stream time it ever reported, so one bogus report
+        // would make every later latency bogus too (see `signedLatency(usec:negative:)`).
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_NOT_MONOTONIC.rawValue)
         stream = s
         if pa_stream_connect_record(s, device, &attr, flags) < 0, stream == s {
             streamFailed(reason: PulseError.text(pa_context_errno(context)))
@@ -268,7 +272,8 @@ final class PulseCaptureEngine {
         }
         // On a monitor source the latency is negative: the audio is captured before the sink plays it,
         // and its capture time is when it is played.
-        let latencyNs = (Self.signedLatencyMicroseconds(s) ?? 0) * 1_000
+        if let usec = Self.signedLatencyMicroseconds(s) { lastLatencyUsec = usec }
+        let latencyNs = lastLatencyUsec * 1_000
         let newest = UInt64(max(0, Int64(monotonicNanoseconds()) - latencyNs))
         for frame in assembler.takeFrames(newestSampleTimeNs: newest) {
             events.yield(.frame(frame))
@@ -278,6 +283,7 @@ final class PulseCaptureEngine {
     private func releaseStream() {
         guard let s = stream else { return }
         stream = nil
+        lastLatencyUsec = 0
         pa_stream_set_state_callback(s, nil, nil)
         pa_stream_set_read_callback(s, nil, nil)
         pa_stream_set_moved_callback(s, nil, nil)
@@ -291,11 +297,22 @@ final class PulseCaptureEngine {
         completion(result)
     }
 
-    /// The server's latency estimate, negative for a monitor source (see `pa_timing_info`).
+    /// The server's latency estimate, negative for a monitor source (see `pa_timing_info`); nil when it has none.
     static func signedLatencyMicroseconds(_ s: OpaquePointer) -> Int64? {
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(s, &usec, &negative) == 0 else { return nil }
-        return negative != 0 ? -Int64(usec) : Int64(usec)
+        return signedLatency(usec: usec, negative: negative != 0)
+    }
+
+    /// A latency longer than this is no estimate: a capture stream buffers well under a second.
+    static let maximumLatencyUsec: pa_usec_t = 10_000_000
+
+    /// The latency report as a signed figure, or nil when it is none. Under load libpulse's interpolated stream
+    /// time now and then comes back near 2^64 µs, and a latency computed from it is as large (converting it to
+    /// Int64, or to nanoseconds, traps).
+    static func signedLatency(usec: pa_usec_t, negative: Bool) -> Int64? {
+        guard usec <= maximumLatencyUsec else { return nil }
+        return negative ? -Int64(usec) : Int64(usec)
     }
 }

@@ -29,6 +29,8 @@ final class PulsePlaybackEngine {
         var sound: Sound?
         /// While idle: the stream sample after which it closes.
         var idleUntil = 0
+        /// Whether a stream time beyond the clock was logged for this stream (once is enough to see it happen).
+        var reportedBogusTime = false
     }
 
     let loop: PulseMainloop
@@ -189,9 +191,13 @@ final class PulsePlaybackEngine {
         var attr = pa_buffer_attr(
             maxlength: UInt32.max, tlength: UInt32(bytesPerMs * latencyMs), prebuf: UInt32.max,
             minreq: UInt32(bytesPerMs * 10), fragsize: UInt32.max)
+        // Not monotonic: libpulse otherwise returns the largest stream time it ever reported, so one bogus report
+        // (under load its interpolated time now and then comes back near 2^64 µs) would be every later report too,
+        // and the sound would never be heard to end (`play` waiting for ever). Each report is judged on its own
+        // (`PlaybackTimeline.isStreamTime`); the timeline's bounds absorb the small steps back of the interpolation.
         let flags = pa_stream_flags_t(
             PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                | PA_STREAM_INTERPOLATE_TIMING.rawValue)
+                | PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_NOT_MONOTONIC.rawValue)
         let sound = Sound(samples: samples, completion: completion, reference: reference, referenceSource: reference)
         current = Current(stream: s, device: device, timeline: PlaybackTimeline(rate: Int(spec.rate)), sound: sound)
         if pa_stream_connect_playback(s, sink, &attr, flags, nil, nil) < 0, current?.stream == s {
@@ -233,7 +239,15 @@ final class PulsePlaybackEngine {
         }
         var usec: pa_usec_t = 0
         let nowNs = monotonicNanoseconds()
-        guard pa_stream_get_time(s, &usec) == 0, PlaybackTimeline.isStreamTime(usec, nowNs: nowNs) else {
+        guard pa_stream_get_time(s, &usec) == 0 else {
+            current = playing
+            return
+        }
+        guard PlaybackTimeline.isStreamTime(usec, nowNs: nowNs) else {
+            if !playing.reportedBogusTime {
+                playing.reportedBogusTime = true
+                logger.warning("Playback: the server reported a stream time beyond the clock; skipped", metadata: ["audio.device": "\(playing.device)", "audio.streamTimeUsec": "\(usec)"])
+            }
             current = playing
             return
         }
