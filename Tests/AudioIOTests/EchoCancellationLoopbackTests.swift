@@ -7,12 +7,13 @@ import TalkLogging
 /// virtual microphone (its monitor), as a loudspeaker's sound would, and the playback tap's reference removes it.
 @Suite(.serialized) struct EchoCancellationLoopbackTests {
     let logger = Logger(label: "test.aec.live", handler: InMemoryLogHandler())
-    /// ERLE floors on the live loopback, dB: PulseAudio's measured 45-49 dB leaves room under load; PipeWire's
-    /// measured 18-27 dB (issue 22 is to raise it) needs a floor under its range.
-    static let pulseAudioFloorDb = 20.0
-    static let pipeWireFloorDb = 12.0
+    /// ERLE floor on the live loopback in the median second, dB, on both sound servers (over the whole second pass:
+    /// 45-53 dB on PulseAudio, 41-63 dB on PipeWire in runs without a dropped quantum); a reference that moves
+    /// under the canceller mid-reply (what PipeWire's wandering latency estimate did: 18-27 dB) or a canceller
+    /// that does nothing (about 0 dB) falls below it.
+    static let floorDb = 35.0
 
-    @Test func `speech played into the sink is cancelled in the cleaned capture: at least 20 dB on PulseAudio, 12 dB on PipeWire`() async throws {
+    @Test func `speech played into the sink is cancelled in the cleaned capture by at least 35 dB, on PulseAudio and PipeWire`() async throws {
         try await PulseTestServer.with { server in
             // The speech twice: the first pass lets the reference settle and the canceller converge.
             let speech = try EchoCancellerTests.farSpeech()
@@ -20,13 +21,11 @@ import TalkLogging
             let result = try await EchoBenchmark.loopback(
                 far: far, sink: "vsink", source: "vmic", server: server.address,
                 convergenceSeconds: Double(speech.count) / Double(AudioFrame.sampleRate), logger: logger)
-            // A plain floor per sound server, so a canceller that stops cancelling fails the build on both.
-            // PipeWire's (0.3.65) live loopback cancels less: `bench aec` measured 18-27 dB there against
-            // 45-49 dB on PulseAudio. Reaching 40 dB on PipeWire is issue 22's work; until then its floor is
-            // below that measured range and far above a canceller that does nothing (about 0 dB).
-            let floorDb = server.kind == .pipewire ? Self.pipeWireFloorDb : Self.pulseAudioFloorDb
-            #expect(result.erleDb >= floorDb,
-                    "echo only \(result.erleDb) dB below the raw capture on the loopback (\(server.kind), floor \(floorDb) dB)")
+            // Most of the time (the median second): a sound server's rare glitch costs a second, not the figure.
+            let floorDb = Self.floorDb
+            let erle = try #require(result.medianSecondErleDb)
+            #expect(erle >= floorDb,
+                    "echo only \(erle) dB below the raw capture in the median second on the loopback (\(server.kind), floor \(floorDb) dB; over all \(result.erleDb) dB)")
             // The canceller found the echo about where the playback tap and the capture clock put it.
             let delay = try #require(result.estimatedDelayMs)
             #expect((0...300).contains(delay), "estimated echo delay \(delay) ms")

@@ -65,4 +65,32 @@ import TalkLogging
             #expect(abs(Double(c) / 1e6 - Double(EchoAligner.targetMs - lagMs)) <= 4)
         }
     }
+
+    /// PipeWire's Pulse server now and then drops one graph quantum (1024 samples at 48 kHz, 341 at 16 kHz) from
+    /// the loopback: from then on the echo came 21 ms sooner after its reference, and the converged canceller
+    /// lost it (ERLE 9 to 15 dB on that run instead of 40 to 60). The aligner reads the reference that much
+    /// later again, to the sample, so the echo keeps the lag the canceller converged on.
+    @Test func `an echo that jumps 21 ms nearer its reference is moved back to its lag to the sample`() throws {
+        let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
+        let played = speech + speech + speech + speech
+        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : 600 - 341 }
+        var aligner = EchoAligner()
+        var offset = 0  // how much later than the capture's own index the reference is read
+        var lags: [Int] = []
+        for frame in 0..<(played.count / 320 - 10) {
+            let start = frame * 320
+            let far = (0..<320).map { i in played.indices.contains(start + i + offset) ? played[start + i + offset] : 0 }
+            let near = (0..<320).map { i -> Int16 in
+                let j = start + i - delay(start + i)
+                return played.indices.contains(j) ? played[j] / 2 : 0
+            }
+            if let ns = aligner.add(reference: far, capture: near) { offset += Int(ns / Int64(EchoReference.nanosecondsPerSample)) }
+            lags.append(delay(start) + offset)
+        }
+        // Before the drop the echo lagged its reference by 600 samples (37.5 ms, inside the window: left alone).
+        #expect(lags[2 * speech.count / 320 - 1] == 600)
+        // Within 1.5 s of the drop it lags by exactly 600 again, and stays there.
+        let settled = 2 * speech.count / 320 + 75
+        #expect(lags[settled...].allSatisfy { $0 == 600 }, "lags after the drop: \(Set(lags[settled...]).sorted())")
+    }
 }

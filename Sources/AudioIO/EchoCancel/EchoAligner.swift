@@ -6,6 +6,11 @@
 /// seconds after playback starts. The echo itself is exact. Every 200 ms this correlates the loudness
 /// envelopes (2 ms steps) of the last two seconds of reference and capture over lags of -200 to +500 ms;
 /// a clear peak outside `acceptedMs` yields a correction that brings the lag back to `targetMs`.
+///
+/// Inside the window the lag is held where the canceller converged: a confirmed jump of more than
+/// `heldToleranceMs` (PipeWire's Pulse server now and then drops one graph quantum, 21.3 ms at 48 kHz, from
+/// the loopback, which left the echo 21 ms nearer its reference for the rest of the reply) moves the reference
+/// back by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
 struct EchoAligner {
     /// The lags the canceller handles with its 60 ms delay hint: 20 to 150 ms, measured on synthetic paths.
     static let acceptedMs = 15...140
@@ -19,6 +24,13 @@ struct EchoAligner {
     static let minLagBlocks = -100
     static let maxLagBlocks = 250
     static let everyFrames = 10
+    /// A held lag moves back once it has jumped by more than this (the envelope's lag wanders by a block or two).
+    static let heldToleranceMs = 4.0
+    /// Samples of capture the sample-exact lag is measured over, and how far around the envelope's lag it looks.
+    static let fineSamples = 8_000
+    static let fineSearchSamples = 48
+    /// How much better the samples must match at a new lag than at the held one before the reference is moved.
+    static let jumpEvidence = 0.3
 
     private var reference: [Float] = []
     private var capture: [Float] = []
@@ -28,12 +40,22 @@ struct EchoAligner {
 
     /// The lag last measured with confidence, in milliseconds.
     private(set) var measuredLagMs: Double?
+    /// The lag, in samples, the canceller converged on; nil until measured inside the window.
+    private(set) var heldLagSamples: Int?
+    /// The newest samples of both, for the sample-exact lag.
+    private var recentReference: [Int16] = []
+    private var recentCapture: [Int16] = []
 
     /// Adds one frame of the reference fed to the canceller and of the raw capture; returns how many
     /// nanoseconds later to read the reference from now on, or nil to leave it.
     mutating func add(reference far: [Int16], capture near: [Int16]) -> Int64? {
         Self.envelope(far, into: &reference)
         Self.envelope(near, into: &capture)
+        recentReference += far
+        recentCapture += near
+        let keepReference = Self.fineSamples + Self.maxLagBlocks * Self.blockSamples + Self.fineSearchSamples
+        if recentReference.count > keepReference { recentReference.removeFirst(recentReference.count - keepReference) }
+        if recentCapture.count > Self.fineSamples { recentCapture.removeFirst(recentCapture.count - Self.fineSamples) }
         let keep = Self.windowBlocks + Self.maxLagBlocks
         if reference.count > keep { reference.removeFirst(reference.count - keep) }
         if capture.count > Self.windowBlocks { capture.removeFirst(capture.count - Self.windowBlocks) }
@@ -42,8 +64,28 @@ struct EchoAligner {
             let lag = Self.lag(reference: reference, capture: capture)
         else { return nil }
         measuredLagMs = lag
-        guard !Self.acceptedMs.contains(Int(lag.rounded())) else {
+        if let held = heldLagSamples {
+            guard abs(lag - Double(held) / Self.samplesPerMs) > Self.heldToleranceMs else {
+                pendingLagMs = nil
+                return nil
+            }
+            guard let pending = pendingLagMs, abs(pending - lag) <= 6 else {
+                pendingLagMs = lag
+                return nil
+            }
+            // The samples must show the jump as well as the envelopes: the echo clearly matches the reference at the
+            // new lag and no longer at the held one (at a sound's end the envelopes alone once misled it by 10 ms).
             pendingLagMs = nil
+            guard let now = fineLag(around: lag), now.correlation >= Self.minimumCorrelation,
+                now.correlation - (correlation(atSamples: held) ?? 0) >= Self.jumpEvidence
+            else { return nil }
+            // Read the reference later by as much as the echo came sooner: it lags the reference by `held` again.
+            clearHistory()
+            return Int64(held - now.samples) * Int64(EchoReference.nanosecondsPerSample)
+        }
+        if Self.acceptedMs.contains(Int(lag.rounded())) {
+            pendingLagMs = nil
+            heldLagSamples = fineLag(around: lag).flatMap { $0.correlation >= Self.minimumCorrelation ? $0.samples : nil }
             return nil
         }
         guard let pending = pendingLagMs, abs(pending - lag) <= 6 else {
@@ -51,11 +93,55 @@ struct EchoAligner {
             return nil
         }
         pendingLagMs = nil
+        heldLagSamples = nil
+        clearHistory()
         // A reference read x later meets each sound x sooner, so its echo lags it x more. The history before
         // the move no longer lines up.
+        return Int64((Double(Self.targetMs) - lag) * 1_000_000)
+    }
+
+    private static let samplesPerMs = Double(EchoReference.sampleRate) / 1000
+
+    private mutating func clearHistory() {
         reference.removeAll(keepingCapacity: true)
         capture.removeAll(keepingCapacity: true)
-        return Int64((Double(Self.targetMs) - lag) * 1_000_000)
+        recentReference.removeAll(keepingCapacity: true)
+        recentCapture.removeAll(keepingCapacity: true)
+    }
+
+    /// The lag in samples, within `fineSearchSamples` of `lagMs`, at which the newest `fineSamples` of capture best
+    /// match the reference (normalised cross-correlation of the samples themselves), with that correlation; nil
+    /// before enough are kept.
+    func fineLag(around lagMs: Double) -> (samples: Int, correlation: Double)? {
+        let centre = Int((lagMs * Self.samplesPerMs).rounded())
+        var best: (samples: Int, correlation: Double)?
+        for lag in (centre - Self.fineSearchSamples)...(centre + Self.fineSearchSamples) {
+            guard let value = correlation(atSamples: lag) else { continue }
+            if value > (best?.correlation ?? -.infinity) { best = (lag, value) }
+        }
+        return best
+    }
+
+    /// The normalised correlation of the newest `fineSamples` of capture with the reference `lag` samples earlier.
+    func correlation(atSamples lag: Int) -> Double? {
+        let n = Self.fineSamples
+        guard recentCapture.count == n else { return nil }
+        return recentReference.withUnsafeBufferPointer { r in
+            recentCapture.withUnsafeBufferPointer { c -> Double? in
+                // Both buffers end together in time.
+                let start = r.count - n - lag
+                guard start >= 0, start + n <= r.count else { return nil }
+                var dot = 0.0, energy = 0.0, captured = 0.0
+                for i in 0..<n {
+                    let v = Double(r[start + i]), w = Double(c[i])
+                    dot += v * w
+                    energy += v * v
+                    captured += w * w
+                }
+                guard energy > 0, captured > 0 else { return nil }
+                return dot / (energy * captured).squareRoot()
+            }
+        }
     }
 
     /// The lag in ms at which the capture's envelope best matches the reference's, when the match is clear.

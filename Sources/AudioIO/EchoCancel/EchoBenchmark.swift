@@ -16,6 +16,8 @@ package enum EchoBenchmark {
         package var source: String
         /// Raw capture over cleaned capture, over the echo after `convergenceSeconds`.
         package var erleDb: Double
+        /// The median of the same over each second (`EchoMeasurement.medianSecondERLE`).
+        package var medianSecondErleDb: Double?
         package var convergenceSeconds: Double
         /// The lag of the echo behind the reference, last measured from the signals (`EchoAligner`).
         package var alignedLagMs: Double?
@@ -135,9 +137,11 @@ package enum EchoBenchmark {
         guard let erle else {
             throw EchoCancelError.noEcho(source: source, sink: sink)
         }
+        let median = EchoMeasurement.medianSecondERLE(
+            raw: pairs.flatMap(\.0.samples), cleaned: pairs.flatMap(\.1.samples), fromSample: first * AudioFrame.samplesPerFrame)
         let stats = await capture.statistics()
         return Loopback(
-            sink: sink, source: source, erleDb: erle, convergenceSeconds: convergenceSeconds,
+            sink: sink, source: source, erleDb: erle, medianSecondErleDb: median, convergenceSeconds: convergenceSeconds,
             alignedLagMs: await capture.alignedLagMs(), estimatedDelayMs: stats?.delayMedianMs,
             libraryErleDb: stats?.echoReturnLossEnhancementDb, seconds: Double(far.count) / Double(AudioFrame.sampleRate))
     }

@@ -55,6 +55,20 @@ package enum EchoMeasurement {
         return 10 * log10(rawEnergy / max(cleanedEnergy, 1))
     }
 
+    /// The median of `erle` over each whole second from `fromSample` on (seconds without echo left out): what the
+    /// canceller does most of the time, which a second or so of a sound server's glitch (PipeWire now and then
+    /// drops a quantum from the loopback; the aligner puts the reference back within about a second) does not
+    /// decide. nil without such seconds.
+    package static func medianSecondERLE(raw: [Int16], cleaned: [Int16], fromSample: Int = 0, activeRMS: Double = 300) -> Double? {
+        let second = AudioFrame.sampleRate
+        let end = min(raw.count, cleaned.count)
+        let values = stride(from: max(0, fromSample), to: end - second + 1, by: second).compactMap { start in
+            erle(raw: Array(raw[start..<start + second]), cleaned: Array(cleaned[start..<start + second]), activeRMS: activeRMS)
+        }.sorted()
+        guard !values.isEmpty else { return nil }
+        return values.count % 2 == 1 ? values[values.count / 2] : (values[values.count / 2 - 1] + values[values.count / 2]) / 2
+    }
+
     /// Normalised correlation of two signals over their common length (1 = identical up to gain). Plain
     /// loops over raw buffers: debug builds run generic `zip` many times slower.
     package static func correlation(_ x: ArraySlice<Int16>, _ y: ArraySlice<Int16>) -> Double {
