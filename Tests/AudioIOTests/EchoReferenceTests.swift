@@ -69,11 +69,14 @@ import TalkLogging
     /// PipeWire's Pulse server now and then drops one graph quantum (1024 samples at 48 kHz, 341 at 16 kHz) from
     /// the loopback: from then on the echo came 21 ms sooner after its reference, and the converged canceller
     /// lost it (ERLE 9 to 15 dB on that run instead of 40 to 60). The aligner reads the reference that much
-    /// later again, to the sample, so the echo keeps the lag the canceller converged on.
-    @Test func `an echo that jumps 21 ms nearer its reference is moved back to its lag to the sample`() throws {
+    /// later again, to the sample, so the echo keeps the lag the canceller converged on. An echo that jumps to
+    /// before its reference (40 ms, -640 samples: a placement off under load) is moved back the same way; the
+    /// samples were once compared only at lags of 0 and more, and such an echo was left where nothing cancels it.
+    @Test(arguments: [600 - 341, -640])
+    func `an echo that jumps nearer its reference, or before it, is moved back to its lag to the sample`(lagAfter: Int) throws {
         let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
         let played = speech + speech + speech + speech
-        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : 600 - 341 }
+        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : lagAfter }
         var aligner = EchoAligner()
         var offset = 0  // how much later than the capture's own index the reference is read
         var lags: [Int] = []
@@ -92,5 +95,35 @@ import TalkLogging
         // Within 1.5 s of the drop it lags by exactly 600 again, and stays there.
         let settled = 2 * speech.count / 320 + 75
         #expect(lags[settled...].allSatisfy { $0 == 600 }, "lags after the drop: \(Set(lags[settled...]).sorted())")
+    }
+
+    /// A held echo that leaves the window where its samples no longer match the reference (on a loudspeaker the
+    /// room changes them; here each sample's sign is scrambled, which leaves the loudness envelope as it was) is
+    /// still brought back to the target lag by the envelopes, as before a lag was held, not left uncancelled.
+    @Test func `a held echo that leaves the window unconfirmed by its samples is brought to the target lag`() throws {
+        let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
+        let played = speech + speech + speech + speech
+        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : -640 }
+        var aligner = EchoAligner()
+        var offset = 0
+        var lags: [Int] = []
+        for frame in 0..<(played.count / 320 - 10) {
+            let start = frame * 320
+            let far = (0..<320).map { i in played.indices.contains(start + i + offset) ? played[start + i + offset] : 0 }
+            let near = (0..<320).map { i -> Int16 in
+                let j = start + i - delay(start + i)
+                guard played.indices.contains(j) else { return 0 }
+                // After the jump: the same loudness, samples that no longer match (a fixed pseudo-random sign).
+                let flip = start + i >= 2 * speech.count && (start + i) * 2_654_435_761 % 7 < 3
+                return flip ? -(played[j] / 2) : played[j] / 2
+            }
+            if let ns = aligner.add(reference: far, capture: near) { offset += Int(ns / Int64(EchoReference.nanosecondsPerSample)) }
+            lags.append(delay(start) + offset)
+        }
+        #expect(aligner.heldLagSamples == nil)
+        #expect(lags[2 * speech.count / 320 - 1] == 600)
+        // Within 1.5 s of the jump the echo lags its reference by 60 ms (960 samples) to within an envelope step.
+        let settled = 2 * speech.count / 320 + 75
+        #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoAligner.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
     }
 }

@@ -78,7 +78,14 @@ struct EchoAligner {
             pendingLagMs = nil
             guard let now = fineLag(around: lag), now.correlation >= Self.minimumCorrelation,
                 now.correlation - (correlation(atSamples: held) ?? 0) >= Self.jumpEvidence
-            else { return nil }
+            else {
+                // Outside the window the envelopes decide, as before a lag was held: an echo the samples cannot
+                // place is still brought to where the canceller can work.
+                guard !Self.acceptedMs.contains(Int(lag.rounded())) else { return nil }
+                heldLagSamples = nil
+                clearHistory()
+                return Int64((Double(Self.targetMs) - lag) * 1_000_000)
+            }
             // Read the reference later by as much as the echo came sooner: it lags the reference by `held` again.
             clearHistory()
             return Int64(held - now.samples) * Int64(EchoReference.nanosecondsPerSample)
@@ -123,16 +130,19 @@ struct EchoAligner {
     }
 
     /// The normalised correlation of the newest `fineSamples` of capture with the reference `lag` samples earlier.
+    /// At a negative lag (the echo before its reference) the newest `-lag` samples of capture have no reference
+    /// yet: the older ones are compared, down to half the window.
     func correlation(atSamples lag: Int) -> Double? {
         let n = Self.fineSamples
         guard recentCapture.count == n else { return nil }
         return recentReference.withUnsafeBufferPointer { r in
             recentCapture.withUnsafeBufferPointer { c -> Double? in
-                // Both buffers end together in time.
+                // Both buffers end together in time: capture[i] was heard `lag` samples after reference[start + i].
                 let start = r.count - n - lag
-                guard start >= 0, start + n <= r.count else { return nil }
+                let count = min(n, n + lag)
+                guard start >= 0, count >= n / 2, start + count <= r.count else { return nil }
                 var dot = 0.0, energy = 0.0, captured = 0.0
-                for i in 0..<n {
+                for i in 0..<count {
                     let v = Double(r[start + i]), w = Double(c[i])
                     dot += v * w
                     energy += v * v
