@@ -58,11 +58,11 @@ import TalkLogging
         let measured = try #require(aligner.measuredLagMs, "no clear lag found for \(lagMs) ms")
         #expect(abs(measured - Double(lagMs)) <= 4)
         // Inside the canceller's window nothing moves; outside it the move brings the lag to 60 ms.
-        if EchoAligner.acceptedMs.contains(lagMs) {
+        if EchoTuning.Alignment.acceptedMs.contains(lagMs) {
             #expect(lastCorrection == nil)
         } else {
             let c = try #require(lastCorrection)
-            #expect(abs(Double(c) / 1e6 - Double(EchoAligner.targetMs - lagMs)) <= 4)
+            #expect(abs(Double(c) / 1e6 - Double(EchoTuning.Alignment.targetMs - lagMs)) <= 4)
         }
     }
 
@@ -124,6 +124,6 @@ import TalkLogging
         #expect(lags[2 * speech.count / 320 - 1] == 600)
         // Within 1.5 s of the jump the echo lags its reference by 60 ms (960 samples) to within an envelope step.
         let settled = 2 * speech.count / 320 + 75
-        #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoAligner.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
+        #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoTuning.Alignment.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
     }
 }

@@ -23,22 +23,8 @@
 /// converged so far that 8 dB over its usual was still under `userRatio`; none of the 20 users who spoke over
 /// a reply in them opened it (1.5 s into a session's first reply, the filter has not converged yet).
 struct DoubleTalkDetector {
-    static let windowFrames = 5
-    static let historyWindows = 30
-    static let settleWindows = 8
-    /// 8 dB over what it leaves of echo alone: the user's speech is in the window.
-    static let margin = 6.3
-    /// -20 dB: a user loud enough to barge in (up to about 12 dB under the echo) leaves at least this much; a
-    /// filter converged to -30 dB and more leaves up to -24 dB of echo alone in windows of sounds it models less well,
-    /// which `margin` alone then took for the user (2 of 30 recorded sessions).
-    static let userRatio = 0.01
-    /// -2 dB: the filter removes next to nothing here.
-    static let divergedRatio = 0.63
-    /// A raw window quieter than this (about -40 dBFS) holds too little to judge.
-    static let loudRMS = 300.0
-    /// Windows that must say "user" in a row before the detector fires, and how long it holds after.
-    static let openingWindows = 2
-    static let hangoverFrames = 15
+    /// Its tuning: `EchoTuning.DoubleTalk`.
+    typealias Tuning = EchoTuning.DoubleTalk
     private var raw: [Double] = []
     private var linear: [Double] = []
     private var ratios: [Double] = []
@@ -49,8 +35,6 @@ struct DoubleTalkDetector {
     /// The last loud window's linear-stage-to-raw energy ratio, and the echo-only ratio it was judged
     /// against (nil while settling): for the log line when the detector opens.
     private(set) var lastJudgement: (ratio: Double, echoOnly: Double?)?
-    /// Silence this long (1 s), and the next sound may be placed afresh: the filter must show it has learnt it.
-    static let restartFrames = 50
 
     /// The filter's path knowledge no longer holds (the reference moved, playback restarted after silence).
     mutating func reset() {
@@ -65,16 +49,16 @@ struct DoubleTalkDetector {
     mutating func add(raw near: [Int16], linear out: [Int16], playing: Bool, settling: Bool = false) -> Bool {
         guard playing else {
             silentFrames += 1
-            if silentFrames >= Self.restartFrames { reset() }
+            if silentFrames >= Tuning.restartFrames { reset() }
             hangover = 0
             userWindows = 0
             return false
         }
         silentFrames = 0
-        LevelHistory.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Self.windowFrames)
-        LevelHistory.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Self.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Tuning.windowFrames)
         frames += 1
-        if frames % Self.windowFrames == 0 {
+        if frames % Tuning.windowFrames == 0 {
             judgeWindow(settling: settling)
         }
         if hangover > 0 {
@@ -86,7 +70,7 @@ struct DoubleTalkDetector {
 
     private mutating func judgeWindow(settling: Bool) {
         let rawEnergy = LevelHistory.mean(raw)
-        guard rawEnergy >= Self.loudRMS * Self.loudRMS else {
+        guard rawEnergy >= Tuning.loudRMS * Tuning.loudRMS else {
             userWindows = 0
             return
         }
@@ -98,19 +82,19 @@ struct DoubleTalkDetector {
         }
         var user = false
         var echoOnly: Double?
-        if ratios.count >= Self.settleWindows {
+        if ratios.count >= Tuning.settleWindows {
             let level = LevelHistory.percentile(ratios, 0.3)
             echoOnly = level
-            user = ratio >= max(level * Self.margin, Self.userRatio) && ratio < Self.divergedRatio
+            user = ratio >= max(level * Tuning.margin, Tuning.userRatio) && ratio < Tuning.divergedRatio
         }
         lastJudgement = (ratio, echoOnly)
         if user {
             userWindows += 1
-            if userWindows >= Self.openingWindows || hangover > 0 { hangover = Self.hangoverFrames }
+            if userWindows >= Tuning.openingWindows || hangover > 0 { hangover = Tuning.hangoverFrames }
         } else {
             // A filter thrown off counts too: it raises the bar until the filter has learnt the path again.
             userWindows = 0
-            LevelHistory.push(ratio, into: &ratios, keep: Self.historyWindows)
+            LevelHistory.push(ratio, into: &ratios, keep: Tuning.historyWindows)
         }
     }
 }

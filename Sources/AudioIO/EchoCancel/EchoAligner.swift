@@ -12,25 +12,8 @@
 /// the loopback, which left the echo 21 ms nearer its reference for the rest of the reply) moves the reference
 /// back by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
 struct EchoAligner {
-    /// The lags the canceller handles with its 60 ms delay hint: 20 to 150 ms, measured on synthetic paths.
-    static let acceptedMs = 15...140
-    static let targetMs = 60
-    /// How clearly the envelopes must match before the reference is moved.
-    static let minimumCorrelation = 0.6
-
-    static let blockSamples = 32  // 2 ms at 16 kHz
-    static let blockMs = 2.0
-    static let windowBlocks = 750  // 1.5 s
-    static let minLagBlocks = -100
-    static let maxLagBlocks = 250
-    static let everyFrames = 10
-    /// A held lag moves back once it has jumped by more than this (the envelope's lag wanders by a block or two).
-    static let heldToleranceMs = 4.0
-    /// Samples of capture the sample-exact lag is measured over, and how far around the envelope's lag it looks.
-    static let fineSamples = 8_000
-    static let fineSearchSamples = 48
-    /// How much better the samples must match at a new lag than at the held one before the reference is moved.
-    static let jumpEvidence = 0.3
+    /// Its tuning: `EchoTuning.Alignment`.
+    typealias Tuning = EchoTuning.Alignment
 
     private var reference: [Float] = []
     private var capture: [Float] = []
@@ -53,19 +36,19 @@ struct EchoAligner {
         Self.envelope(near, into: &capture)
         recentReference += far
         recentCapture += near
-        let keepReference = Self.fineSamples + Self.maxLagBlocks * Self.blockSamples + Self.fineSearchSamples
+        let keepReference = Tuning.fineSamples + Tuning.maxLagBlocks * Tuning.blockSamples + Tuning.fineSearchSamples
         if recentReference.count > keepReference { recentReference.removeFirst(recentReference.count - keepReference) }
-        if recentCapture.count > Self.fineSamples { recentCapture.removeFirst(recentCapture.count - Self.fineSamples) }
-        let keep = Self.windowBlocks + Self.maxLagBlocks
+        if recentCapture.count > Tuning.fineSamples { recentCapture.removeFirst(recentCapture.count - Tuning.fineSamples) }
+        let keep = Tuning.windowBlocks + Tuning.maxLagBlocks
         if reference.count > keep { reference.removeFirst(reference.count - keep) }
-        if capture.count > Self.windowBlocks { capture.removeFirst(capture.count - Self.windowBlocks) }
+        if capture.count > Tuning.windowBlocks { capture.removeFirst(capture.count - Tuning.windowBlocks) }
         frames += 1
-        guard frames % Self.everyFrames == 0, reference.count == keep, capture.count == Self.windowBlocks,
+        guard frames % Tuning.everyFrames == 0, reference.count == keep, capture.count == Tuning.windowBlocks,
             let lag = Self.lag(reference: reference, capture: capture)
         else { return nil }
         measuredLagMs = lag
         if let held = heldLagSamples {
-            guard abs(lag - Double(held) / Self.samplesPerMs) > Self.heldToleranceMs else {
+            guard abs(lag - Double(held) / Self.samplesPerMs) > Tuning.heldToleranceMs else {
                 pendingLagMs = nil
                 return nil
             }
@@ -76,23 +59,23 @@ struct EchoAligner {
             // The samples must show the jump as well as the envelopes: the echo clearly matches the reference at the
             // new lag and no longer at the held one (at a sound's end the envelopes alone once misled it by 10 ms).
             pendingLagMs = nil
-            guard let now = fineLag(around: lag), now.correlation >= Self.minimumCorrelation,
-                now.correlation - (correlation(atSamples: held) ?? 0) >= Self.jumpEvidence
+            guard let now = fineLag(around: lag), now.correlation >= Tuning.minimumCorrelation,
+                now.correlation - (correlation(atSamples: held) ?? 0) >= Tuning.jumpEvidence
             else {
                 // Outside the window the envelopes decide, as before a lag was held: an echo the samples cannot
                 // place is still brought to where the canceller can work.
-                guard !Self.acceptedMs.contains(Int(lag.rounded())) else { return nil }
+                guard !Tuning.acceptedMs.contains(Int(lag.rounded())) else { return nil }
                 heldLagSamples = nil
                 clearHistory()
-                return Int64((Double(Self.targetMs) - lag) * 1_000_000)
+                return Int64((Double(Tuning.targetMs) - lag) * 1_000_000)
             }
             // Read the reference later by as much as the echo came sooner: it lags the reference by `held` again.
             clearHistory()
             return Int64(held - now.samples) * Int64(EchoReference.nanosecondsPerSample)
         }
-        if Self.acceptedMs.contains(Int(lag.rounded())) {
+        if Tuning.acceptedMs.contains(Int(lag.rounded())) {
             pendingLagMs = nil
-            heldLagSamples = fineLag(around: lag).flatMap { $0.correlation >= Self.minimumCorrelation ? $0.samples : nil }
+            heldLagSamples = fineLag(around: lag).flatMap { $0.correlation >= Tuning.minimumCorrelation ? $0.samples : nil }
             return nil
         }
         guard let pending = pendingLagMs, abs(pending - lag) <= 6 else {
@@ -104,7 +87,7 @@ struct EchoAligner {
         clearHistory()
         // A reference read x later meets each sound x sooner, so its echo lags it x more. The history before
         // the move no longer lines up.
-        return Int64((Double(Self.targetMs) - lag) * 1_000_000)
+        return Int64((Double(Tuning.targetMs) - lag) * 1_000_000)
     }
 
     private static let samplesPerMs = Double(EchoReference.sampleRate) / 1000
@@ -122,7 +105,7 @@ struct EchoAligner {
     func fineLag(around lagMs: Double) -> (samples: Int, correlation: Double)? {
         let centre = Int((lagMs * Self.samplesPerMs).rounded())
         var best: (samples: Int, correlation: Double)?
-        for lag in (centre - Self.fineSearchSamples)...(centre + Self.fineSearchSamples) {
+        for lag in (centre - Tuning.fineSearchSamples)...(centre + Tuning.fineSearchSamples) {
             guard let value = correlation(atSamples: lag) else { continue }
             if value > (best?.correlation ?? -.infinity) { best = (lag, value) }
         }
@@ -133,7 +116,7 @@ struct EchoAligner {
     /// At a negative lag (the echo before its reference) the newest `-lag` samples of capture have no reference
     /// yet: the older ones are compared, down to half the window.
     func correlation(atSamples lag: Int) -> Double? {
-        let n = Self.fineSamples
+        let n = Tuning.fineSamples
         guard recentCapture.count == n else { return nil }
         return recentReference.withUnsafeBufferPointer { r in
             recentCapture.withUnsafeBufferPointer { c -> Double? in
@@ -160,7 +143,7 @@ struct EchoAligner {
     /// multiply-adds per lag (about 260 000 in all), not a copy per lag: it runs on the capture actor.
     static func lag(reference: [Float], capture: [Float]) -> Double? {
         let n = capture.count
-        guard reference.count == n + maxLagBlocks, n > 0 else { return nil }
+        guard reference.count == n + Tuning.maxLagBlocks, n > 0 else { return nil }
         let cMean = capture.reduce(0, +) / Float(n)
         let c = capture.map { $0 - cMean }
         let cNorm = c.reduce(0) { $0 + $1 * $1 }.squareRoot()
@@ -176,8 +159,8 @@ struct EchoAligner {
             c.withUnsafeBufferPointer { c in
                 // capture[i] is compared with the reference `lag` blocks earlier; lags below 0 reach past the
                 // reference's end, so they compare the part that overlaps.
-                for lag in minLagBlocks...maxLagBlocks {
-                    let start = maxLagBlocks - lag
+                for lag in Tuning.minLagBlocks...Tuning.maxLagBlocks {
+                    let start = Tuning.maxLagBlocks - lag
                     let count = min(n, reference.count - start)
                     guard count >= n / 2 else { continue }
                     let s = sum[start + count] - sum[start]
@@ -192,15 +175,15 @@ struct EchoAligner {
                 }
             }
         }
-        guard let best, best.value >= minimumCorrelation else { return nil }
-        return Double(best.lag) * blockMs
+        guard let best, best.value >= Tuning.minimumCorrelation else { return nil }
+        return Double(best.lag) * Tuning.blockMs
     }
 
     private static func envelope(_ samples: [Int16], into out: inout [Float]) {
-        for start in stride(from: 0, to: samples.count - blockSamples + 1, by: blockSamples) {
+        for start in stride(from: 0, to: samples.count - Tuning.blockSamples + 1, by: Tuning.blockSamples) {
             var sum: Float = 0
-            for i in start..<start + blockSamples { sum += abs(Float(samples[i])) }
-            out.append(sum / Float(blockSamples))
+            for i in start..<start + Tuning.blockSamples { sum += abs(Float(samples[i])) }
+            out.append(sum / Float(Tuning.blockSamples))
         }
     }
 }

@@ -158,8 +158,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     /// The loudest 20 ms of the reference from 300 ms before the frame's to 300 ms after: wide enough for an
     /// echo whose reference is misplaced by a few hundred milliseconds, and for its ringing after the sound.
     private func playedAround(_ start: UInt64) -> Double {
-        let span = ResidualEchoSuppressor.aroundNs
-        let samples = reference.samples(from: start > span ? start - span : 0, count: ResidualEchoSuppressor.aroundSamples)
+        let span = EchoTuning.Residual.aroundNs
+        let samples = reference.samples(from: start > span ? start - span : 0, count: EchoTuning.Residual.aroundSamples)
         return ResidualEchoSuppressor.loudestFrameRMS(samples)
     }
 
@@ -197,16 +197,16 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
 /// (`EchoAligner`). The first read is `lead` ahead of the frame's time: the sound server's start-up latency
 /// then still leaves the echo after its reference, where the canceller can find it.
 struct ReferenceCursor {
-    static let leadNs: Int64 = 20_000_000
-    static let jumpNs: Int64 = 250_000_000
+    /// Its tuning: `EchoTuning.Placement`.
+    typealias Tuning = EchoTuning.Placement
     private var next: (sequence: UInt64, start: Int64)?
 
     mutating func start(of frame: AudioFrame) -> UInt64 {
         let span = Int64(frame.samples.count) * Int64(EchoReference.nanosecondsPerSample)
         // captureTimeNs stamps the frame's last sample.
-        let own = Int64(frame.captureTimeNs) + Int64(EchoReference.nanosecondsPerSample) - span + Self.leadNs
+        let own = Int64(frame.captureTimeNs) + Int64(EchoReference.nanosecondsPerSample) - span + Tuning.cursorLeadNs
         var start = own
-        if let next, next.sequence == frame.sequence, abs(own - next.start) <= Self.jumpNs {
+        if let next, next.sequence == frame.sequence, abs(own - next.start) <= Tuning.cursorJumpNs {
             start = next.start
         }
         next = (frame.sequence &+ 1, start + span)

@@ -127,7 +127,7 @@ package struct EchoCaptureRecording: Sendable {
             case .restarted: processor.restart()
             case .none: break
             }
-            if playedAround[i] >= ResidualEchoSuppressor.playingRMS { result.playingFrames += 1 }
+            if playedAround[i] >= EchoTuning.Residual.playingRMS { result.playingFrames += 1 }
             let outcome = try processor.process(
                 raw: Array(raw[i * n..<(i + 1) * n]), far: Array(far[i * n..<(i + 1) * n]), playedAround: playedAround[i])
             result.cleaned += outcome.samples

@@ -9,21 +9,8 @@
 /// seconds to converge; a sentence's onset leaks), and a coupling that changes (the reply lowered, another
 /// device) moves the prediction with it, since reference and capture move together.
 struct EchoExplanation {
-    /// 100 ms windows of the raw capture.
-    static let windowFrames = 5
-    /// The echo's reach: the reference of this many frames before the window's last (160 ms), the most the
-    /// placement leaves between a sound and its echo (`EchoAligner` keeps the lag within 15 to 140 ms).
-    static let reachFrames = 8
-    /// The coupling predicted is this percentile of the echo-alone ratios seen: a prediction that covers most
-    /// of the echo's frames, so the echo rarely looks unexplained.
-    static let couplingPercentile = 0.9
-    /// Ratios kept: the last 3 s of echo-alone windows.
-    static let historyFrames = 150
-    /// Until this many echo-alone frames were seen (200 ms) nothing is said (nil): the suppressor mutes a reply's
-    /// first 300 ms after silence, which teaches the coupling before any leak can pass.
-    static let settleFrames = 10
-    /// A reference quieter than this (about -50 dBFS) plays nothing that could be heard back.
-    static let playingRMS = 100.0
+    /// Its tuning: `EchoTuning.Explanation`.
+    typealias Tuning = EchoTuning.Explanation
 
     private var raw: [Double] = []
     private var far: [Double] = []
@@ -36,15 +23,15 @@ struct EchoExplanation {
     /// the echo's reach (nothing to explain) or the coupling is not learnt yet. `echoAlone`: the later stages took this frame for the echo alone,
     /// so it teaches the coupling.
     mutating func add(raw frame: [Int16], far reference: [Int16], echoAlone: Bool) -> Double? {
-        LevelHistory.push(ResidualEchoSuppressor.energy(frame), into: &raw, keep: Self.windowFrames)
-        LevelHistory.push(ResidualEchoSuppressor.energy(reference), into: &far, keep: Self.windowFrames + Self.reachFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(frame), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(ResidualEchoSuppressor.energy(reference), into: &far, keep: Tuning.windowFrames + Tuning.reachFrames)
         let played = far.max() ?? 0
-        guard played >= Self.playingRMS * Self.playingRMS else { return nil }
+        guard played >= Tuning.playingRMS * Tuning.playingRMS else { return nil }
         let heard = LevelHistory.mean(raw)
-        defer { if echoAlone { LevelHistory.push(heard / played, into: &couplings, keep: Self.historyFrames) } }
-        guard couplings.count >= Self.settleFrames else { return nil }
+        defer { if echoAlone { LevelHistory.push(heard / played, into: &couplings, keep: Tuning.historyFrames) } }
+        guard couplings.count >= Tuning.settleFrames else { return nil }
         guard heard > 0 else { return 1 }
-        let predicted = LevelHistory.percentile(couplings, Self.couplingPercentile) * played
+        let predicted = LevelHistory.percentile(couplings, Tuning.couplingPercentile) * played
         return min(1, predicted / heard)
     }
 }

@@ -54,7 +54,7 @@ struct EchoFrameProcessor {
         let settling = onset.add(far: far)
         // The user over the echo: the linear stage's output keeps them, WebRTC's would not.
         let userOverEcho = canceller.options.linearStageMs > 0
-            && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= ResidualEchoSuppressor.playingRMS, settling: settling)
+            && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= EchoTuning.Residual.playingRMS, settling: settling)
         let changed = userOverEcho != wasUserOverEcho
         wasUserOverEcho = userOverEcho
         let samples: [Int16] =

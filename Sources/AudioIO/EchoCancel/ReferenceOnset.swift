@@ -5,25 +5,22 @@
 /// "Take a coat" recognised as "oh" and as "cool", a new turn of the reply's own making). `DoubleTalkDetector`
 /// and `ResidualEchoSuppressor` are stricter for that long.
 struct ReferenceOnset {
-    /// About -60 dBFS.
-    static let pauseRMS = 30.0
-    static let pauseFrames = 10
-    /// 1 s.
-    static let settlingFrames = 50
+    /// Its tuning: `EchoTuning.Onset`.
+    typealias Tuning = EchoTuning.Onset
 
-    private var quietFrames = pauseFrames
+    private var quietFrames = Tuning.pauseFrames
     private var sinceOnset = 0
 
     /// Takes the reference fed with the next frame; returns whether that frame is within `settlingFrames` of
     /// an onset.
     mutating func add(far: [Int16]) -> Bool {
-        if ResidualEchoSuppressor.energy(far) >= Self.pauseRMS * Self.pauseRMS {
-            if quietFrames >= Self.pauseFrames { sinceOnset = 0 }
+        if ResidualEchoSuppressor.energy(far) >= Tuning.pauseRMS * Tuning.pauseRMS {
+            if quietFrames >= Tuning.pauseFrames { sinceOnset = 0 }
             quietFrames = 0
         } else {
             quietFrames += 1
         }
-        sinceOnset = min(sinceOnset + 1, Self.settlingFrames)
-        return sinceOnset < Self.settlingFrames
+        sinceOnset = min(sinceOnset + 1, Tuning.settlingFrames)
+        return sinceOnset < Tuning.settlingFrames
     }
 }

@@ -24,35 +24,8 @@
 /// microphone when it is the third in a row to stand out; the two before it are lost (40 ms of the user's first
 /// syllable), little next to what the canceller itself takes from the user in double talk.
 struct ResidualEchoSuppressor {
-    static let windowFrames = 5
-    static let historyWindows = 50
-    static let settleWindows = 15
-    /// Frames in a row that must stand out before the microphone opens; in the first second of a sentence
-    /// (`ReferenceOnset`), where WebRTC has let 5 or 6 frames of echo through in a row, 7 (140 ms of the user's
-    /// first syllable lost there, 40 ms elsewhere).
-    static let openingRun = 3
-    static let settlingOpeningRun = 7
-    /// A frame that stood out keeps the next 200 ms open, so the gaps inside a word are not cut.
-    static let hangoverFrames = 10
-    /// 6 dB, in energy: the user's quieter syllables in double talk are only a few dB over a converged
-    /// canceller's residual, and recognition needs them.
-    static let margin = 4.0
-    static let couplingPercentile = 0.7
-    /// A coupling under this (-20 dB of the reference) means there is no echo path worth the name.
-    static let noEchoCoupling = 0.01
-    static let attenuationPercentile = 0.3
-    /// A reference quieter than this (about -50 dBFS) is not playing; a raw window quieter than `loudRMS` holds
-    /// too little echo to measure the canceller by.
-    static let playingRMS = 100.0
-    static let loudRMS = 300.0
-    /// Quieter than this (about -64 dBFS) never stands out, however well the canceller does: a converged one
-    /// leaves almost nothing, and the bar must not sink to zero with it.
-    static let audibleRMS = 20.0
-    /// Silence this long (1 s), and the next sound starts from an unsettled canceller again.
-    static let restartFrames = 50
-    /// How far either side of a frame the reference is searched for sound.
-    static let aroundNs: UInt64 = 300_000_000
-    static let aroundSamples = 2 * 4_800 + AudioFrame.samplesPerFrame
+    /// Its tuning: `EchoTuning.Residual`.
+    typealias Tuning = EchoTuning.Residual
 
     private var raw: [Double] = []
     private var cleaned: [Double] = []
@@ -78,14 +51,14 @@ struct ResidualEchoSuppressor {
     /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
     mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16], settling: Bool = false) -> [Int16] {
         mutedLast = false
-        LevelHistory.push(Self.energy(near), into: &raw, keep: Self.windowFrames)
-        LevelHistory.push(Self.energy(out), into: &cleaned, keep: Self.windowFrames)
+        LevelHistory.push(Self.energy(near), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(Self.energy(out), into: &cleaned, keep: Tuning.windowFrames)
         LevelHistory.push(Self.energy(far), into: &before, keep: 15)
-        guard playedAround >= Self.playingRMS else {
+        guard playedAround >= Tuning.playingRMS else {
             silentFrames += 1
             hangover = 0
             run = 0
-            if silentFrames >= Self.restartFrames {
+            if silentFrames >= Tuning.restartFrames {
                 couplings.removeAll()
                 attenuations.removeAll()
             }
@@ -94,23 +67,23 @@ struct ResidualEchoSuppressor {
         silentFrames = 0
         let played = playedAround * playedAround
         let (rawEnergy, cleanedEnergy) = (LevelHistory.mean(raw), LevelHistory.mean(cleaned))
-        let loud = rawEnergy >= Self.loudRMS * Self.loudRMS
+        let loud = rawEnergy >= Tuning.loudRMS * Tuning.loudRMS
         // Counted: an echo may be in this window (its reference played just before, or the capture is loud).
-        let counted = (before.max() ?? 0) >= Self.playingRMS * Self.playingRMS || loud
+        let counted = (before.max() ?? 0) >= Tuning.playingRMS * Tuning.playingRMS || loud
         let residual: Double
-        let coupling = couplings.count >= Self.settleWindows ? LevelHistory.percentile(couplings, Self.couplingPercentile) : nil
-        if let coupling, attenuations.count >= Self.settleWindows {
-            residual = coupling * played * LevelHistory.percentile(attenuations, Self.attenuationPercentile)
-        } else if let coupling, coupling < Self.noEchoCoupling {
+        let coupling = couplings.count >= Tuning.settleWindows ? LevelHistory.percentile(couplings, Tuning.couplingPercentile) : nil
+        if let coupling, attenuations.count >= Tuning.settleWindows {
+            residual = coupling * played * LevelHistory.percentile(attenuations, Tuning.attenuationPercentile)
+        } else if let coupling, coupling < Tuning.noEchoCoupling {
             // Headphones, or a file for a microphone: there is no echo for the canceller to learn from.
             residual = coupling * played
         } else {
             // The canceller's attenuation is not known yet: the whole raw capture may be echo.
             residual = rawEnergy
         }
-        let standsOut = cleanedEnergy >= max(residual * Self.margin, Self.audibleRMS * Self.audibleRMS)
+        let standsOut = cleanedEnergy >= max(residual * Tuning.margin, Tuning.audibleRMS * Tuning.audibleRMS)
         run = standsOut ? run + 1 : 0
-        if run >= (settling ? Self.settlingOpeningRun : Self.openingRun) { hangover = Self.hangoverFrames }
+        if run >= (settling ? Tuning.settlingOpeningRun : Tuning.openingRun) { hangover = Tuning.hangoverFrames }
         if standsOut || hangover > 0 {
             if !standsOut { hangover -= 1 }
             if hangover > 0 { return out }
@@ -118,19 +91,15 @@ struct ResidualEchoSuppressor {
             return Self.muted(out)
         }
         if counted {
-            LevelHistory.push(rawEnergy / played, into: &couplings, keep: Self.historyWindows)
-            if loud { LevelHistory.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Self.historyWindows) }
+            LevelHistory.push(rawEnergy / played, into: &couplings, keep: Tuning.historyWindows)
+            if loud { LevelHistory.push(min(1, cleanedEnergy / rawEnergy), into: &attenuations, keep: Tuning.historyWindows) }
         }
         mutedLast = true
         return Self.muted(out)
     }
 
-    /// 40 dB down rather than digital silence, so the recogniser and the endpointer's noise floor still see a
-    /// signal, not runs of zeros; at -40 dB even an unconverged echo is under what the endpointer takes for sound.
-    static let mutedGain: Int32 = 100
-
     private static func muted(_ samples: [Int16]) -> [Int16] {
-        samples.map { Int16(Int32($0) / mutedGain) }
+        samples.map { Int16(Int32($0) / Tuning.mutedGain) }
     }
 
     /// The loudest 20 ms frame's RMS in `samples`.

@@ -10,22 +10,17 @@ import CPulse
 /// few hundred hertz, and each sentence's first half second leaked through the canceller. Sounds written
 /// one after another into one stream keep one offset to their echo, to the sample.
 struct PlaybackTimeline {
+    /// Its tuning: `EchoTuning.Placement`.
+    typealias Tuning = EchoTuning.Placement
     let rate: Int
     /// Samples written so far.
     private(set) var written = 0
     /// When sample 0 was heard (on the monotonic clock), once the server has said.
     private(set) var originNs: UInt64?
 
-    /// Once a sound has played this long its placement has settled. Later the estimate wanders by a few
-    /// milliseconds (3 ms steps every half second on the loopback, whose sound never moved), and each move
-    /// would shift the reference under a canceller that had converged on it; only a real gap (an underrun
-    /// of tens of milliseconds) moves it then.
-    static let settledAfterUsec: pa_usec_t = 300_000
-    static let settledMoveNs: UInt64 = 20_000_000
-
     /// Whether a stream placed at `placed` moves to the estimate `start`, `playedUsec` into it.
     static func movesReference(from placed: UInt64, to start: UInt64, playedUsec: pa_usec_t) -> Bool {
-        let bound = playedUsec >= settledAfterUsec ? settledMoveNs : 3_000_000
+        let bound = playedUsec >= Tuning.settledAfterUsec ? Tuning.settledMoveNs : Tuning.startingMoveNs
         return (start > placed ? start - placed : placed - start) > bound
     }
 

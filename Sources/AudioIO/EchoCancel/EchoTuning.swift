@@ -1,0 +1,158 @@
+/// The echo path's tuning, one group per stage, in the order a frame meets them (the shape of WebRTC's own
+/// `EchoCanceller3Config`): where playback puts the reference, how the echo is aligned with it, when the user is
+/// heard over it, how a sentence's onset is treated, what the residual suppressor lets through, and how much of
+/// the capture the reply explains. Each value has its unit in its name or comment and the reason it has that
+/// value; the measurements behind them are in the commits that set them (docs/echo-notes.md keeps older ones).
+/// The canceller's own settings (delay hint, linear stage, suppression level) are `EchoCancellerOptions`, as
+/// `bench aec` and `run` may change them; the Talk loop's barge-in rules are `TalkSession.Settings`.
+///
+/// Frames are 20 ms (`AudioFrame`), windows 100 ms (5 frames); levels are RMS of 16-bit samples (32768 = 0 dBFS)
+/// or ratios of energies.
+enum EchoTuning {
+    /// Where playback lays each sound on the reference (`PlaybackTimeline`, `ReferenceCursor`).
+    enum Placement {
+        /// Once a stream has played this long (µs) its placement has settled: later the server's estimate
+        /// wanders while the sound does not (3 ms steps every half second on PulseAudio's loopback, drifts of 20 ms
+        /// and more that snap back on PipeWire's Pulse server), and each move would shift the reference under a
+        /// canceller converged on it. Only a move over `settledMoveNs` (an underrun's gap) is followed then; the
+        /// aligner puts back a smaller misplacement from the signals.
+        static let settledAfterUsec: UInt64 = 300_000
+        static let settledMoveNs: UInt64 = 20_000_000
+        /// While the stream starts, moves smaller than this (ns) are the estimate's jitter, not the stream's.
+        static let startingMoveNs: UInt64 = 3_000_000
+        /// The capture's first read of the reference is this far (ns) ahead of the frame's time: the sound
+        /// server's start-up latency then still leaves the echo after its reference, where the canceller finds it.
+        static let cursorLeadNs: Int64 = 20_000_000
+        /// A frame time this far (ns) from where the cursor reads places the cursor again: a device change
+        /// without an event. Smaller disagreements are timestamp jitter (±30 ms); the aligner handles the rest.
+        static let cursorJumpNs: Int64 = 250_000_000
+    }
+
+    /// How the echo's lag behind the reference is measured and kept in the canceller's window (`EchoAligner`).
+    enum Alignment {
+        /// The lags (ms) the canceller handles with its 60 ms delay hint: 20 to 150 ms, measured on synthetic paths.
+        static let acceptedMs = 15...140
+        /// Where (ms) a lag outside `acceptedMs` is brought: the delay hint's centre.
+        static let targetMs = 60
+        /// How clearly (normalised correlation) the envelopes, and the samples, must match before the reference moves.
+        static let minimumCorrelation = 0.6
+        /// Envelope blocks: 32 samples, 2 ms at 16 kHz.
+        static let blockSamples = 32
+        static let blockMs = 2.0
+        /// The envelopes compared: 750 blocks, 1.5 s.
+        static let windowBlocks = 750
+        /// The lags searched, in blocks: -200 ms (an echo before its reference, as on a null sink's monitor while
+        /// it starts) to +500 ms.
+        static let minLagBlocks = -100
+        static let maxLagBlocks = 250
+        /// Measured every 10 frames (200 ms): the first correction lands 0.4-0.7 s into a reply.
+        static let everyFrames = 10
+        /// A held lag moves back once it has jumped by more than this (ms): the envelope's lag wanders by a block
+        /// or two, and PipeWire's dropped graph quantum is 21.3 ms.
+        static let heldToleranceMs = 4.0
+        /// Samples of capture the sample-exact lag is measured over (0.5 s), and how far (samples, 3 ms) around
+        /// the envelope's lag it looks.
+        static let fineSamples = 8_000
+        static let fineSearchSamples = 48
+        /// How much better (in correlation) the samples must match at a new lag than at the held one before the
+        /// reference is moved: at a sound's end the envelopes alone once misled it by 10 ms.
+        static let jumpEvidence = 0.3
+    }
+
+    /// When the user is heard over the echo, from what the linear stage leaves (`DoubleTalkDetector`).
+    enum DoubleTalk {
+        /// 100 ms windows; 3 s of history (30 windows); judged once 8 windows (800 ms) were seen.
+        static let windowFrames = 5
+        static let historyWindows = 30
+        static let settleWindows = 8
+        /// 8 dB (energy ratio 6.3) over what the filter leaves of echo alone: the user's speech is in the window.
+        static let margin = 6.3
+        /// -20 dB: a user loud enough to barge in (up to about 12 dB under the echo) leaves at least this much; a
+        /// filter converged to -30 dB and more leaves up to -24 dB of echo alone in windows of sounds it models
+        /// less well, which `margin` alone then took for the user (2 of 30 recorded sessions).
+        static let userRatio = 0.01
+        /// -2 dB: the filter removes next to nothing here (thrown off, or a user far louder than the echo).
+        static let divergedRatio = 0.63
+        /// A raw window quieter than this (about -40 dBFS) holds too little to judge.
+        static let loudRMS = 300.0
+        /// Windows that must say "user" in a row before the detector fires, and how long (frames, 300 ms) it
+        /// holds after.
+        static let openingWindows = 2
+        static let hangoverFrames = 15
+        /// Silence this long (frames, 1 s), and the next sound may be placed afresh: the filter must show it has
+        /// learnt it.
+        static let restartFrames = 50
+    }
+
+    /// A sentence's first second after a pause, where both filters leak (`ReferenceOnset`).
+    enum Onset {
+        /// A reference frame quieter than this (about -60 dBFS) is silent.
+        static let pauseRMS = 30.0
+        /// 10 silent frames (200 ms: the gap between a reply's sentences, not the quiet between a recording's
+        /// words) make the next sound an onset.
+        static let pauseFrames = 10
+        /// An onset lasts 50 frames (1 s): Speex's filter leaves -3 to -15 dB of the echo for up to 800 ms there.
+        static let settlingFrames = 50
+    }
+
+    /// What the residual echo suppressor lets through (`ResidualEchoSuppressor`).
+    enum Residual {
+        /// 100 ms windows; 5 s of history (50 windows); nothing passes until 15 windows (300 ms of a reply after
+        /// silence) were seen.
+        static let windowFrames = 5
+        static let historyWindows = 50
+        static let settleWindows = 15
+        /// Frames in a row that must stand out before the microphone opens; in the first second of a sentence
+        /// (`Onset`), where WebRTC has let 5 or 6 frames of echo through in a row, 7 (140 ms of the user's first
+        /// syllable lost there, 40 ms elsewhere).
+        static let openingRun = 3
+        static let settlingOpeningRun = 7
+        /// A frame that stood out keeps the next 10 frames (200 ms) open, so the gaps inside a word are not cut.
+        static let hangoverFrames = 10
+        /// 6 dB, in energy: the user's quieter syllables in double talk are only a few dB over a converged
+        /// canceller's residual, and recognition needs them.
+        static let margin = 4.0
+        /// The echo path's coupling (raw capture over reference) is this percentile of the windows seen.
+        static let couplingPercentile = 0.7
+        /// A coupling under this (-20 dB of the reference) means there is no echo path worth the name (headphones,
+        /// a file): nothing is turned down.
+        static let noEchoCoupling = 0.01
+        /// The canceller's attenuation is this percentile of the loud windows seen: what it usually achieves.
+        static let attenuationPercentile = 0.3
+        /// A reference quieter than this (about -50 dBFS) is not playing; a raw window quieter than `loudRMS`
+        /// (about -40 dBFS) holds too little echo to measure the canceller by.
+        static let playingRMS = 100.0
+        static let loudRMS = 300.0
+        /// Quieter than this (about -64 dBFS) never stands out, however well the canceller does: a converged one
+        /// leaves almost nothing, and the bar must not sink to zero with it.
+        static let audibleRMS = 20.0
+        /// Silence this long (frames, 1 s), and the next sound starts from an unsettled canceller again.
+        static let restartFrames = 50
+        /// How far either side of a frame (ns, and the samples that spans) the reference is searched for sound.
+        static let aroundNs: UInt64 = 300_000_000
+        static let aroundSamples = 2 * 4_800 + AudioFrame.samplesPerFrame
+        /// A muted frame is divided by this: 40 dB down rather than digital silence, so the recogniser and the
+        /// endpointer's noise floor still see a signal, not runs of zeros; at -40 dB even an unconverged echo is
+        /// under what the endpointer takes for sound.
+        static let mutedGain: Int32 = 100
+    }
+
+    /// How much of each captured frame the reply's own sound explains (`EchoExplanation`).
+    enum Explanation {
+        /// 100 ms windows of the raw capture.
+        static let windowFrames = 5
+        /// The echo's reach: the reference of this many frames before the window's last (160 ms), the most the
+        /// placement leaves between a sound and its echo (`Alignment.acceptedMs`).
+        static let reachFrames = 8
+        /// The coupling predicted is this percentile of the echo-alone ratios seen: a prediction that covers
+        /// most of the echo's frames, so the echo rarely looks unexplained.
+        static let couplingPercentile = 0.9
+        /// Ratios kept: the last 150 frames (3 s) of echo-alone windows.
+        static let historyFrames = 150
+        /// Until 10 echo-alone frames (200 ms) were seen nothing is said (nil): the suppressor mutes a reply's
+        /// first 300 ms after silence, which teaches the coupling before any leak can pass.
+        static let settleFrames = 10
+        /// A reference quieter than this (about -50 dBFS) plays nothing that could be heard back.
+        static let playingRMS = 100.0
+    }
+}
