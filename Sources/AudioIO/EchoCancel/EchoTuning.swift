@@ -2,7 +2,7 @@
 /// `EchoCanceller3Config`): where playback puts the reference, how the echo is aligned with it, when the user is
 /// heard over it, how a sentence's onset is treated, what the residual suppressor lets through, and how much of
 /// the capture the reply explains. Each value has its unit in its name or comment and the reason it has that
-/// value; the measurements behind them are in the commits that set them (docs/echo-notes.md keeps older ones).
+/// value; the measurements behind them are in the commits that set them.
 /// The canceller's own settings (delay hint, linear stage, suppression level) are `EchoCancellerOptions`, as
 /// `bench aec` and `run` may change them; the Talk loop's barge-in rules are `TalkSession.Settings`.
 ///
