@@ -72,9 +72,10 @@ package actor MicrophoneGate: AudioCaptureDevice {
         return level.wasSpeech(endingAtSequence: UInt64(max(0, endMs / AudioFrame.durationMs - 1))) ?? level.isSpeech
     }
 
-    /// What the frames from `positionMs` on (an utterance's start) say about it: see `BargeInEvidenceMeter`.
-    func bargeInEvidence(fromPositionMs positionMs: Int) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
-        evidence.evidence(fromPositionMs: positionMs)
+    /// What the frames of the utterance that opened at `positionMs`, through `throughMs` (where a partial's audio
+    /// ends; nil: the latest), say about it: see `BargeInEvidenceMeter.evidence(ofUtteranceAtMs:throughMs:)`.
+    func bargeInEvidence(fromPositionMs positionMs: Int, throughMs: Int?) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+        evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs)
     }
 
     /// Where the user's own sound begins in the utterance that opened at `positionMs`: see `BargeInEvidenceMeter`.

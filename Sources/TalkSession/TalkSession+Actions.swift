@@ -88,12 +88,12 @@ extension TalkSession {
         }
     }
 
-    /// Asks the devices how much of the utterance the reply's echo explains and whether the partial's own audio was
-    /// speech over the noise floor, and hands the answer back to the machine, which decides.
+    /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and
+    /// whether that audio was speech over the noise floor, and hands the answer back to the machine, which decides.
     private func weighBargeIn(_ partial: String, fromPositionMs position: Int) async {
         let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
-        let heard = await gate.bargeInEvidence(fromPositionMs: position)
+        let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: latestPartialEndMs)
         let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
         let loud = await gate.heardSpeech(endingAtMs: latestPartialEndMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))

@@ -71,4 +71,39 @@ import Testing
         for s in 300..<400 { meter.add(Self.frame(UInt64(s), level: 1000, explained: 0.1)) }
         #expect(meter.evidence(fromPositionMs: 0).echoExplained == 50.0 / 150)
     }
+
+    /// Frames from a code: "." inaudible, "e" audible and explained (0.9), "u" audible and not (0.2).
+    static func frames(_ code: String) -> [AudioFrame] {
+        code.enumerated().map { i, c in
+            frame(UInt64(i), level: c == "." ? 10 : 1000, explained: c == "u" ? 0.2 : 0.9)
+        }
+    }
+
+    /// A loopback run that failed as CI did (RunLoopbackTests, dictation, the Gateway's voice), 9.48 s to 11.28 s of
+    /// its capture replayed through the echo stages: the utterance opened at 9.58 s as the user began at a sentence's
+    /// onset; the reply, at full level until its lowering reached the speaker, explained their first 600 ms; their own
+    /// sound shows from 10.3 s; the partials came 2 s late, and were weighed with the capture at 12.4 s.
+    static let heldRun = ".....eee......eeeeeeeeeeeeeeeee......eeeeuuuuuueeeeeeeeeeeeeeeeeee.....eeeeeeee.uu........."
+
+    @Test func `an utterance's share is read from the user's own sound through the partial's end`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames(Self.heldRun) { meter.add(frame) }
+        // From the utterance's start to the latest frame: 51 of 59 audible frames explained, over the 75 % bar.
+        #expect(meter.evidence(fromPositionMs: 100).echoExplained == 51.0 / 59)
+        #expect(meter.userSound(fromPositionMs: 100) == .from(ms: 41 * 20))
+        // From their own sound (41 frames in) to the latest frame: still over the bar (27 of 35).
+        #expect(meter.evidence(ofUtteranceAtMs: 100, throughMs: nil).echoExplained == 27.0 / 35)
+        // Through a partial that ends 200 ms into their sound: 4 of its 10 audible frames.
+        #expect(meter.evidence(ofUtteranceAtMs: 100, throughMs: 51 * 20).echoExplained == 4.0 / 10)
+        // A partial that ends before their sound is judged from the utterance's start, through its end.
+        #expect(meter.evidence(ofUtteranceAtMs: 100, throughMs: 30 * 20).echoExplained == 1)
+    }
+
+    @Test func `in the echo alone, without three unexplained frames in a row, the share is read from the utterance's start`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeueeeeuueeeeeeeu.ueee") { meter.add(frame) }
+        #expect(meter.userSound(fromPositionMs: 0) == .echoOnly)
+        #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == 19.0 / 24)
+        #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil) == meter.evidence(fromPositionMs: 0))
+    }
 }

@@ -12,7 +12,8 @@ import AudioIO
 /// frames under half explained once the reply is lowered for them.
 ///
 /// The same frames say where, in an utterance the reply's echo opened, the user's own sound begins
-/// (`userSound(fromPositionMs:)`): the loop drops the echo's words before it from the turn.
+/// (`userSound(fromPositionMs:)`): the loop drops the echo's words before it from the turn, and reads the barge-in
+/// share from there.
 struct BargeInEvidenceMeter {
     /// A frame at least this much explained by the reference counts as the reply's echo.
     static let explainedFrame: Float = 0.5
@@ -63,27 +64,56 @@ struct BargeInEvidenceMeter {
         }
     }
 
-    /// The share (0...1) of the audible frames from `positionMs` on that the reply's sound explains, nil when none
-    /// was audible or no frame was measured (no canceller: nothing to say); and whether the utterance began before the
-    /// reply's sound reached the microphone (nil: no reply sound heard yet).
+    /// The share (0...1) of the audible frames from `positionMs` on (with the pre-roll, over the last 3 s) that the
+    /// reply's sound explains, nil when none was audible or no frame was measured (no canceller: nothing to say); and
+    /// whether the utterance began before the reply's sound reached the microphone (nil: no reply sound heard yet).
     func evidence(fromPositionMs positionMs: Int) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
-        let latest = frames.last.map { $0.sequence >= UInt64(Self.shareFrames) ? $0.sequence - UInt64(Self.shareFrames) + 1 : 0 } ?? 0
-        let first = max(latest, UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames)))
-        let audible = frames.filter { $0.sequence >= first && $0.audible }
-        let measured = audible.contains { $0.explained != nil }
-        let explained = audible.filter { ($0.explained ?? 0) >= Self.explainedFrame }.count
-        let share = measured ? Double(explained) / Double(audible.count) : nil
-        let startSequence = UInt64(max(0, positionMs / AudioFrame.durationMs))
-        return (share, replyAudioFrom.map { startSequence < $0 })
+        let last = frames.last?.sequence ?? 0
+        return (share(from: UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames)), through: last),
+                startedBeforeReplyAudio(positionMs))
     }
 
-    /// Where, from `positionMs` (an utterance's first voiced frame) on, the first `userRunFrames` audible frames
-    /// in a row that the reply's sound does not explain begin: the user's own sound. `.unknown` when no audible frame
+    /// `evidence(fromPositionMs:)` for the utterance that opened at `positionMs`, read over the frames a partial
+    /// was made of: from the user's own sound (`userSound`) where the frames show it, else from the utterance's
+    /// start, through `throughMs` (where the partial's audio ends; nil: the latest frame), 3 s at most.
+    ///
+    /// Not from the start when the user's sound is found: a user who begins at a sentence's onset meets the reply at
+    /// full level until the lowering reaches the speaker (a playback buffer later, and the reference's reach after
+    /// that), and those frames, explained, held every partial of theirs (on the loopback the reply explained 85 % of
+    /// a "go forward ten meters" of which a third of the frames from their own sound on were theirs alone). Not
+    /// through the latest frame: the recogniser lags the microphone by seconds on a loaded machine, and the frames
+    /// after the partial's words are not what it heard.
+    func evidence(ofUtteranceAtMs positionMs: Int, throughMs: Int?) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+        let latest = frames.last?.sequence ?? 0
+        let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest
+        let first: UInt64 =
+            if case .from(let ms) = userSound(fromPositionMs: positionMs, throughSequence: last) {
+                UInt64(ms / AudioFrame.durationMs)
+            } else {
+                UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
+            }
+        return (share(from: first, through: last), startedBeforeReplyAudio(positionMs))
+    }
+
+    /// The share of the audible frames `first...last` (the last `shareFrames` of them at most) the reply explains.
+    private func share(from first: UInt64, through last: UInt64) -> Double? {
+        let from = max(first, last >= UInt64(Self.shareFrames) ? last - UInt64(Self.shareFrames) + 1 : 0)
+        let audible = frames.filter { $0.sequence >= from && $0.sequence <= last && $0.audible }
+        guard audible.contains(where: { $0.explained != nil }) else { return nil }
+        return Double(audible.filter { ($0.explained ?? 0) >= Self.explainedFrame }.count) / Double(audible.count)
+    }
+
+    private func startedBeforeReplyAudio(_ positionMs: Int) -> Bool? {
+        replyAudioFrom.map { UInt64(max(0, positionMs / AudioFrame.durationMs)) < $0 }
+    }
+
+    /// Where, from `positionMs` (an utterance's first voiced frame) on (through `throughSequence`), the first
+    /// `userRunFrames` audible frames in a row that the reply's sound does not explain begin: the user's own sound. `.unknown` when no audible frame
     /// of the utterance was measured (no canceller, nothing played, nothing audible) or its start is no longer kept.
-    func userSound(fromPositionMs positionMs: Int) -> UserSound {
+    func userSound(fromPositionMs positionMs: Int, throughSequence: UInt64 = .max) -> UserSound {
         let first = UInt64(max(0, positionMs / AudioFrame.durationMs))
         guard let oldest = frames.first?.sequence, oldest <= first else { return .unknown }
-        let utterance = frames.filter { $0.sequence >= first }
+        let utterance = frames.filter { $0.sequence >= first && $0.sequence <= throughSequence }
         guard utterance.contains(where: { $0.audible && $0.explained != nil }) else { return .unknown }
         var run: [Frame] = []
         for frame in utterance {
