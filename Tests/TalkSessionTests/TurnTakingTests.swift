@@ -28,6 +28,15 @@ import Testing
         var state: TalkState
 
         var testDescription: String { name }
+
+        /// The machine after `before`, handed `event`: the actions it returns, in order, and the state it leaves.
+        func check(sourceLocation: SourceLocation = #_sourceLocation) {
+            var machine = TurnTaking(configuration)
+            machine.interruptOnSpeech = interruptOnSpeech
+            for event in before { _ = machine.handle(event) }
+            #expect(machine.handle(event) == actions, sourceLocation: sourceLocation)
+            #expect(machine.state.talkState == state, sourceLocation: sourceLocation)
+        }
     }
 
     static func configuration(_ change: (inout TurnTaking.Configuration) -> Void) -> TurnTaking.Configuration {
@@ -213,14 +222,7 @@ import Testing
     ]
 
     @Test(arguments: rows)
-    func `event to actions`(row: Row) {
-        var machine = TurnTaking(row.configuration)
-        machine.interruptOnSpeech = row.interruptOnSpeech
-        for event in row.before { _ = machine.handle(event) }
-        let actions = machine.handle(row.event)
-        #expect(actions == row.actions)
-        #expect(machine.state.talkState == row.state)
-    }
+    func `event to actions`(row: Row) { row.check() }
 
     @Test func `the minimum speech duration holds a partial until the user has spoken that long`() {
         var configuration = TurnTaking.Configuration()
