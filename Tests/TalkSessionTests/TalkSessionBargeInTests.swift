@@ -113,7 +113,7 @@ import Testing
     /// reply explained 77 to 88 % of the utterance from its start to the latest frame, so every partial was held and
     /// the reply played to its end. The frames from their own sound through the partial's end tell them from the echo.
     @Test(arguments: [
-        Heard(name: "their first frames met the reply at full level", runs: [(30, 0.95), (9, 0.2)], partialEndMs: 980),
+        Heard(name: "their first frames met the reply at full level", runs: [(20, 0.95), (5, 0.2)], partialEndMs: 700),
         Heard(name: "the partial arrives after their words, with the echo leaking since", runs: [(12, 0.2), (40, 0.9)], partialEndMs: 440),
     ])
     func `a user's words over the reply cut it off though the reply explains most of the utterance from its start to now`(
