@@ -54,7 +54,8 @@ final class PulseTestServer: Sendable {
         let socket = directory.appendingPathComponent("pulse.sock").path
         let child = try PulseAudioLauncher.start(
             [
-                "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no",
+                // No shared memory: PulseAudio 16's memfd import aborts the server under load (scripts/with-pulse.sh).
+                "--daemonize=no", "--exit-idle-time=30", "-n", "--disallow-exit", "--use-pid-file=no", "--disable-shm=yes",
                 "--log-target=stderr", "--log-level=error",
                 "--load=module-native-protocol-unix auth-anonymous=1 socket=\(socket)",
                 "--load=module-null-sink sink_name=vsink rate=16000 channels=1",
