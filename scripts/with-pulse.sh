@@ -11,10 +11,10 @@ export XDG_RUNTIME_DIR="$dir/runtime" HOME_FOR_PULSE="$dir/home"
 
 # No session bus for the server: pulseaudio claims org.PulseAudio1 on the one it finds and exits if that name is
 # taken (by the desktop's own PulseAudio, or another private server on the same bus).
+# --disable-shm: PulseAudio 16 aborts now and then under load when a client's memfd block reaches it before the
+# pool is registered ("non-registered memfd ID", then memblock.c's n_imported assertion): a server bug the tests
+# cannot work around, which took the whole pass's server down. Copying the audio over the socket avoids it.
 env -u DBUS_SESSION_BUS_ADDRESS -u DISPLAY -u WAYLAND_DISPLAY -u PULSE_SERVER HOME="$dir/home" \
-    # --disable-shm: PulseAudio 16 aborts now and then under load when a client's memfd block reaches it before the
-    # pool is registered ("non-registered memfd ID", then memblock.c's n_imported assertion): a server bug the tests
-    # cannot work around, which took the whole pass's server down. Copying the audio over the socket avoids it.
     pulseaudio --daemonize=no --exit-idle-time=-1 -n --disallow-exit --use-pid-file=no --disable-shm=yes \
     --log-target=stderr --log-level=error \
     --load="module-native-protocol-unix auth-anonymous=1 socket=$dir/pulse.sock" \
