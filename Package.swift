@@ -35,13 +35,16 @@ let package = Package(
             cxxSettings: [.define("WEBRTC_POSIX"), .define("WEBRTC_AUDIO_PROCESSING_ONLY_BUILD")]),
 
         .target(name: "TalkLogging"),
+        // posix_spawn with a clean signal mask, for the children benches and tests start (no dependencies, so the
+        // test support can use it too).
+        .target(name: "ChildProcessSpawn"),
         .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123", "CEchoCanceller"]),
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
         // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals,
         // and the reference Gateway as a child process (benches and tests spawn it; the daemon's libraries never do).
-        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO", "SessionBridge"]),
+        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO", "SessionBridge", "ChildProcessSpawn"]),
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
@@ -60,7 +63,7 @@ let package = Package(
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
-        .target(name: "TalkTestSupport", path: "Tests/TalkTestSupport"),
+        .target(name: "TalkTestSupport", dependencies: ["ChildProcessSpawn"], path: "Tests/TalkTestSupport"),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),

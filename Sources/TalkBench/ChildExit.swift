@@ -1,3 +1,4 @@
+import ChildProcessSpawn
 import Foundation
 import Glibc
 import Synchronization
@@ -21,7 +22,7 @@ package final class ChildExit: Sendable {
             var status: Int32 = 0
             var rc: pid_t
             repeat { rc = waitpid(pid, &status, 0) } while rc < 0 && errno == EINTR
-            ended(rc == pid ? ChildSpawn.exitStatus(status) : -1)
+            ended(rc == pid ? PosixSpawn.exitStatus(status) : -1)
         }
         thread.name = "bench-child-exit"
         thread.start()

@@ -1,3 +1,4 @@
+import ChildProcessSpawn
 import Foundation
 import Glibc
 import Synchronization
@@ -60,38 +61,12 @@ package enum ChildSpawn {
     ) throws(StartError) -> pid_t {
         var (path, arguments) = (path, arguments)
         if let parentDeathSignal { (path, arguments) = try dyingWithParent(path, arguments, signal: parentDeathSignal) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        if let errorPath {
-            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        do {
+            return try PosixSpawn.spawn(
+                path, arguments, environment: environment, stdout: .file(outputPath), stderr: errorPath.map { .file($0) } ?? .sameAsStdout)
+        } catch {
+            throw .cannotStart(path: path, reason: error.reason)
         }
-        // A clean signal mask and default dispositions: a Foundation thread blocks SIGTERM, a child would inherit it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        [SIGTERM, SIGINT, SIGHUP, SIGPIPE].forEach { sigaddset(&defaults, $0) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw .cannotStart(path: path, reason: String(cString: strerror(rc))) }
-        return pid
     }
 
     /// The exit status (128 + signal when killed) once `pid` has ended and been reaped; nil while it runs.
@@ -99,13 +74,7 @@ package enum ChildSpawn {
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
         guard rc == pid else { return rc < 0 && errno == ECHILD ? -1 : nil }
-        return exitStatus(status)
-    }
-
-    /// A `waitpid` status as a shell shows it: the exit code, or 128 + the signal that ended the process.
-    static func exitStatus(_ status: Int32) -> Int32 {
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        return PosixSpawn.exitStatus(status)
     }
 }
 

@@ -1,52 +1,21 @@
+import ChildProcessSpawn
 import Foundation
 
-/// posix_spawn and waitpid, for the test servers, pactl and other tools. Foundation's `Process` is not used: on Linux its
-/// monitor thread blocks in `wait4` on a long-lived child (the server) and never reaps a short one (pactl).
+/// The test servers, pactl and other tools as children (`PosixSpawn`), waited for off the cooperative pool.
 package enum ChildProcess {
     /// Starts `path` with `arguments` and `environment`; stdout goes to `stdoutFD` (default /dev/null), stderr to
     /// the file at `stderrPath` (created; default /dev/null).
     /// `mergeStderr` sends stderr where stdout goes instead; stdin reads `stdinPath` (default /dev/null).
     package static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdoutFD: Int32? = nil,
                               stderrPath: String? = nil, mergeStderr: Bool = false, stdinPath: String? = nil) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
-        if let stdoutFD {
-            posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let stderr: PosixSpawn.Stream = mergeStderr ? .sameAsStdout : stderrPath.map { .file($0) } ?? .devNull
+        do {
+            return try PosixSpawn.spawn(
+                path, arguments, environment: environment, stdin: stdinPath.map { .file($0) } ?? .devNull,
+                stdout: stdoutFD.map { .descriptor($0) } ?? .devNull, stderr: stderr)
+        } catch {
+            throw CommandFailure("cannot start \(path): \(error.reason)")
         }
-        if mergeStderr {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        } else if let stderrPath {
-            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        // A clean signal mask: the spawning thread (a Foundation thread) blocks SIGTERM, and a child inherits
-        // that; the PipeWire supervisor script must get the SIGTERM that stops it.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        [SIGTERM, SIGINT, SIGHUP, SIGPIPE].forEach { sigaddset(&defaults, $0) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw CommandFailure("cannot start \(path): \(String(cString: strerror(rc)))") }
-        return pid
     }
 
     /// Waits for `pid` to end; returns its exit status (or 128 + signal).
@@ -54,8 +23,7 @@ package enum ChildProcess {
     package static func wait(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        return PosixSpawn.exitStatus(status)
     }
 
     /// Runs a command to completion on a thread of its own, never blocking the cooperative pool (two threads here,

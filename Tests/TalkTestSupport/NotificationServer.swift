@@ -1,3 +1,4 @@
+import ChildProcessSpawn
 import Foundation
 import Synchronization
 
@@ -99,30 +100,19 @@ package final class NotificationServer: @unchecked Sendable {
         var output: [Int32] = [0, 0], input: [Int32] = [0, 0]
         guard pipe(&output) == 0, pipe(&input) == 0 else { throw CommandFailure("pipe failed") }
         [output[0], input[1]].forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        // The child's ends: it has its own copies once started, and neither is needed here if it was not.
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            close(output[1])
+            close(input[0])
         }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
-        close(output[1])
-        close(input[0])
-        guard rc == 0 else { throw CommandFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
+        let pid: pid_t
+        do {
+            pid = try PosixSpawn.spawn(
+                "/usr/bin/env", arguments, environment: environment, stdin: .descriptor(input[0]), stdout: .descriptor(output[1]),
+                stderr: .devNull)
+        } catch {
+            throw CommandFailure("cannot start \(arguments[0]): \(error.reason)")
+        }
         return (pid, FileHandle(fileDescriptor: output[0], closeOnDealloc: true), FileHandle(fileDescriptor: input[1], closeOnDealloc: true))
     }
 }
