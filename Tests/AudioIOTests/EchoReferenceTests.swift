@@ -74,26 +74,12 @@ import TalkLogging
     /// samples were once compared only at lags of 0 and more, and such an echo was left where nothing cancels it.
     @Test(arguments: [600 - 341, -640])
     func `an echo that jumps nearer its reference, or before it, is moved back to its lag to the sample`(lagAfter: Int) throws {
-        let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
-        let played = speech + speech + speech + speech
-        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : lagAfter }
         var aligner = EchoAligner()
-        var offset = 0  // how much later than the capture's own index the reference is read
-        var lags: [Int] = []
-        for frame in 0..<(played.count / 320 - 10) {
-            let start = frame * 320
-            let far = (0..<320).map { i in played.indices.contains(start + i + offset) ? played[start + i + offset] : 0 }
-            let near = (0..<320).map { i -> Int16 in
-                let j = start + i - delay(start + i)
-                return played.indices.contains(j) ? played[j] / 2 : 0
-            }
-            if let ns = aligner.add(reference: far, capture: near) { offset += Int(ns / Int64(EchoReference.nanosecondsPerSample)) }
-            lags.append(delay(start) + offset)
-        }
+        let (lags, jumpFrame) = try Self.lags(through: &aligner, jumpingTo: lagAfter, scrambled: false)
         // Before the drop the echo lagged its reference by 600 samples (37.5 ms, inside the window: left alone).
-        #expect(lags[2 * speech.count / 320 - 1] == 600)
+        #expect(lags[jumpFrame - 1] == 600)
         // Within 1.5 s of the drop it lags by exactly 600 again, and stays there.
-        let settled = 2 * speech.count / 320 + 75
+        let settled = jumpFrame + 75
         #expect(lags[settled...].allSatisfy { $0 == 600 }, "lags after the drop: \(Set(lags[settled...]).sorted())")
     }
 
@@ -101,11 +87,25 @@ import TalkLogging
     /// room changes them; here each sample's sign is scrambled, which leaves the loudness envelope as it was) is
     /// still brought back to the target lag by the envelopes, as before a lag was held, not left uncancelled.
     @Test func `a held echo that leaves the window unconfirmed by its samples is brought to the target lag`() throws {
+        var aligner = EchoAligner()
+        let (lags, jumpFrame) = try Self.lags(through: &aligner, jumpingTo: -640, scrambled: true)
+        #expect(aligner.heldLagSamples == nil)
+        #expect(lags[jumpFrame - 1] == 600)
+        // Within 1.5 s of the jump the echo lags its reference by 60 ms (960 samples) to within an envelope step.
+        let settled = jumpFrame + 75
+        #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoTuning.Alignment.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
+    }
+
+    /// The echo's lag behind the reference `aligner` reads, frame by frame (20 ms), over four plays of a clip at half
+    /// level: the echo lags 600 samples for the first two plays, then `lagAfter` (`jumpFrame` is the frame the
+    /// jump falls in). `scrambled`: after the jump a fixed pseudo-random third of the samples change sign, the same
+    /// loudness with samples that no longer match, as a room changes them.
+    static func lags(through aligner: inout EchoAligner, jumpingTo lagAfter: Int, scrambled: Bool) throws -> (lags: [Int], jumpFrame: Int) {
         let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
         let played = speech + speech + speech + speech
-        let delay = { (capturedIndex: Int) -> Int in capturedIndex < 2 * speech.count ? 600 : -640 }
-        var aligner = EchoAligner()
-        var offset = 0
+        let jump = 2 * speech.count
+        let delay = { (capturedIndex: Int) -> Int in capturedIndex < jump ? 600 : lagAfter }
+        var offset = 0  // how much later than the capture's own index the reference is read
         var lags: [Int] = []
         for frame in 0..<(played.count / 320 - 10) {
             let start = frame * 320
@@ -113,17 +113,12 @@ import TalkLogging
             let near = (0..<320).map { i -> Int16 in
                 let j = start + i - delay(start + i)
                 guard played.indices.contains(j) else { return 0 }
-                // After the jump: the same loudness, samples that no longer match (a fixed pseudo-random sign).
-                let flip = start + i >= 2 * speech.count && (start + i) * 2_654_435_761 % 7 < 3
+                let flip = scrambled && start + i >= jump && (start + i) * 2_654_435_761 % 7 < 3
                 return flip ? -(played[j] / 2) : played[j] / 2
             }
             if let ns = aligner.add(reference: far, capture: near) { offset += Int(ns / Int64(EchoReference.nanosecondsPerSample)) }
             lags.append(delay(start) + offset)
         }
-        #expect(aligner.heldLagSamples == nil)
-        #expect(lags[2 * speech.count / 320 - 1] == 600)
-        // Within 1.5 s of the jump the echo lags its reference by 60 ms (960 samples) to within an envelope step.
-        let settled = 2 * speech.count / 320 + 75
-        #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoTuning.Alignment.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
+        return (lags, jump / 320)
     }
 }
