@@ -43,8 +43,11 @@ let package = Package(
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
         // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals,
-        // and the reference Gateway as a child process (benches and tests spawn it; the daemon's libraries never do).
-        .target(name: "TalkBench", dependencies: ["TalkLogging", "AudioIO", "SessionBridge", "ChildProcessSpawn"]),
+        // the reference Gateway as a child process (benches and tests spawn it; the daemon's libraries never do), the
+        // daemon as a child (TalkChild) and the soak that drives it (its control socket through TalkService's client).
+        .target(
+            name: "TalkBench",
+            dependencies: ["TalkLogging", "AudioIO", "SessionBridge", "ChildProcessSpawn", "TalkService"]),
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),

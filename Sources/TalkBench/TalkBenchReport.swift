@@ -167,7 +167,8 @@ package struct LiveTalkFigures {
     }
 
     package var text: [String] {
-        var lines = ["  live conditions: \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words"]
+        var lines = ["  live conditions: \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words, "
+            + (conditions["recognition"]?.stringValue ?? "dictation")]
         lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0

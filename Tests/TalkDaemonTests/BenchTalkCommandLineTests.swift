@@ -1,8 +1,11 @@
+import Foundation
+import TalkBench
 import Testing
 
 @testable import TalkDaemon
 
-/// `bench talk --stt`: whose words its file session sends, local by default so the figures are this client's.
+/// `bench talk --stt`: whose words its file session sends, local by default so the figures are this client's;
+/// `--grammar` and `--server`, the live conditions.
 @Suite struct BenchTalkCommandLineTests {
     let parser = CommandParser(root: OpenClawTalk.self)
 
@@ -14,5 +17,30 @@ import Testing
         #expect(throws: ValidationError("Invalid value 'cloud' for '--stt': expected local, gateway or auto")) {
             _ = try parser.command(["bench", "talk", "--stt", "cloud"])
         }
+    }
+
+    @Test func `the live sessions recognise by dictation unless --grammar names a grammar file`() throws {
+        let plain = try #require(try parser.command(["bench", "talk"]) as? OpenClawTalk.Bench.Talk)
+        #expect(plain.conditions.grammar == nil)
+        #expect(plain.conditions.json["recognition"]?.stringValue == "dictation")
+        let path = FileManager.default.temporaryDirectory.path + "/bench-talk-\(getpid()).gram"
+        try "#JSGF V1.0;\ngrammar g;\npublic <s> = go forward;\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let grammar = try #require(try parser.command(["bench", "talk", "--grammar", path]) as? OpenClawTalk.Bench.Talk)
+        #expect(grammar.conditions.grammar == path)
+        #expect(grammar.conditions.json["recognition"]?.stringValue == "grammar \((path as NSString).lastPathComponent)")
+        #expect(throws: ValidationError("Invalid value '/nonexistent.gram' for '--grammar': no readable file there")) {
+            _ = try parser.command(["bench", "talk", "--grammar", "/nonexistent.gram"])
+        }
+    }
+
+    @Test(arguments: [["bench", "talk"], ["bench", "soak"]])
+    func `bench talk and bench soak take the same --server`(command: [String]) throws {
+        #expect(throws: ValidationError("Invalid value 'alsa' for '--server': expected pulse or pipewire")) {
+            _ = try parser.command(command + ["--server", "alsa"])
+        }
+        let parsed = try parser.command(command + ["--server", "pipewire"])
+        let server = (parsed as? OpenClawTalk.Bench.Talk)?.conditions.server ?? (parsed as? OpenClawTalk.Bench.Soak)?.server
+        #expect(server == .pipewire)
     }
 }

@@ -50,17 +50,9 @@ extension SoakCommandTests {
         let (running, family) = try await startedSoak(command)
         defer { for pid in family.keys where ProcessTree.isAlive(pid) { kill(pid, SIGKILL) } }
         let daemon = try #require(family.first { $0.value.contains("openclaw-talk run") }?.key)
-        // Once the daemon listens (its stdout is a file of the soak's), the soak is under way: the daemon dies.
-        let stdout = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon)/fd/1")
-        let deadline = ContinuousClock.now + .seconds(90)
-        func listening() -> Bool {
-            (FileManager.default.contents(atPath: stdout)).map { String(decoding: $0, as: UTF8.self) }?
-                .contains(#""to":"listening""#) ?? false
-        }
-        while !listening(), ContinuousClock.now < deadline, ProcessTree.isAlive(daemon) {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        try #require(listening(), "the soak's daemon never listened: \(running.stderrSoFar.suffix(800))")
+        // The soak is under way once it says so (the daemon listens and is connected): then the daemon dies.
+        try #require(await running.waitForStderr("soaking for", timeout: .seconds(150)),
+                     "the soak never began: \(running.stderrSoFar.suffix(800))")
         kill(daemon, SIGKILL)
         // Ten minutes were asked for: a soak that goes on without its daemon is killed at 30 s and fails here.
         let outcome = try await running.finish(timeout: .seconds(30))

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import TalkDaemon
+@testable import TalkBench
 
 /// `bench soak`'s counting, from the Gateway's records: each row a run's utterances and the requests the Gateway
 /// saw, and what the user would be told (lost, duplicated, wrong text).

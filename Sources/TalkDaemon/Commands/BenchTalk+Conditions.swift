@@ -1,18 +1,20 @@
 import Foundation
 import SessionBridge
+import TalkBench
 
-/// The conditions `bench talk`'s live half runs in: whose voice speaks the reply, how long the reply is, and
-/// which sound server plays and hears it. A self-interruption seen by users (the local voice, a 25 s reply,
+/// The conditions `bench talk`'s live half runs in: whose voice speaks the reply, how long the reply is, which
+/// sound server plays and hears it, and whether the daemon recognises with a grammar or by dictation. A self-interruption seen by users (the local voice, a 25 s reply,
 /// dictation) is measured by naming those conditions, not by editing the benchmark.
 struct TalkBenchConditions: Sendable {
     enum Voice: String, Sendable { case local, gateway }
-    enum Server: String, Sendable { case pulse, pipewire }
 
     var voice: Voice = .local
     /// nil: the short reply (`OpenClawTalk.Bench.Talk.reply`, about 6 s).
     var replySeconds: Int?
     /// What the user asked for (`--server`); the server that answered is checked against it.
-    var server: Server?
+    var server: SoundServerKind?
+    /// `--grammar`: the live sessions' `run --grammar` (an absolute path); nil: dictation.
+    var grammar: String?
 
     /// The file session's: the short reply in the local voice.
     static let fileSession = TalkBenchConditions()
@@ -25,9 +27,13 @@ struct TalkBenchConditions: Sendable {
             self.voice = voice
         }
         replySeconds = try parsed.intOption("reply-seconds", range: 2...120)
-        if let name = parsed.option("server") {
-            guard let server = Server(rawValue: name) else { throw ValidationError("Invalid value '\(name)' for '--server': expected pulse or pipewire") }
-            self.server = server
+        server = try SoundServerOption.kind(parsed)
+        if let path = parsed.option("grammar") {
+            let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            guard FileManager.default.isReadableFile(atPath: absolute) else {
+                throw ValidationError("Invalid value '\(path)' for '--grammar': no readable file there")
+            }
+            grammar = absolute
         }
     }
 
@@ -70,14 +76,14 @@ struct TalkBenchConditions: Sendable {
     /// The sound server answering on PULSE_SERVER (or the default one), by the name it gives (`pactl info`):
     /// PipeWire's Pulse server calls itself "PulseAudio (on PipeWire x.y)". Refused when `--server` named the other.
     /// pactl runs and is waited for on a thread of its own, off the cooperative pool.
-    func checkedServer() async throws -> Server {
+    func checkedServer() async throws -> SoundServerKind {
         let conditions = self
         return try await withCheckedThrowingContinuation { done in
             Thread { done.resume(with: Result { try conditions.checkedServerBlocking() }) }.start()
         }
     }
 
-    private func checkedServerBlocking() throws -> Server {
+    private func checkedServerBlocking() throws -> SoundServerKind {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["pactl", "info"]
@@ -91,7 +97,7 @@ struct TalkBenchConditions: Sendable {
               let name = output.split(separator: "\n").first(where: { $0.hasPrefix("Server Name:") }) else {
             throw ValidationError("no sound server answered 'pactl info' (start one: scripts/with-pulse.sh or scripts/with-pipewire.sh)")
         }
-        let found: Server = name.contains("PipeWire") ? .pipewire : .pulse
+        let found: SoundServerKind = name.contains("PipeWire") ? .pipewire : .pulse
         if let server, server != found {
             throw ValidationError("--server \(server.rawValue), but the server answering is \(name.dropFirst(12).trimmingCharacters(in: .whitespaces)) "
                 + "(run it under scripts/with-\(server == .pulse ? "pulse" : "pipewire").sh)")
@@ -100,6 +106,9 @@ struct TalkBenchConditions: Sendable {
     }
 
     var json: JSONValue {
-        ["voice": .string(voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count))]
+        [
+            "voice": .string(voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
+            "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
+        ]
     }
 }

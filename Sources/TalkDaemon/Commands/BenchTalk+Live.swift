@@ -26,7 +26,8 @@ extension OpenClawTalk.Bench.Talk {
         func session(home: String, aec: String, gateway: ReferenceGatewayProcess, record name: String) async throws -> TalkChild {
             try await TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
-                 "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"],
+                 "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"]
+                    + (conditions.grammar.map { ["--grammar", $0] } ?? []),
                 home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
         }
     }

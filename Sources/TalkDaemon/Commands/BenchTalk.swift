@@ -26,7 +26,8 @@ extension OpenClawTalk.Bench {
                 .option("barge-in-trials", value: "n", help: "Live sessions with the user speaking over the reply (default: as --trials)."),
                 .option("voice", value: "local|gateway", help: "Whose voice speaks the live replies (default local: a Gateway without a Talk provider)."),
                 .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
-                .option("server", value: "pulse|pipewire", help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
+                .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
+                SoundServerOption.spec(help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
             ] + AudioDeviceOptions.options(.devices, help: .loopback) + [
                 RepositoryOption.spec,

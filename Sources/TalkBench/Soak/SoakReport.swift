@@ -1,6 +1,5 @@
 import Foundation
 import SessionBridge
-import TalkBench
 
 /// What the soak's loops record as they go (one actor: the speaker, the faults and the sampler write to it).
 actor SoakLog {
@@ -29,7 +28,7 @@ actor SoakLog {
 }
 
 /// `bench soak`'s figures: the Gateway's count, each fault's recovery, the daemon's resources over time.
-struct SoakReport {
+package struct SoakReport {
     var tally: SoakTally
     /// Seconds since the start at which each counted utterance ended (the deliveries plot's x axis).
     var utteranceTimes: [Double]
@@ -41,10 +40,10 @@ struct SoakReport {
     var minutes = 0.0
     var faultEverySeconds = 0.0
     var daemonExited = false
-    var daemonExitStatus: Int32?
+    package var daemonExitStatus: Int32?
     /// Seconds into the soak when the daemon exited.
-    var daemonExitedAt: Double?
-    var daemonLog: String?
+    package var daemonExitedAt: Double?
+    package var daemonLog: String?
 
     static let recoveryTargetMs = 2000.0
     static let growthTargetPercent = 5.0
@@ -58,7 +57,7 @@ struct SoakReport {
         }
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         func rounded(_ v: Double?) -> JSONValue { v.map { .double(($0 * 10).rounded() / 10) } ?? .null }
         var recovery: [String: JSONValue] = [:]
         for (kind, times, missed) in recoveries {
@@ -69,7 +68,7 @@ struct SoakReport {
         }
         var object: [String: JSONValue] = [
             "server": .string(server), "minutes": .double(minutes), "faultEverySeconds": .double(faultEverySeconds),
-            "utterance": .string(OpenClawTalk.Bench.Soak.words),
+            "utterance": .string(SoakRun.words),
             "requests": tally.json, "notSpoken": .int(Int64(unheard.count)),
             "utterances": .array(zip(utteranceTimes, zip(tally.keysPerUtterance, tally.delayPerUtterance)).map { t, answer in
                 ["atSeconds": rounded(t), "keys": .int(Int64(answer.0)), "deliveryMs": rounded(answer.1)]
@@ -89,12 +88,12 @@ struct SoakReport {
         return .object(object)
     }
 
-    var text: [String] {
+    package var text: [String] {
         let t = tally
         var lines = [
             String(format: "bench soak: %.1f min on %@, a fault every %.0f s (%d faults), \"%@\" every %.0f s",
-                   minutes, server, faultEverySeconds, faults.count, OpenClawTalk.Bench.Soak.words,
-                   OpenClawTalk.Bench.Soak.utteranceEverySeconds),
+                   minutes, server, faultEverySeconds, faults.count, SoakRun.words,
+                   SoakRun.utteranceEverySeconds),
             "  requests (the Gateway's count): \(t.spoken) spoken, \(t.delivered) delivered, \(t.lost) lost, "
                 + "\(t.duplicated) duplicated, \(t.wrongText) wrong text"
                 + (t.unprompted > 0 ? ", \(t.unprompted) unprompted" : "") + (unheard.isEmpty ? "" : "; \(unheard.count) not spoken (microphone away)"),

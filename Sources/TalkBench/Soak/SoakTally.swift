@@ -1,6 +1,5 @@
 import Foundation
 import SessionBridge
-import TalkBench
 
 /// What `bench soak` counts from the Gateway's side, free of I/O so a table can test it: each utterance spoken
 /// into the virtual microphone against the `chat.send` requests the Gateway recorded (`chat-transcripts`).

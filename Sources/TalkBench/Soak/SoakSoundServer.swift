@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import TalkBench
 
 /// `bench soak`'s private, headless sound server, which it kills and starts again: PulseAudio (as
 /// scripts/with-pulse.sh starts it) or PipeWire (scripts/pipewire-headless.sh from the checkout). Both get the same
@@ -8,9 +7,7 @@ import TalkBench
 /// plays into vsink, the daemon hears on vmic), and a second null sink `speaker` for the replies, so the daemon
 /// never hears itself.
 final class SoakSoundServer: @unchecked Sendable {
-    enum Kind: String { case pulse, pipewire }
-
-    let kind: Kind
+    let kind: SoundServerKind
     let folder: String
     private let repository: String
     private var pid: pid_t?
@@ -20,7 +17,7 @@ final class SoakSoundServer: @unchecked Sendable {
     /// How long a server may take to answer after it starts: a hang bound (a loaded 2-core machine takes seconds).
     static let startBound: Duration = .seconds(60)
 
-    init(kind: Kind, folder: String, repository: String) throws {
+    init(kind: SoundServerKind, folder: String, repository: String) throws {
         self.kind = kind
         self.folder = folder
         self.repository = repository
@@ -60,12 +57,12 @@ final class SoakSoundServer: @unchecked Sendable {
         case .pipewire:
             let script = repository + "/scripts/pipewire-headless.sh"
             guard FileManager.default.fileExists(atPath: script) else {
-                throw ValidationError("bench soak --server pipewire needs \(script): run it from the openclaw-talk source folder")
+                throw BenchSoakError.part("bench soak --server pipewire needs \(script): run it from the openclaw-talk source folder")
             }
             path = "/bin/bash"
             arguments = [script, folder, "\(getpid())"]
         }
-        guard !halted.load(ordering: .acquiring) else { throw ValidationError("bench soak is stopping: the sound server is not started again") }
+        guard !halted.load(ordering: .acquiring) else { throw BenchSoakError.part("bench soak is stopping: the sound server is not started again") }
         // It dies with the soak, however the soak ends: PulseAudio at once; the PipeWire script on SIGTERM, which it
         // traps to kill its three servers (SIGKILL would leave them running).
         let (death, logPath) = (kind == .pulse ? ChildSpawn.ParentDeathSignal.kill : .term, folder + "/server.log")
@@ -76,13 +73,13 @@ final class SoakSoundServer: @unchecked Sendable {
         // A halt that came during the spawn found no pid to kill: this start kills what it started.
         guard !halted.load(ordering: .acquiring) else {
             await kill()
-            throw ValidationError("bench soak is stopping: the sound server just started was stopped")
+            throw BenchSoakError.part("bench soak is stopping: the sound server just started was stopped")
         }
         let deadline = ContinuousClock.now + Self.startBound
         while ContinuousClock.now < deadline {
             if let status = ChildSpawn.exited(pid) {
                 self.pid = nil
-                throw ValidationError("the \(kind.rawValue) server exited at start (\(status)): \(log)")
+                throw BenchSoakError.part("the \(kind.rawValue) server exited at start (\(status)): \(log)")
             }
             if await ready() {
                 if kind == .pipewire { _ = await pactl(["load-module", "module-null-sink", "sink_name=speaker", "rate=16000", "channels=1"]) }
@@ -90,7 +87,7 @@ final class SoakSoundServer: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw ValidationError("the \(kind.rawValue) server did not answer within \(Self.startBound): \(log)")
+        throw BenchSoakError.part("the \(kind.rawValue) server did not answer within \(Self.startBound): \(log)")
     }
 
     /// The server answers and the virtual microphone is there.
@@ -116,14 +113,14 @@ final class SoakSoundServer: @unchecked Sendable {
     func removeMicrophone() async throws {
         let (_, modules) = await pactl(["list", "short", "modules"])
         guard let line = modules.split(separator: "\n").first(where: { $0.contains("source_name=vmic") }),
-              let id = line.split(separator: "\t").first else { throw ValidationError("no module holds vmic: \(modules)") }
+              let id = line.split(separator: "\t").first else { throw BenchSoakError.part("no module holds vmic: \(modules)") }
         let (status, out) = await pactl(["unload-module", String(id)])
-        guard status == 0 else { throw ValidationError("pactl unload-module \(id) failed: \(out)") }
+        guard status == 0 else { throw BenchSoakError.part("pactl unload-module \(id) failed: \(out)") }
     }
 
     func returnMicrophone() async throws {
         let (status, out) = await pactl(["load-module", "module-remap-source", "master=vsink.monitor", "source_name=vmic"])
-        guard status == 0 else { throw ValidationError("pactl load-module module-remap-source failed: \(out)") }
+        guard status == 0 else { throw BenchSoakError.part("pactl load-module module-remap-source failed: \(out)") }
     }
 
     /// Plays 16 kHz mono s16le `file` into vsink; false when the server is not there to play it.

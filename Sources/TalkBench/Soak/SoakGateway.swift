@@ -1,7 +1,6 @@
 import Foundation
 import SessionBridge
 import Synchronization
-import TalkBench
 
 /// `bench soak`'s reference Gateway: started on free ports once, then killed and started again at the same
 /// address and control port (`--state-dir` keeps the paired device). What it recorded (`chat-transcripts`) is
@@ -28,7 +27,7 @@ final class SoakGateway: Sendable {
     /// After `halt()` it throws, and a start under way when it came stops the Gateway it started.
     func start() async throws {
         try halting.withLock { state in
-            guard !state.halted else { throw ValidationError("bench soak is stopping: the Gateway is not started again") }
+            guard !state.halted else { throw BenchSoakError.part("bench soak is stopping: the Gateway is not started again") }
             state.starting = true
         }
         var arguments = ["--token", token, "--auto-approve", "--state-dir", stateDirectory]
@@ -54,7 +53,7 @@ final class SoakGateway: Sendable {
         guard !halted else {
             await soakThread { started.stop() }
             halting.withLock { $0.starting = false }
-            throw ValidationError("bench soak is stopping: the Gateway just started was stopped")
+            throw BenchSoakError.part("bench soak is stopping: the Gateway just started was stopped")
         }
         ports.withLock { $0 = (started.startup.port, started.startup.controlPort) }
     }

@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import SessionBridge
-import TalkBench
 import TalkService
 
 /// The faults `bench soak` strikes in rotation, and how each is judged recovered.
