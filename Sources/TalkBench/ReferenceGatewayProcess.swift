@@ -63,6 +63,14 @@ package final class ReferenceGatewayProcess: Sendable {
         self.startup = startup
     }
 
+    /// For a benchmark: started on `ChildSpawn`'s thread with SIGKILL as its parent-death signal, so that a
+    /// benchmark that is killed (SIGKILL included) leaves no Gateway running.
+    package static func forBenchmark(repositoryRoot: String, arguments: [String]) async throws -> ReferenceGatewayProcess {
+        try await ChildSpawn.onSpawnThread {
+            try ReferenceGatewayProcess(repositoryRoot: repositoryRoot, arguments: arguments, parentDeathSignal: .kill)
+        }
+    }
+
     /// A control command that did not get a usable answer. Callers read fields of the reply, so a garbled
     /// or refused one must stop them rather than read as an empty list.
     package enum ControlError: Error, Equatable, CustomStringConvertible {

@@ -36,9 +36,7 @@ final class SoakGateway: Sendable {
         let started: ReferenceGatewayProcess
         do {
             // It dies with the soak, however the soak ends (SIGKILL included).
-            started = try await ChildSpawn.onSpawnThread {
-                try ReferenceGatewayProcess(repositoryRoot: repository, arguments: args, parentDeathSignal: .kill)
-            }
+            started = try await ReferenceGatewayProcess.forBenchmark(repositoryRoot: repository, arguments: args)
         } catch {
             halting.withLock { $0.starting = false }
             throw error

@@ -83,7 +83,7 @@ extension OpenClawTalk.Bench {
             // OPENCLAW_TALK_BENCH_KEEP keeps the sessions' folders (events, logs) for a look afterwards.
             let keep = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
             defer { if keep { FileHandle.standardError.write(Data("bench talk: sessions kept in \(root)\n".utf8)) } else { try? FileManager.default.removeItem(atPath: root) } }
-            let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", Self.token, "--auto-approve"])
+            let gateway = try await ReferenceGatewayProcess.forBenchmark(repositoryRoot: repository, arguments: ["--token", Self.token, "--auto-approve"])
             defer { gateway.stop() }
             // At once, in the local voice: what is timed is this program, not an agent or a Gateway's voice.
             // The file session's turns in the local voice, the short reply: what is timed is this program.

@@ -141,7 +141,7 @@ extension OpenClawTalk {
         /// Streams clips in real time to the relay under this contract; times the end of each clip to its final.
         static func measureLatency(_ figures: inout Figures, clips: [(ManifestEntry, [Int16])], repository: String, logger: Logger) async throws {
             let contract = figures.contract
-            let gateway = try ReferenceGatewayProcess(
+            let gateway = try await ReferenceGatewayProcess.forBenchmark(
                 repositoryRoot: repository,
                 arguments: ["--print-setup-code", "--auto-approve", "--quiet", "--transcription-uplink", "\(contract.encoding.rawValue)/\(contract.sampleRate)"])
             defer { gateway.stop() }

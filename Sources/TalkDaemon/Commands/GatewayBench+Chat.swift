@@ -8,7 +8,7 @@ extension OpenClawTalk.GatewayBench {
     /// operator socket, against refgw's scripted agent answering at once (no agent think time: these are
     /// the client's and the transport's own costs).
     static func measureChat(rounds: Int, repository: String, logger: Logger) async throws -> (toAck: Stats, toFirstDelta: Stats) {
-        let gateway = try ReferenceGatewayProcess(
+        let gateway = try await ReferenceGatewayProcess.forBenchmark(
             repositoryRoot: repository, arguments: ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "1000"])
         defer { gateway.stop() }
         try gateway.control(#"{"cmd":"chat-script","delayMs":0,"chunkChars":12,"reply":"A short spoken answer, in three deltas."}"#)

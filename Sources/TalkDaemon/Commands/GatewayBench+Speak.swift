@@ -28,7 +28,7 @@ extension OpenClawTalk.GatewayBench {
     /// or lame), then decodes it `rounds` times on a thread of its own, timing each decode's thread CPU.
     static func measureSpeakDecode(rounds: Int, repository: String, logger: Logger) async throws -> [SpeakDecodeFigure] {
         let token = "bench-speak"
-        let gateway = try ReferenceGatewayProcess(repositoryRoot: repository, arguments: ["--token", token, "--auto-approve"])
+        let gateway = try await ReferenceGatewayProcess.forBenchmark(repositoryRoot: repository, arguments: ["--token", token, "--auto-approve"])
         defer { gateway.stop() }
         let connection = try gateway.connection(
             token: token, profile: .operator(scopes: ["operator.read", "operator.talk"], displayName: "bench", version: "bench"),

@@ -95,7 +95,7 @@ extension OpenClawTalk {
         static func measureConnects(tls: Bool, rounds: Int, connections: Int, repository: String, logger: Logger) async throws
             -> (connect: Stats, kibPerConnection: Double)
         {
-            let gateway = try ReferenceGatewayProcess(
+            let gateway = try await ReferenceGatewayProcess.forBenchmark(
                 repositoryRoot: repository, arguments: ["--print-setup-code", "--auto-approve"] + (tls ? ["--tls"] : []))
             defer { gateway.stop() }
             let root = try temporaryFolder()
@@ -130,7 +130,7 @@ extension OpenClawTalk {
 
         /// Restarts the Gateway three times under a connected session and times the way back.
         static func measureReconnect(repository: String, logger: Logger) async throws -> (sinceRestart: Stats, afterBack: Stats) {
-            let gateway = try ReferenceGatewayProcess(
+            let gateway = try await ReferenceGatewayProcess.forBenchmark(
                 repositoryRoot: repository, arguments: ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "1000"])
             defer { gateway.stop() }
             let root = try temporaryFolder()
