@@ -17,25 +17,17 @@ extension TalkSession {
         var voice: String
     }
 
-    /// A turn's sentences are synthesised at most `ahead` in front of the one playing: a long reply is not all
-    /// asked of `talk.speak` (each request billed, each clip decoded on a thread of its own) or made into local
-    /// PCM at once, and a reply cut off after its first sentence has not asked for the rest. Two: the next
-    /// sentence is ready when one ends, with one more in case that one is short.
+    /// A turn's sentences on their way to synthesis: at most `SentenceLookahead.ahead` in front of the one playing
+    /// (the policy `say` shares), for the turn `generation`, queued to the speaker as they start.
     struct SpeechLookahead {
-        static let ahead = 2
-        struct Held {
+        struct Held: Sendable {
             var sentence: String
             var voice: VoiceSettings
             var remoteVoice: TalkVoiceSettings
         }
 
         var generation = 0
-        var held: [Held] = []
-        /// Sentences given to synthesis, and those the speaker has taken (played or skipped) since.
-        var released = 0
-        var taken = 0
-        /// The reply is complete: the queue ends once the held sentences are released.
-        var complete = false
+        var sentences = SentenceLookahead<Held>()
         var queue: AsyncStream<SpeechJob>.Continuation?
     }
 
@@ -78,10 +70,8 @@ extension TalkSession {
                 if settings.voiceFixed { voice.voice = base.voice }
                 if settings.rateFixed { voice.rateWPM = base.rateWPM }
             }
-            for sentence in sentences {
-                lookahead.held.append(SpeechLookahead.Held(sentence: sentence, voice: voice, remoteVoice: remoteVoice))
-            }
-            releaseSentences(generation)
+            let held = sentences.map { SpeechLookahead.Held(sentence: $0, voice: voice, remoteVoice: remoteVoice) }
+            if lookahead.generation == generation { start(lookahead.sentences.hold(held), generation) }
             return sentences
         }
         for await update in updates {
@@ -118,9 +108,9 @@ extension TalkSession {
             // The reply timeout is off, and the text guard knows what the reply says.
             if let wrote { await handle(.replySentences(wrote)) }
         }
-        if generation == turn {
-            lookahead.complete = true
-            releaseSentences(generation)
+        if generation == turn, lookahead.generation == generation {
+            lookahead.sentences.finish()
+            start([], generation)
         } else {
             queue.finish()
         }
@@ -129,25 +119,22 @@ extension TalkSession {
         await handle(.replyEnded(atNs: dependencies.clock.nowNs(), heardToMs: await gate.heardToMs))
     }
 
-    /// Starts the synthesis of held sentences while fewer than `SpeechLookahead.ahead` wait in front of the one
-    /// playing; ends the speaker's queue once the reply is complete and nothing is held.
-    private func releaseSentences(_ generation: Int) {
+    /// Starts the synthesis of `sentences` (the lookahead released them) and queues them to the speaker; ends the
+    /// speaker's queue once the reply is complete and nothing is held.
+    private func start(_ sentences: [SpeechLookahead.Held], _ generation: Int) {
         guard generation == turn, lookahead.generation == generation else { return }
-        while !lookahead.held.isEmpty, lookahead.released - lookahead.taken < SpeechLookahead.ahead {
-            let next = lookahead.held.removeFirst()
-            lookahead.released += 1
+        for next in sentences {
             let synthesis = audio(for: next.sentence, voice: next.voice, remoteVoice: next.remoteVoice, generation: generation)
             turnSynthesis.append(synthesis)
             lookahead.queue?.yield(SpeechJob(sentence: next.sentence, audio: synthesis))
         }
-        if lookahead.complete, lookahead.held.isEmpty { lookahead.queue?.finish() }
+        if lookahead.sentences.drained { lookahead.queue?.finish() }
     }
 
     /// The speaker took a sentence (its audio is ready, or failed): the next held one may start.
     private func sentenceTaken(_ generation: Int) {
         guard generation == turn, lookahead.generation == generation else { return }
-        lookahead.taken += 1
-        releaseSentences(generation)
+        start(lookahead.sentences.took(), generation)
     }
 
     /// Starts making a sentence's audio now: the Gateway's voice while it works, espeak-ng otherwise. The first

@@ -90,24 +90,24 @@ extension OpenClawTalk {
             print("Variants (after a voice and '+', e.g. en-us+f3): " + list.variants.sorted().joined(separator: ", "))
         }
 
-        /// Synthesises each sentence while the one before it plays; returns the seconds of speech played.
+        /// Speaks `sentences` as the Talk loop speaks a reply: synthesis runs ahead of playback by the loop's own
+        /// `SentenceLookahead`; returns the seconds of speech played.
         static func speak(
             _ sentences: [String], voice: VoiceSettings, with synthesizer: any SpeechSynthesizer,
             on device: any AudioPlaybackDevice
         ) async throws -> Double {
-            // The next sentence is synthesised while this one plays (synthesis is far faster than real time).
-            func synthesis(_ index: Int) -> Task<SynthesisChunk, any Error>? {
-                guard index < sentences.count else { return nil }
-                return Task { try await synthesizer.synthesizeAll(sentences[index], settings: voice) }
+            var lookahead = SentenceLookahead<String>()
+            var pending: [Task<SynthesisChunk, any Error>] = []
+            func start(_ released: [String]) {
+                pending += released.map { sentence in Task { try await synthesizer.synthesizeAll(sentence, settings: voice) } }
             }
-            var next = synthesis(0)
-            defer { next?.cancel() }
+            defer { pending.forEach { $0.cancel() } }
+            start(lookahead.hold(sentences))
+            lookahead.finish()
             var seconds = 0.0
-            var index = 0
-            while let pending = next {
-                let audio = try await pending.value
-                index += 1
-                next = synthesis(index)
+            while !pending.isEmpty {
+                let audio = try await pending.removeFirst().value
+                start(lookahead.took())
                 let buffer = PCMBuffer(sampleRate: audio.sampleRate, samples: audio.samples)
                 guard try await device.play(buffer) == .completed else { break }
                 seconds += buffer.durationSeconds
