@@ -76,10 +76,16 @@ import Testing
         let samples = [Int16](repeating: 0, count: 1600) + (try AudioFileReader.readMono(path: monitor).samples)
         let spoken = try AudioFileReader.readMono(path: clip).samples
         let match = SignalMatch.best(spoken, in: samples)
-        #expect(match.correlation > 0.8, "the clip is not on the sink's monitor: correlation \(match.correlation)")
+        // Where the recording had sound, and what `record` said (a capture interrupted or moved to another source
+        // shows there): a miss then says whether the clip came late, went elsewhere or was never recorded.
+        let loud = samples.indices.filter { samples[$0].magnitude > 1_000 }
+        func seconds(_ sample: Int) -> String { String(format: "%.2f s", Double(sample - 1600) / 16_000) }
+        let recorded = "\(seconds(samples.count)) recorded, sound above 1000 from \(seconds(loud.first ?? 1600)) to "
+            + "\(seconds(loud.last ?? 1600)) (\(loud.count) samples); record said: \(heard.stderr)\(heard.stdout)"
+        #expect(match.correlation > 0.8, "the clip is not on the sink's monitor: correlation \(match.correlation); \(recorded)")
         let afterClip = samples.dropFirst(match.offset + spoken.count + 8_000)
         let voiced = afterClip.indices.filter { afterClip[$0].magnitude > 1_000 }
         let reply = Double((voiced.last ?? 0) - (voiced.first ?? 0)) / 16_000
-        #expect((0.8...8).contains(reply), "\(reply) s of reply on the sink after the clip, expected 'echo: \(RunCommandTests.spoken)'")
+        #expect((0.8...8).contains(reply), "\(reply) s of reply on the sink after the clip, expected 'echo: \(RunCommandTests.spoken)'; \(recorded)")
     }
 }
