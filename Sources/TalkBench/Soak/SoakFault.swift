@@ -87,6 +87,17 @@ struct SoakRig {
     /// The daemon's "listening again on vmic" lines so far: one more means capture is back on the microphone.
     func captureReturns() -> Int { daemon.stdout.components(separatedBy: "listening again on vmic").count - 1 }
 
+    /// Takes something away, keeps it away for `seconds` (the fault's length), brings it back; returns when it was
+    /// back, the instant its recovery is timed from.
+    private func outage(
+        _ seconds: Double, away: () async throws -> Void, back: () async throws -> Void
+    ) async throws -> ContinuousClock.Instant {
+        try await away()
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        try await back()
+        return ContinuousClock.now
+    }
+
     func strike(_ fault: SoakFault) async -> SoakFaultRecord {
         let t0 = ContinuousClock.now
         var record = SoakFaultRecord(kind: fault, at: Self.seconds(t0 - started))
@@ -98,30 +109,24 @@ struct SoakRig {
                 record.gatewayBackMs = await connectedAgain(since: t0, old: old)
             case .gatewayRestart:
                 let old = gateway.authenticatedIds() ?? []
-                await gateway.kill()
-                try await Task.sleep(for: .milliseconds(Int(SoakFault.gatewayDownSeconds * 1000)))
-                try await gateway.start()
-                let back = ContinuousClock.now
+                let back = try await outage(SoakFault.gatewayDownSeconds, away: { await gateway.kill() },
+                                            back: { try await gateway.start() })
                 record.restoredAfterMs = Self.ms(back - t0)
                 record.gatewayBackMs = await connectedAgain(since: back, old: old)
             case .soundServerRestart:
                 soundDown.set(true)
                 defer { soundDown.set(false) }
                 let before = captureReturns()
-                await sound.kill()
-                try await Task.sleep(for: .milliseconds(Int(SoakFault.soundDownSeconds * 1000)))
-                try await sound.start()
-                let back = ContinuousClock.now
+                let back = try await outage(SoakFault.soundDownSeconds, away: { await sound.kill() },
+                                            back: { try await sound.start() })
                 record.restoredAfterMs = Self.ms(back - t0)
                 record.captureBackMs = await captureAgain(after: before, since: back)
             case .captureDeviceLoss:
                 soundDown.set(true)
                 defer { soundDown.set(false) }
                 let before = captureReturns()
-                try await sound.removeMicrophone()
-                try await Task.sleep(for: .milliseconds(Int(SoakFault.deviceAwaySeconds * 1000)))
-                try await sound.returnMicrophone()
-                let back = ContinuousClock.now
+                let back = try await outage(SoakFault.deviceAwaySeconds, away: { try await sound.removeMicrophone() },
+                                            back: { try await sound.returnMicrophone() })
                 record.restoredAfterMs = Self.ms(back - t0)
                 // Away, capture fell back to another source ("listening again on speaker.monitor"); back, it returns.
                 record.captureBackMs = await captureAgain(after: before, since: back)
