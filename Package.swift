@@ -42,12 +42,15 @@ let package = Package(
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
         .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
-        // Benchmark logic the `bench` commands run: the codec and device benchmarks, their statistics and test signals,
-        // the reference Gateway as a child process (benches and tests spawn it; the daemon's libraries never do), the
-        // daemon as a child (TalkChild) and the soak that drives it (its control socket through TalkService's client).
+        // Benchmark logic the `bench` commands run: the codec, device, Gateway, uplink and Talk-loop benchmarks, their
+        // statistics and test signals, the reference Gateway as a child process (benches and tests spawn it; the daemon's
+        // libraries never do), the daemon as a child (TalkChild) and the soak that drives it (its control socket through
+        // TalkService's client).
         .target(
             name: "TalkBench",
-            dependencies: ["TalkLogging", "AudioIO", "SessionBridge", "ChildProcessSpawn", "TalkService"]),
+            dependencies: [
+                "TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "ChildProcessSpawn", "TalkService",
+            ]),
         .target(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
@@ -70,6 +73,7 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
+        .testTarget(name: "TalkBenchTests", dependencies: ["TalkBench", "AudioIO", "SessionBridge", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkBench", "TalkTestSupport"]),
         .testTarget(
             name: "TalkSessionTests",

@@ -4,7 +4,8 @@ import Glibc
 /// servers, pactl, notification daemons). Foundation's `Process` is not used: on Linux its monitor thread blocks in
 /// `wait4` on a long-lived child and never reaps a short one. The caller says where the child's standard streams go;
 /// the child always starts with an empty signal mask (a Foundation thread blocks SIGTERM, and a child inherits the
-/// mask: a server could then never be stopped) and with the stop signals at their default action.
+/// mask: a server could then never be stopped) and with the stop signals at their default action, and it keeps none
+/// of this process's descriptors but its three streams (see `closeFrom`).
 package enum PosixSpawn {
     /// Where one of the child's standard streams goes.
     package enum Stream: Sendable {
@@ -43,6 +44,7 @@ package enum PosixSpawn {
             case .sameAsStdout: posix_spawn_file_actions_adddup2(&actions, 1, fd)
             }
         }
+        closeFrom(3, in: &actions)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -64,6 +66,28 @@ package enum PosixSpawn {
         let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw Failure(code: rc) }
         return pid
+    }
+
+    /// Closes, in the child, every descriptor from `first` on. Descriptors another thread has open at that moment are
+    /// not all close-on-exec (Foundation's `Pipe`, and the socket pair through which `Process` learns that its child
+    /// ended, are not): a long-lived child (a reference Gateway, a sound or D-Bus server) that inherited one held it
+    /// open as long as it ran, so the reader of that pipe never saw its end and Foundation never saw that other child
+    /// exit, and the tests waiting for either hung until the pass's time limit (CI10).
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which Swift's Glibc module does not show; without it,
+    /// each descriptor open now is closed by name.
+    package static func closeFrom(_ first: Int32, in actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, first)
+            return
+        }
+        guard let folder = opendir("/proc/self/fd") else { return }
+        defer { closedir(folder) }
+        let own = dirfd(folder)
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let fd = Int32(name), fd >= first, fd != own { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
     }
 
     /// A `waitpid` status as a shell shows it: the exit code, or 128 + the signal that ended the process.

@@ -53,14 +53,37 @@ package final class ReferenceGatewayProcess: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        var line = Data()
-        let handle = out.fileHandleForReading
-        while let byte = try handle.read(upToCount: 1), !byte.isEmpty, byte != Data([10]) { line.append(byte) }
-        guard let startup = try? JSONDecoder().decode(Startup.self, from: line) else {
-            process.terminate()
-            throw StartError.noStartupLine(String(decoding: line, as: UTF8.self))
+        let line = Self.startupLine(from: out.fileHandleForReading.fileDescriptor, within: Self.startupSeconds)
+        guard let startup = try? JSONDecoder().decode(Startup.self, from: line.bytes) else {
+            kill(process.processIdentifier, SIGKILL)   // a Gateway that hangs in its start-up may not answer SIGTERM
+            let printed = String(decoding: line.bytes, as: UTF8.self)
+            throw StartError.noStartupLine(line.timedOut ? "no start-up line within \(Self.startupSeconds) s (printed so far: '\(printed)')" : printed)
         }
         self.startup = startup
+    }
+
+    /// How long refgw may take to print its start-up line: a hang bound (Python's imports take a second or two, more
+    /// on a loaded machine). Without it a Gateway that never started held its test, and the pass, until the time limit.
+    static let startupSeconds = 60
+
+    /// The first line on `fd` (without its newline), read byte by byte so nothing after it is taken; whether the
+    /// bound passed first.
+    private static func startupLine(from fd: Int32, within seconds: Int) -> (bytes: Data, timedOut: Bool) {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var line = Data()
+        var byte: UInt8 = 0
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return (line, true) }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
+            if polled < 0 && errno != EINTR { return (line, false) }
+            guard polled > 0 else { continue }
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1, byte != 10 else { return (line, false) }
+            line.append(byte)
+        }
     }
 
     /// For a benchmark: started on `ChildSpawn`'s thread with SIGKILL as its parent-death signal, so that a

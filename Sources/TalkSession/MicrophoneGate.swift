@@ -2,14 +2,15 @@ import AudioIO
 import Synchronization
 
 /// Sits between the capture device and the listener: measures each frame's level for barge-in's energy guard,
-/// and mutes (frames become silence, so the endpointer hears none) while a reply plays without barge-in.
+/// and passes frames or silence (so the endpointer hears none) as the loop's one microphone mode says
+/// (`TurnTaking+Microphone`: open, muted, held).
 package actor MicrophoneGate: AudioCaptureDevice {
     private let inner: any AudioCaptureDevice
     private var forward: Task<Void, Never>?
     private var level: SpeechEnergy
     /// What passes: set by the session in the same step as its own state (a lock rather than this actor's queue,
     /// so a mute and the unmute after it can never arrive out of order).
-    private let switches = Mutex(Switches())
+    private let current = Mutex(TurnTaking.MicrophoneMode.open)
     /// What each frame carried for barge-in's evidence (`BargeInEvidenceMeter`).
     private var evidence: BargeInEvidenceMeter
     /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
@@ -19,12 +20,6 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private var loudFrames = 0
     /// Where the capture stream has reached (stream ms): the end of the last frame passed.
     package private(set) var heardToMs = 0
-    /// The two reasons for silence, which may overlap: the reply playing without barge-in (and its mute tail), and
-    /// push-to-talk between captures.
-    private struct Switches {
-        var muted = false
-        var held = false
-    }
 
     package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
@@ -52,15 +47,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
         await inner.stop()
     }
 
-    /// Silence while the reply plays without barge-in, and for the mute tail after.
-    package nonisolated func setMuted(_ value: Bool) { switches.withLock { $0.muted = value } }
-    /// Push-to-talk's hold: silence between captures.
-    package nonisolated func setHeld(_ value: Bool) { switches.withLock { $0.held = value } }
+    /// `Action.setMicrophone`: the next frame meets `mode`.
+    package nonisolated func setMode(_ mode: TurnTaking.MicrophoneMode) { current.withLock { $0 = mode } }
 
-    /// What the microphone passes now: held wins over muted (push-to-talk's capture opens it, not the reply's end).
-    package nonisolated var mode: TurnTaking.MicrophoneMode {
-        switches.withLock { $0.held ? .held : $0.muted ? .muted : .open }
-    }
+    /// What the microphone passes now.
+    package nonisolated var mode: TurnTaking.MicrophoneMode { current.withLock { $0 } }
 
     /// Whether the 300 ms of audio ending at `endMs` (stream milliseconds: where a partial's audio ends) were loud
     /// enough over the noise floor as it stood then to be someone speaking (`BargeInPolicy.EnergyGuard`); the last 300 ms when `endMs` is nil or no longer kept. The

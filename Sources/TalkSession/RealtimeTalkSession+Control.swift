@@ -14,6 +14,7 @@ extension RealtimeTalkSession {
         try await openSession()
         try await openMicrophoneStream()
         setState(.listening, reason: "started")
+        announceUplink()
     }
 
     /// `talk stop`: the output stops, the microphone closes and the relay session is closed.

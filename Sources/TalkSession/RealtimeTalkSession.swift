@@ -118,6 +118,13 @@ package actor RealtimeTalkSession {
         let contract = try UplinkContract(encodingName: input.encoding, sampleRate: input.sampleRateHz)
         encoder = try UplinkEncoder(contract: contract)
         encoderSession = input.sessionId
+        if state != .idle { announceUplink() }
+    }
+
+    /// Names the uplink (and its rate on the wire) for the status: only while Talk is on, so the status never shows
+    /// audio going out while it says Talk is off. `activate()` announces it once the microphone streams.
+    func announceUplink() {
+        guard let contract = encoder?.contract else { return }
         emit(.relayUplink(mode: "realtime", uplink: contract.description,
                           bytesPerSecond: contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120))
     }

@@ -5,12 +5,12 @@ import SessionBridge
 /// order. A barge-in's slow part (stopping the speaker, asking the agent to abort) runs after the whole list, so
 /// the decision is told first, as it was taken.
 extension TalkSession {
-    /// Returns the machine's refusal of a control command (nothing else is done then).
+    /// Returns the actions, for the caller that waits for an answer among them (a control command's refusal, after
+    /// which nothing else is done; a push-to-talk command's answer).
     @discardableResult
-    func handle(_ event: TurnTaking.Event) async -> ControlRefusal? {
-        machine.restsListening = restsListening
+    func handle(_ event: TurnTaking.Event) async -> [TurnTaking.Action] {
         let actions = machine.handle(event)
-        for case .refuse(let refusal) in actions { return refusal }
+        for case .refuse in actions { return actions }
         var afterwards: [AfterAction] = []
         for action in actions { await perform(action, afterwards: &afterwards) }
         // A reply held for the user speaks once they are done.
@@ -21,7 +21,7 @@ extension TalkSession {
             case .abortRun: await abortReply()
             }
         }
-        return nil
+        return actions
     }
 
     private enum AfterAction {
@@ -33,14 +33,13 @@ extension TalkSession {
         switch action {
         case .emit(let kind):
             emit(kind)
-            if case .stateChanged = kind { rearmIdleTimer() }
         case .announce(let phase):
             announcements?.yield(phase)
-        case .sendTurn(_, let transcript, let offset):
+        case .sendTurn(let number, let transcript, let offset):
             // The turn before it (still thinking) is dropped; its work finds itself stale.
             cancelTurn()
             releaseFloor()
-            startTurn(transcript, interruptedAtSeconds: offset)
+            startTurn(transcript, interruptedAtSeconds: offset, number: number)
         case .cutReply(abort: false):
             // Talk stops, pauses, or the turn is given up: the cut sentence reports itself stopped before the
             // state that follows is told.
@@ -51,15 +50,17 @@ extension TalkSession {
             dependencies.synthesizer.cancelAll()
             releaseFloor()
             afterwards += [.stopSpeaker, .abortRun]
-        case .weighBargeIn(let partial, let position):
-            await weighBargeIn(partial, fromPositionMs: position)
+        case .weighBargeIn(let partial, let position, let through):
+            await weighBargeIn(partial, fromPositionMs: position, throughMs: through)
         case .held(let partial, let reason):
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
+        case .note(let message, let metadata):
+            logger.notice("\(message)", metadata: metadata.mapValues { "\($0)" })
         case .setReplyGain(let gain):
             await dependencies.playback.setGain(gain)
         case .setMicrophone(let mode):
-            // The machine mutes and unmutes for the reply; the hands-free mode holds and releases (push-to-talk).
-            gate.setMuted(mode == .muted)
+            // Set at once, in the actions' order: the frame after this one already meets the new mode.
+            gate.setMode(mode)
         case .openMicrophone:
             if let utterances = opened {
                 opened = nil
@@ -73,8 +74,12 @@ extension TalkSession {
             timers.cancel(timer)
         case .turnEnded(let reason):
             emit(.turnEnded(reason: reason))
-        case .refuse:
-            break  // returned above, to the control command that asked
+        case .refuse, .answer, .answerWhenCaptureEnds:
+            break  // returned to the command that asked
+        case .captureEnded(let result):
+            captureEnded(result)
+        case .relay(let step):
+            await relay(step)
         case .speakPrompt(let number, let text):
             speakPrompt(number: number, text: text)
         case .cutPrompt:
@@ -90,12 +95,12 @@ extension TalkSession {
 
     /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and
     /// whether that audio was speech over the noise floor, and hands the answer back to the machine, which decides.
-    private func weighBargeIn(_ partial: String, fromPositionMs position: Int) async {
+    private func weighBargeIn(_ partial: String, fromPositionMs position: Int, throughMs: Int?) async {
         let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
-        let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: latestPartialEndMs)
+        let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs)
         let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
-        let loud = await gate.heardSpeech(endingAtMs: latestPartialEndMs)
+        let loud = await gate.heardSpeech(endingAtMs: throughMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
     }
 }

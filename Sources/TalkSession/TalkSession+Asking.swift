@@ -46,7 +46,7 @@ extension TalkSession {
         let previous = promptTask
         let synthesizer = dependencies.synthesizer
         let playback = dependencies.playback
-        let voice = settings.voice
+        let voice = voices.local
         promptTask = Task {
             await previous?.value
             do {
@@ -70,11 +70,10 @@ extension TalkSession {
         await dependencies.playback.stop()
     }
 
-    /// `Action.listenFor`: the recogniser takes the answers' grammar; in push-to-talk mode the microphone, held
-    /// between captures, lets the answer through for as long as it is listened for.
+    /// `Action.listenFor`: the recogniser takes the answers' grammar (push-to-talk mode's hold lets the answer
+    /// through meanwhile: the machine's `setMicrophone`).
     func listenFor(grammar: String?) async {
         await listener?.useGrammar(grammar)
-        if handsFree.mode == .pushToTalk, handsFree.capture == nil { gate.setHeld(grammar == nil) }
     }
 
     /// `Action.resolveApproval`: exactly the id read out; the machine hears how it went.

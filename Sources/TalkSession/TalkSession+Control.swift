@@ -32,7 +32,6 @@ extension TalkSession {
         guard state != .idle else { return }
         // The microphone first (the machine's order): nothing said from now on becomes a turn.
         await handle(.control(.deactivate(reason: "talk stop")))
-        endHandsFree()
         announcements?.finish()
         announcements = nil
         await announcer?.value
@@ -59,19 +58,12 @@ extension TalkSession {
 
     /// A control command to the machine; its refusal is thrown to the caller.
     private func control(_ command: TurnTaking.ControlCommand) async throws {
-        if let refusal = await handle(.control(command)) { throw refusal }
+        for case .refuse(let refusal) in await handle(.control(command)) { throw refusal }
     }
 
     /// A reloaded configuration's voice and rate; the next sentence uses them.
     package func setVoice(_ voice: String?, rate: Int?) {
-        if let voice {
-            settings.voice.voice = voice
-            settings.voiceFixed = true
-        }
-        if let rate {
-            settings.voice.rateWPM = rate
-            settings.rateFixed = true
-        }
+        voices.reload(voice: voice, rate: rate)
     }
 
     // MARK: - Pieces shared with start() and stop()
@@ -90,7 +82,6 @@ extension TalkSession {
     func openMicrophone(starting: Bool) async throws {
         guard let listener else { return }
         opened = try await listener.start()
-        if starting { beginHandsFree() }
         await handle(.control(starting ? .activate : .resume))
     }
 
@@ -100,7 +91,6 @@ extension TalkSession {
         listenTask = nil
         opened = nil
         await listener?.stop()
-        await dropRelayedUtterance()
         releaseFloor()
     }
 

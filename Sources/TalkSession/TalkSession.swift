@@ -8,60 +8,67 @@ import TalkLogging
 /// The Talk loop: listening → a final transcript goes out → thinking → the reply is spoken sentence by sentence
 /// as it streams in → listening. Who has the floor is `TurnTaking`'s to decide (a value, no I/O): the actor feeds
 /// it what it hears and what its work reports, and carries out the actions it returns (`TalkSession+Actions`).
-/// The actor keeps the tasks, the devices and the hands-free bookkeeping; the microphone never stops (so the user
+/// The actor keeps the tasks, the devices and the callers waiting; the microphone never stops (so the user
 /// can cut in, or start the next turn while the agent thinks), and what it hears is read against the state.
 ///
-/// Turns' work is fenced by `turn`: a new transcript, a barge-in or `stop()` bumps it, and work of an older turn
-/// (a reply still streaming, a sentence being synthesised) finds itself stale and ends without a word spoken.
+/// Turns' work is fenced by the machine's current turn (`turn`): once a new transcript, a barge-in or `stop()` moves the
+/// machine off a turn, its work (a reply still streaming, a sentence being synthesised) finds itself stale and ends
+/// without a word spoken.
 package actor TalkSession {
     package nonisolated let events: AsyncStream<TalkEvent>
     let eventSink: AsyncStream<TalkEvent>.Continuation
     let dependencies: Dependencies
-    var settings: Settings
+    /// As the session started; what changes while it runs is the machine's or `voices`.
+    let settings: Settings
+    /// The voices replies are spoken in (`talk.config`, a reload, a reply's directive change them): a value, no I/O.
+    var voices: ReplyVoices
     /// `settings.bargeIn`, fixed for the session's life.
     let bargeIn: BargeInPolicy
     let logger: Logger
     nonisolated let gate: MicrophoneGate
-    var originNs: UInt64
+    /// Where the events' `monotonicMs` count from: the session's making.
+    let originNs: UInt64
 
-    /// Who has the floor, and what the turn is.
+    /// The loop's state: who has the floor, the turn, the hands-free mode, the capture, the microphone's mode, what
+    /// waits for a pause. Every other `var` here is a handle on work or a device, or a list of callers waiting.
     var machine: TurnTaking
     package var state: TalkState { machine.state.talkState }
+    /// The recogniser over the gate: made at `start`, its stream opened and closed with Talk.
     var listener: (any TalkListener)?
+    /// Reads the microphone's stream into `handle`: cancelled when the microphone closes.
     var listenTask: Task<Void, Never>?
     /// The microphone's stream, opened and not yet read (`Action.openMicrophone` starts reading it).
     var opened: AsyncStream<UtteranceEvent>?
+    /// `talk.mode` phases on their way to the Gateway, in order (`Action.announce`), and the task sending them.
     var announcements: AsyncStream<TalkPhase>.Continuation?
     var announcer: Task<Void, Never>?
 
-    /// The current turn's work; older turns' work is stale.
-    var turn = 0
+    /// The turn whose work is current: the machine's while it thinks or speaks it (0: none); other turns' work is stale.
+    var turn: Int { machine.currentTurn ?? 0 }
+    /// The current turn's work (`TalkSession+Turn`): cancelled when the machine cuts the reply.
     var turnTask: Task<Void, Never>?
+    /// Feeds the gate's sound onsets to the machine (`Event.soundOnset`).
     var onsetTask: Task<Void, Never>?
-    /// Every timer of the loop, by name (`TurnTaking.Timer`).
+    /// Every timer of the loop, by name (`TurnTaking.Timer`): the sleeping tasks, armed and cancelled by actions.
     var timers = NamedTimers()
-    /// A reply waiting for the user to finish before it may speak.
+    /// A reply's sentence waiting for the user to finish before it may speak (released when the machine says so).
     var floorWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The utterance being spoken goes to the transcript source (the relay): decided as it opens (`mayLeaveMachine`).
-    var relayingUtterance = false
-    /// Where the audio of the latest partial ends (stream ms): barge-in's energy guard judges that audio.
-    var latestPartialEndMs: Int?
-    /// The turn whose Gateway voice failed: its later sentences use the local voice.
-    var gatewayVoiceFailedTurn: Int?
-    /// The current turn's sentences being synthesised (`talk.speak` or the local voice): cancelled with the turn.
-    var turnSynthesis: [Task<SpokenAudio, any Error>] = []
-    /// The current turn's sentences waiting for their synthesis to start (`SpeechLookahead`).
-    var lookahead = SpeechLookahead()
-    /// Wake phrase, push-to-talk and idle timeout (`HandsFreeMode`).
-    var handsFree = HandsFreeState()
+    /// The current turn's speaker: its sentences being synthesised (`talk.speak` or the local voice) and played;
+    /// cancelled with the turn.
+    var speech: ReplySpeaker?
+    /// Who waits for a push-to-talk capture's result, by the capture's id (the machine keeps the capture).
+    var captureWaiters: [String: [CheckedContinuation<PushToTalkResult, Never>]] = [:]
+    /// The hands-free mode in force: `Settings.mode`, or wake-phrase mode after always-listening idled out.
+    var handsFree: TurnTaking.HandsFree { machine.handsFree }
     /// The loop's own words playing (a notice, an approval's question): `TalkSession+Asking`.
     var promptTask: Task<Void, Never>?
-    /// Where the approval asked about is decided (given with each `ask`).
+    /// Where the approval asked about is decided (a handle given with each `ask`).
     var approvalAnswers: (any ApprovalAnswers)?
 
     package init(dependencies: Dependencies, settings: Settings = Settings(), logger: Logger) {
         self.dependencies = dependencies
         self.settings = settings
+        voices = ReplyVoices(settings)
         bargeIn = settings.bargeIn
         self.logger = logger
         gate = MicrophoneGate(dependencies.capture, energy: settings.bargeIn.energy)
@@ -69,7 +76,15 @@ package actor TalkSession {
         turnTaking.policy = settings.bargeIn
         turnTaking.mode = settings.mode
         turnTaking.replyTimeout = settings.replyTimeout
+        turnTaking.wakePhrases = settings.wakePhrases
+        turnTaking.wakeFollowUp = settings.wakeFollowUp
+        turnTaking.idleTimeout = settings.idleTimeout
+        turnTaking.pushToTalkCaptureLimit = settings.pushToTalkCaptureLimit
+        turnTaking.pushToTalkOnceLimit = settings.pushToTalkOnceLimit
+        turnTaking.pushToTalkCloseWait = settings.pushToTalkCloseWait
+        turnTaking.relays = dependencies.transcriptSource != nil
         machine = TurnTaking(turnTaking)
+        gate.setMode(machine.microphone)
         originNs = dependencies.clock.nowNs()
         (events, eventSink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
@@ -77,7 +92,6 @@ package actor TalkSession {
     /// Starts listening and returns; the loop runs until `stop()`. With `listening: false` Talk stays off (no
     /// microphone, no `talk.mode`) until `activate()` (the daemon's `talk start`).
     package func start(listening: Bool = true) async throws {
-        originNs = dependencies.clock.nowNs()
         listener = try dependencies.makeListener(gate)
         let onsets = gate.soundOnsets
         onsetTask = Task { [weak self] in
@@ -102,7 +116,6 @@ package actor TalkSession {
         onsetTask?.cancel()
         await dependencies.transcriptSource?.stop()
         releaseFloor()
-        endHandsFree()
         timers.cancelAll()
         announcements?.finish()
         await announcer?.value
@@ -111,11 +124,13 @@ package actor TalkSession {
     }
 
     /// What `talk.config` says: barge-in (unless forced off) and whether the Gateway's voice speaks.
-    package func apply(_ config: TalkConfig) {
+    package func apply(_ config: TalkConfig) async {
         if let interrupt = config.interruptOnSpeech { machine.interruptOnSpeech = interrupt }
-        settings.useGatewayVoice = config.provider != nil && dependencies.gatewayVoice != nil
-        applyGatewayVoice(config)
-        applyIdleTimeout(config)
+        voices.apply(config, gatewayVoiceAvailable: dependencies.gatewayVoice != nil)
+        // Its idle timeout, unless `--idle-timeout` gave one.
+        if !settings.idleTimeoutFixed {
+            await handle(.idleTimeoutChanged(config.idleTimeoutS.map { .milliseconds(Int(($0 * 1000).rounded())) }))
+        }
     }
 
     /// A Gateway connection changed state (reported by whoever runs the connection). On a connect the current
@@ -139,18 +154,16 @@ package actor TalkSession {
         switch event {
         case .speechStarted(let position):
             await handle(.speechStarted(positionMs: position, atNs: now))
-            rearmIdleTimer()
-            await relayUtteranceStarted(position)
         case .partial(let text, let endMs):
-            latestPartialEndMs = endMs
-            await handle(.partial(text, mayInterrupt: bargeInAllowed(text), atNs: now))
+            await handle(.partial(text, atNs: now, endMs: endMs))
         case .speechEnded(let end, let closed):
             // The speech ended the silence window ago; the reply may have ended since.
             let endedNs = now &- UInt64(max(0, closed - end)) * 1_000_000
             await handle(.speechEnded(lastSpeechEndMs: end, closedAtMs: closed, endedNs: endedNs))
-            await relayUtteranceEnded(end)
         case .final(let result):
-            let (chosen, engine) = await relayedFinal(result)
+            // A relayed utterance's words are the source's.
+            let relayed = await handle(.finalArriving).contains(.relay(.takeFinal))
+            let (chosen, engine) = relayed ? await relayedFinal(result) : (result, nil)
             await heardFinal(chosen, engine: engine)
         case .interrupted(let reason):
             emit(.microphone("lost: \(reason)"))
@@ -172,14 +185,9 @@ package actor TalkSession {
             await handle(.answerHeard(heard, confidence: result.hypothesis.confidence))
             return
         }
-        // The hands-free mode first: a capture collects it, wake-phrase mode takes only what follows the phrase.
-        if let text = await admit(heard) {
-            var timing: TurnTaking.HeardTiming?
-            if text == heard { timing = await heardTiming(of: result) }
-            await handle(.final(text, timing: timing))
-        } else {
-            await handle(.finalKept)
-        }
+        // The hands-free mode decides what of it is a turn (a capture collects it, wake-phrase mode takes only what
+        // follows the phrase).
+        await handle(.final(heard, timing: await heardTiming(of: result)))
     }
 
     /// The final's words in stream time, and where the user's own sound began in its utterance.
@@ -206,14 +214,7 @@ package actor TalkSession {
 
     private func fire(_ timer: TurnTaking.Timer, id: Int) async {
         guard timers.take(timer, id: id) else { return }
-        switch timer {
-        case .onsetHold, .muteTail, .replyTimeout, .evidenceRecheck, .answerTimeout: await handle(.timerFired(timer))
-        // The hands-free mode's timers.
-        case .idle: await idled()
-        case .wakeWindow: await closeWakeWindow()
-        case .captureLimit: await captureLimitReached()
-        case .captureCloseWait: if let id = handsFree.capture?.id { await finishCapture(id) }
-        }
+        await handle(.timerFired(timer))
     }
 
     func emit(_ kind: TalkEvent.Kind) {

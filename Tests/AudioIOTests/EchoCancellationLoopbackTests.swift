@@ -7,20 +7,31 @@ import TalkLogging
 /// virtual microphone (its monitor), as a loudspeaker's sound would, and the playback tap's reference removes it.
 @Suite(.serialized) struct EchoCancellationLoopbackTests {
     let logger = Logger(label: "test.aec.live", handler: InMemoryLogHandler())
-    /// ERLE floor on the live loopback in the median second, dB, on both sound servers (over the whole second pass:
-    /// 45-53 dB on PulseAudio, 41-63 dB on PipeWire in runs without a dropped quantum); a reference that moves
-    /// under the canceller mid-reply (what PipeWire's wandering latency estimate did: 18-27 dB) or a canceller
-    /// that does nothing (about 0 dB) falls below it.
-    static let floorDb = 35.0
+    /// ERLE floor on the live loopback in the median second, dB, on both sound servers: the issue's goal (40 dB). The
+    /// median second measured 47-64 dB on PulseAudio and 50-62 dB on PipeWire (beside LiveTalkTurnTests, as in
+    /// `make test`); a reference that moves under the converged canceller mid-reply (what the servers' drifting
+    /// timing estimates did: 14-35 dB) or a canceller that does nothing (about 0 dB) falls below it.
+    static let floorDb = 40.0
 
-    @Test func `speech played into the sink is cancelled in the cleaned capture by at least 35 dB, on PulseAudio and PipeWire`() async throws {
+    @Test func `speech played into the sink is cancelled in the cleaned capture by at least 40 dB, on PulseAudio and PipeWire`() async throws {
         try await PulseTestServer.with { server in
             // The speech twice: the first pass lets the reference settle and the canceller converge.
             let speech = try EchoCancellerTests.farSpeech()
             let far = speech + speech
+            let log = InMemoryLogHandler.Store()
+            let logger = Logger(label: "test.aec.live", handler: InMemoryLogHandler(store: log))
             let result = try await EchoBenchmark.loopback(
                 far: far, sink: "vsink", source: "vmic", server: server.address,
                 convergenceSeconds: Double(speech.count) / Double(AudioFrame.sampleRate), logger: logger)
+            // The figures, passed or not: a run's ERLE is one sample of a distribution (PipeWire's varies run to run).
+            let moves = log.events.filter { "\($0.message)" == "Echo reference moved" }.map { $0.metadata["audio.aec.lagMs"].map { "\($0)" } ?? "?" }
+            let underruns = log.events.filter { "\($0.message)".hasPrefix("Playback underrun") }.count
+            print("""
+                echo loopback (\(server.kind)): median second \(Self.dB(result.medianSecondErleDb)) dB, all \(Self.dB(result.erleDb)) dB, \
+                seconds [\((result.secondErleDb ?? []).map { Self.dB($0) }.joined(separator: " "))], \
+                lag \(Self.dB(result.alignedLagMs)) ms, delay \(result.estimatedDelayMs.map(String.init) ?? "-") ms, \
+                reference moved at lags [\(moves.joined(separator: " "))], playback underruns \(underruns)
+                """)
             // Most of the time (the median second): a sound server's rare glitch costs a second, not the figure.
             let floorDb = Self.floorDb
             let erle = try #require(result.medianSecondErleDb)
@@ -30,6 +41,10 @@ import TalkLogging
             let delay = try #require(result.estimatedDelayMs)
             #expect((0...300).contains(delay), "estimated echo delay \(delay) ms")
         }
+    }
+
+    private static func dB(_ value: Double?) -> String {
+        value.map { String(format: "%.1f", $0) } ?? "-"
     }
 
     @Test func `a source that does not hear the sink is reported, not measured as silence`() async throws {

@@ -17,6 +17,7 @@ import Testing
         switch command {
         case let c as OpenClawTalk.Run: c.devices
         case let c as OpenClawTalk.Listen: c.devices
+        case let c as OpenClawTalk.Record: c.devices
         case let c as OpenClawTalk.Say: c.devices
         case let c as OpenClawTalk.Play: c.devices
         case let c as OpenClawTalk.Bench.Audio: c.devices
@@ -63,7 +64,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [["run"], ["listen"], ["bench", "audio"], ["bench", "aec"], ["bench", "talk"]])
+    @Test(arguments: [["run"], ["listen"], ["record", "--output", "r.wav"], ["bench", "audio"], ["bench", "aec"], ["bench", "talk"]])
     func `every command with a microphone takes the source the same ways`(command: [String]) throws {
         for spelling in [["--source", "vmic"], ["--source=vmic"]] {
             let parsed = try parser.command(command + spelling)

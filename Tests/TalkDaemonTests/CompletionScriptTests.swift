@@ -135,31 +135,20 @@ import Testing
         print -r -- ${out//$'\r'/} | grep -ao '<hit>[^<]*$' | sed 's/^<hit>//'
         """#
 
-    /// Runs a shell in an empty folder (so what it offers does not depend on the files where the tests run).
+    /// Runs a shell in an empty folder (so what it offers does not depend on the files where the tests run; coreutils'
+    /// `env -C` enters it). Through `ChildProcess`, not Foundation's `Process`: the output pipe Foundation makes is not
+    /// close-on-exec, and a server another test started meanwhile held its write end, so the read of the shell's output
+    /// never ended (CI10's pass 1, "bash offers what the command tree has", stopped by the pass's time limit). A shell
+    /// that has not ended after 30 s fails the case, naming it.
     static func run(_ program: String, _ arguments: [String]) async throws -> String {
         let empty = try ScratchFolder()
-        return try await offPool {
-            let process = Process()
-            process.currentDirectoryURL = URL(fileURLWithPath: empty.path)
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-            var environment = TestInputs.environment
-            environment["HOME"] = NSTemporaryDirectory()
-            environment["XDG_CONFIG_HOME"] = nil
-            process.environment = environment
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 30, execute: killer)
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            killer.cancel()
-            withExtendedLifetime(empty) {}
-            return String(decoding: data, as: UTF8.self)
-        }
+        defer { withExtendedLifetime(empty) {} }
+        var environment = TestInputs.environment
+        environment["HOME"] = NSTemporaryDirectory()
+        environment["XDG_CONFIG_HOME"] = nil
+        let (_, output) = try await ChildProcess.output("/usr/bin/env", ["-C", empty.path, program] + arguments,
+                                                        environment: environment, timeout: .seconds(30))
+        return output
     }
 }
 

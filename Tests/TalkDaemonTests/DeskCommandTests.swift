@@ -4,6 +4,7 @@ import TalkTestSupport
 import Testing
 
 @testable import SessionBridge
+@testable import TalkDaemon
 
 /// `notify` through a running daemon, `run --no-notifications`, and `send`'s `--session`, `--notify` and `--speak`, as
 /// a user runs them against the reference Gateway, a test notification server on a private bus and, for speech, a
@@ -100,6 +101,27 @@ import Testing
             let voiced = Self.voicedMilliseconds(try await recording.finish())
             // "echo: what time is it" in espeak-ng's voice lasts over a second; a few syllables are 300 ms.
             #expect(voiced >= 300, "the reply was not heard on the speaker: \(voiced) ms of voice")
+            // --output: the reply goes to the file, and the speaker stays silent.
+            let wav = h.command.home + "/reply.wav"
+            let elsewhere = try pulse.record()
+            let written = try await command.run(["send", "what time is it", "--speak", "--output", wav])
+            #expect(written.status == 0, "send: \(written.stderr)")
+            #expect(Self.voicedMilliseconds(try await elsewhere.finish()) == 0, "--output was not honoured: the reply played on the speaker")
+            let bytes = (try? FileManager.default.attributesOfItem(atPath: wav)[.size] as? Int) ?? 0
+            // Over a second of 22 050 Hz 16-bit speech, as on the speaker.
+            #expect(bytes > 44_100, "\(wav) holds \(bytes) bytes")
+        }
+    }
+
+    @Test func `send takes --sink and --output only with --speak`() throws {
+        let parser = CommandParser(root: OpenClawTalk.self)
+        let send = try #require(try parser.command(["send", "hi", "--speak", "--sink", "vsink"]) as? OpenClawTalk.Send)
+        #expect(send.speak && send.devices.sink == "vsink" && send.devices.output == nil)
+        #expect(throws: ValidationError("'--output' says where the reply is spoken; add '--speak'")) {
+            _ = try parser.command(["send", "hi", "--output", "r.wav"])
+        }
+        #expect(throws: ValidationError(AudioDeviceOptionsTests.speakerConflict)) {
+            _ = try parser.command(["send", "hi", "--speak", "--sink", "vsink", "--output", "r.wav"])
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
 /// A `run --aec pulse` whose start-up fails leaves no module-echo-cancel loaded and no control socket or status, and
 /// the error exits 1. Two failures: the transcription relay refused (`--stt gateway` against a Gateway of the legacy
 /// era; it failed after the devices opened and left the module loaded, now it is checked before they open), and the
-/// control socket that cannot be made (a folder stands at its path), after `RunAudio.open`. On a private PulseAudio. Its name ends in
+/// control socket that cannot be made (a folder stands at its path), after `SessionAudio.open`. On a private PulseAudio. Its name ends in
 /// RunCommandTests: `make test`'s second pass.
 @Suite(.serialized) struct FailedStartRunCommandTests {
     enum Failure: String, CaseIterable, Sendable {

@@ -1,3 +1,4 @@
+import ChildProcessSpawn
 import Foundation
 import Synchronization
 import TalkTestSupport
@@ -161,6 +162,7 @@ private enum Spawned {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        PosixSpawn.closeFrom(3, in: &actions)   // nothing of another test's reaches paplay or pactl
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

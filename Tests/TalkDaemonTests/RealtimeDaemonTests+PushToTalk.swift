@@ -14,10 +14,7 @@ extension RealtimeDaemonTests {
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }
         let pid = try await h.start(["--mode", "realtime"] + (try h.fileDevices))
-        @Sendable func node() async throws -> JSONValue? {
-            let clients = try await offPool { try h.gateway.control("clients") }["clients"]?.arrayValue ?? []
-            return clients.first { $0["role"] == "node" && $0["authenticated"] == true }
-        }
+        @Sendable func node() async throws -> JSONValue? { try await h.gateway.authenticatedNode() }
         #expect(try await h.eventually { try await node() != nil }, "the node never connected: \(h.log)")
         let shown = try #require(try await node())
         let declared = shown["commands"]?.arrayValue?.compactMap(\.stringValue)

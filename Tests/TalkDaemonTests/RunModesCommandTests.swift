@@ -196,15 +196,22 @@ import Testing
         defer { gw.stop() }
         let command = try BuiltCommand()
         defer { command.removeHome() }
-        // 6 s of silence first: on a busy machine the invoke has been seen to arrive after a 3 s lead, when the
-        // utterance it should take was already under way, and then it waited for one that never came.
+        // The invoke goes out as soon as the daemon opens its devices (the `echoCancellation` event) and its node is
+        // connected, before the loop runs: it must wait for the loop and be answered, not be lost (the operator's
+        // invoke then timed out after 30 s: a request the node had not subscribed for yet). The 6 s of silence first
+        // leave the loop time to start and take the request before the utterance begins. (Before the devices open,
+        // the node seen may still be `--gateway`'s pairing connection, which closes.)
         let input = Self.silence(6) + (try Self.goForward()) + Self.silence(3)
         let running = try command.start(try Self.arguments(gw, command, input: input, extra: ["--ptt", "--max-turns", "1", "--seconds", "60"]))
         let deadline = ContinuousClock.now + .seconds(60)
-        while !running.stdoutSoFar.contains(#""event":"mode""#), running.process.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        while !running.stdoutSoFar.contains(#""event":"echoCancellation""#), running.process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
         }
-        try #require(running.stdoutSoFar.contains(#""event":"mode""#), "never started: \(running.stderrSoFar)")
+        try #require(running.stdoutSoFar.contains(#""event":"echoCancellation""#), "never opened its devices: \(running.stderrSoFar)")
+        while try await gw.authenticatedNode() == nil, running.process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try #require(try await gw.authenticatedNode() != nil, "the node never connected: \(running.stderrSoFar)")
         // Answered once the utterance has closed: the node serves it while the capture listens.
         let once = try await Self.invoke(gw, "talk.ptt.once")
         #expect(once["status"] == "queued" && once["transcript"]?.stringValue == RunCommandTests.spoken, "\(once)")

@@ -12,7 +12,8 @@ import Testing
     @Test func `say binds voice, rate, pitch and output`() throws {
         let say = try #require(try parser.command(["say", "Hello", "--voice", "en-gb", "--rate", "220", "--pitch", "30", "--output", "o.wav"]) as? OpenClawTalk.Say)
         #expect(say.text == "Hello" && say.settings.voice == "en-gb" && say.settings.rateWPM == 220 && say.settings.pitch == 30)
-        #expect(say.devices.output == "o.wav" && say.devices.sink == nil && say.voiceGiven && say.rateGiven)
+        #expect(say.devices.output == "o.wav" && say.devices.sink == nil && say.voiceGiven && say.rateGiven && !say.json)
+        #expect(try #require(try parser.command(["say", "Hi", "--json"]) as? OpenClawTalk.Say).json)
         let plain = try #require(try parser.command(["say", "Hi", "--sink", "vsink"]) as? OpenClawTalk.Say)
         #expect(plain.settings.voice == "en-us" && plain.settings.rateWPM == 175 && !plain.rateGiven && plain.devices.sink == "vsink")
     }
@@ -81,6 +82,23 @@ import Testing
         #expect(slowSeconds > seconds * 1.2, "the directive's 120 WPM should be slower: \(slowSeconds) s vs \(seconds) s")
         let heardReply = try await BuiltCommand(home: dir).run(["transcribe", slow, "--grammar", grammar])
         #expect(heardReply.stdout.contains("please turn on the kitchen lights"), "\(heardReply.stdout)")
+    }
+
+    @Test(.requires(.builtBinary))
+    func `say --json tells the sentences, the seconds written and when the first sentence's audio went out`() async throws {
+        _ = try TestInput.builtBinary.path()
+        let dir = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let wav = dir + "/two.wav"
+        let run = try await BuiltCommand(home: dir).run(["say", "Turn off the radio. The kitchen is dark.", "--json", "--output", wav])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+        #expect(report["sentences"] as? Int == 2)
+        let seconds = try #require(report["seconds"] as? Double), written = try wavDuration(wav).seconds
+        #expect(abs(seconds - written) < 0.01, "\(seconds) s said, the file holds \(written) s")
+        // The voice loaded and the first sentence made before its audio went out; the second after it.
+        let first = try #require(report["firstAudioMs"] as? Double), total = try #require(report["totalMs"] as? Double)
+        #expect(first > 0 && first < total, "first audio \(first) ms of \(total) ms")
     }
 
     @Test(.requires(.builtBinary))

@@ -10,40 +10,25 @@ import Testing
 extension SpokenApprovalTests {
     static let voiceTools = [TestInput.program("espeak-ng", package: "espeak-ng"), TestInput.program("sox", package: "sox")]
 
-    /// Asks `command`, waits for the answer window of that approval, and says `answer` into the microphone.
-    static func ask(_ command: String, answer: String, pulse: PrivatePulse, gw: ReferenceGatewayProcess,
-                    running: BuiltCommand.Running, home: String) async throws -> String {
-        let asked = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"\#(command)"}"#) }
-        let id = try #require(asked["approval"]?["id"]?.stringValue)
-        let listening = await waitForStep(running, id: id, "listening", upTo: .seconds(60))
-        try #require(listening, "the answer window never opened: \(approvalEvents(running.stdoutSoFar, id: id))\n\(running.stderrSoFar)")
-        try await pulse.play(try await RunModesCommandTests.word(answer, in: home) + RunModesCommandTests.silence(1))
-        return id
+    /// Waits for the answer window of approval `id` and says `answer` into the microphone.
+    static func answer(_ id: String, with answer: String, _ d: Listening) async throws {
+        let listening = await waitForStep(d.running, id: id, "listening", upTo: .seconds(60))
+        try #require(listening, "the answer window never opened: \(approvalEvents(d.running.stdoutSoFar, id: id))\n\(d.running.stderrSoFar)")
+        try await d.pulse.play(try await RunModesCommandTests.word(answer, in: d.command.home) + RunModesCommandTests.silence(1))
     }
 
     @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
     func `a spoken "allow once" resolves exactly the approval read out, with allow-once`() async throws {
-        let server = try NotificationServer()
-        defer { server.stop() }
-        try await PrivatePulse.with { pulse in
-            let gw = try await RunCommandTests.gateway()
-            defer { gw.stop() }
-            let command = try BuiltCommand(through: pulse.launcher)
-            defer { command.removeHome() }
-            let running = try await Self.listening(pulse, gw, command, environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
-            let first = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"rm -rf build"}"#) }
-            let id = try #require(first["approval"]?["id"]?.stringValue)
+        try await Self.withListeningDaemon { d in
+            let id = try await d.request("rm -rf build")
             // A second approval arrives while the first is read out: the answer is for the first only.
-            let reading = await RunLoopbackTests.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(45))
-            let second = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"make install"}"#) }
-            let other = try #require(second["approval"]?["id"]?.stringValue)
-            let listening = await Self.waitForStep(running, id: id, "listening", upTo: .seconds(60))
-            try #require(reading && listening, "\(Self.approvalEvents(running.stdoutSoFar, id: id))\n\(running.stderrSoFar)")
-            try await pulse.play(try await RunModesCommandTests.word("allow once", in: command.home) + RunModesCommandTests.silence(1))
-            let decided = await Self.waitForStep(running, id: id, "allow-once", upTo: .seconds(30))
-            let resolutions = try await Self.resolutions(gw)
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
+            let reading = await RunLoopbackTests.waitFor(d.running, #""event":"speakingStarted""#, upTo: .seconds(45))
+            let other = try await d.request("make install")
+            try #require(reading, "\(Self.approvalEvents(d.running.stdoutSoFar, id: id))\n\(d.running.stderrSoFar)")
+            try await Self.answer(id, with: "allow once", d)
+            let decided = await Self.waitForStep(d.running, id: id, "allow-once", upTo: .seconds(30))
+            let resolutions = try await Self.resolutions(d.gw)
+            let r = try await d.finish()
             #expect(decided, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
             #expect(resolutions == [[id, "allow-once"]], "the other approval is \(other)")
         }
@@ -51,22 +36,33 @@ extension SpokenApprovalTests {
 
     @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
     func `a spoken "deny" denies the approval read out`() async throws {
-        let server = try NotificationServer()
-        defer { server.stop() }
-        try await PrivatePulse.with { pulse in
-            let gw = try await RunCommandTests.gateway()
-            defer { gw.stop() }
-            let command = try BuiltCommand(through: pulse.launcher)
-            defer { command.removeHome() }
-            let running = try await Self.listening(pulse, gw, command, environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
-            let id = try await Self.ask("rm -rf build", answer: "deny", pulse: pulse, gw: gw, running: running, home: command.home)
-            let decided = await Self.waitForStep(running, id: id, "deny", upTo: .seconds(30))
-            let resolutions = try await Self.resolutions(gw)
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
+        try await Self.withListeningDaemon { d in
+            let id = try await d.request("rm -rf build")
+            try await Self.answer(id, with: "deny", d)
+            let decided = await Self.waitForStep(d.running, id: id, "deny", upTo: .seconds(30))
+            let resolutions = try await Self.resolutions(d.gw)
+            let r = try await d.finish()
             #expect(decided, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
             #expect(resolutions == [[id, "deny"]])
-            #expect(server.notifications.isEmpty, "a notification was left for an approval decided by voice")
+            #expect(d.server.notifications.isEmpty, "a notification was left for an approval decided by voice")
+        }
+    }
+
+    /// Push-to-talk: the microphone is held between captures, and nothing the user says leaves it without the key. The
+    /// answer window is the exception the question asks for (`TalkSession.listenFor`): the answer is heard without a
+    /// key press, in the answers' grammar only.
+    @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
+    func `in push-to-talk mode the answer is taken in the answer window, with no key pressed`() async throws {
+        try await Self.withListeningDaemon(arguments: ["--ptt"], rests: "waiting") { d in
+            let id = try await d.request("rm -rf build")
+            try await Self.answer(id, with: "deny", d)
+            let decided = await Self.waitForStep(d.running, id: id, "deny", upTo: .seconds(30))
+            let resolutions = try await Self.resolutions(d.gw)
+            let r = try await d.finish()
+            #expect(decided, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
+            #expect(resolutions == [[id, "deny"]])
+            let captures = RunCommandTests.events(r.stdout).filter { $0["event"] == "pushToTalk" }
+            #expect(captures.isEmpty, "a capture was started: \(captures)")
         }
     }
 }

@@ -20,8 +20,7 @@ import Testing
         try #require(await RunLoopbackTests.waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            let clients = try await offPool { try gw.control("clients") }["clients"]?.arrayValue ?? []
-            if clients.contains(where: { $0["role"] == "node" && $0["authenticated"] == true }) { return running }
+            if try await gw.authenticatedNode() != nil { return running }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw CommandFailure("the node never connected: \(running.stderrSoFar)")

@@ -118,13 +118,28 @@ import Testing
                 guard s.isEmpty else { return }
                 var p: [Int32] = [-1, -1]
                 guard pipe(&p) == 0 else { return }
-                // The lowest free number from `fd` on: `fd` itself unless another thread took it first.
-                let reader = fcntl(p[0], F_DUPFD_CLOEXEC, fd)
-                close(p[0])
-                guard reader == fd else {
-                    if reader >= 0 { close(reader) }
-                    close(p[1])
-                    return
+                // `fd` was the lowest free number, so the pipe itself may have taken it: as its write end, that end
+                // moves to another number and the read end goes onto `fd` (ours, so dup2 replaces nothing else).
+                if p[1] == fd {
+                    let writer = fcntl(p[1], F_DUPFD_CLOEXEC, 0)
+                    guard writer >= 0, dup2(p[0], fd) == fd else {
+                        if writer >= 0 { close(writer) }
+                        close(p[0]); close(p[1])
+                        return
+                    }
+                    close(p[0])
+                    p = [fd, writer]
+                }
+                var reader = p[0]
+                if reader != fd {
+                    // The lowest free number from `fd` on: `fd` itself unless another thread took it first.
+                    reader = fcntl(p[0], F_DUPFD_CLOEXEC, fd)
+                    close(p[0])
+                    guard reader == fd else {
+                        if reader >= 0 { close(reader) }
+                        close(p[1])
+                        return
+                    }
                 }
                 let bytes = Array("not yours\n".utf8)
                 _ = write(p[1], bytes, bytes.count)

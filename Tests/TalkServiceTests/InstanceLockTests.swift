@@ -28,27 +28,25 @@ import Testing
     func aLockLeftByAKilledDaemonIsCleared() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path + "/daemon.lock"
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: try Self.python3.path())
-        holder.arguments = ["-c", """
+        // Spawned and waited for by pid, not through Foundation's Process: its waitUntilExit has no bound, and it
+        // learns of the exit through a socket another test's child could hold (PosixSpawnTests).
+        let pid = try ChildProcess.spawn(try Self.python3.path(), ["-c", """
             import fcntl, os, sys, time
             f = open(sys.argv[1], "a+")
             fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0); f.truncate(); f.write(f"{os.getpid()}\\n"); f.flush()
-            print("locked", flush=True)
             time.sleep(600)
-            """, path]
-        let out = Pipe()
-        holder.standardOutput = out
-        try holder.run()
-        let line = try await offPool { String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
-        #expect(line.hasPrefix("locked"))
-        let pid = holder.processIdentifier
+            """, path], environment: ProcessInfo.processInfo.environment)
+        // It holds the lock once its pid is in the file (the bound only catches a python that never gets there).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (try? String(contentsOfFile: path, encoding: .utf8)) != "\(pid)\n", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require((try? String(contentsOfFile: path, encoding: .utf8)) == "\(pid)\n", "the holder never wrote its pid")
         #expect(throws: InstanceLock.Failure.alreadyRunning(pid: pid)) { try InstanceLock.acquire(path: path) }
 
         kill(pid, SIGKILL)
-        try await offPool { holder.waitUntilExit() }
-        #expect(holder.terminationReason == .uncaughtSignal)
+        #expect(try await offPool { ChildProcess.wait(pid) } == 128 + SIGKILL)   // SIGKILL ends it at once
         let lock = try InstanceLock.acquire(path: path)
         #expect(lock.clearedStalePid == pid)
         #expect(InstanceLock.holder(path: path) == getpid())

@@ -14,12 +14,12 @@ import Testing
     static let sox = TestInput.program("sox", package: "sox")
 
     /// 16 kHz mono speech with 300 ms of quiet room noise either side (digital silence throws the cepstral mean off).
-    static func speech(_ text: String) async throws -> [Int16] {
+    static func speech(_ text: String, voice: String = "en-us", wordsPerMinute: Int = 175) async throws -> [Int16] {
         let folder = NSTemporaryDirectory() + "answer-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let wav = folder + "/espeak.wav", raw = folder + "/speech.raw"
-        for (tool, arguments) in [("/usr/bin/espeak-ng", ["-v", "en-us", "-w", wav, text]),
+        for (tool, arguments) in [("/usr/bin/espeak-ng", ["-v", voice, "-s", "\(wordsPerMinute)", "-w", wav, text]),
                                   ("/usr/bin/sox", [wav, "-r", "16000", "-c", "1", "-b", "16", "-e", "signed", "-t", "raw", raw, "pad", "0.3", "0.3"])] {
             let (status, _) = try await ChildProcess.output(tool, arguments)
             try #require(status == 0, "\(tool) failed")

@@ -40,4 +40,24 @@ import Testing
                 "one event stream through talk stop and start")
         await rig.session.stop()
     }
+
+    /// The status names the uplink from the `relayUplink` event and Talk's state from `stateChanged`: an uplink
+    /// announced before the session listens showed, to a status read in between, audio going out with Talk off.
+    @Test func `the uplink is announced only while Talk is on, at the start and after talk stop and start`() async throws {
+        let rig = try await RealtimeRig()
+        await rig.session.deactivate()
+        try await rig.session.activate()
+        #expect(await rig.logCaughtUp())
+        var state = TalkState.idle
+        var announced: [TalkState] = []
+        for event in await rig.log.events {
+            switch event.kind {
+            case .stateChanged(_, let to, _): state = to
+            case .relayUplink: announced.append(state)
+            default: break
+            }
+        }
+        #expect(announced == [.listening, .listening], "the state when each uplink was announced")
+        await rig.session.stop()
+    }
 }

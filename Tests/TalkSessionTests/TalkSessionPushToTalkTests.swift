@@ -60,7 +60,7 @@ import Testing
         #expect(await rig.log.waitFor { if case .speechStarted = $0 { true } else { false } })
         let stop = Task { await rig.session.pushToTalk(.stop) }
         // The stop has been taken and waits for the utterance's final; nothing has gone out meanwhile.
-        #expect(await TalkSessionReplyLevelTests.eventually { await rig.session.handsFree.capture?.waiters.count == 1 })
+        #expect(await TalkSessionReplyLevelTests.eventually { await rig.session.captureWaiters[started.captureId]?.count == 1 })
         #expect(await rig.agent.sent.isEmpty)
         await rig.listener.hear(.speechEnded(lastSpeechEndMs: 900, closedAtMs: 1600))
         await rig.listener.hear(.final(ScriptedListener.result("lock the door")))

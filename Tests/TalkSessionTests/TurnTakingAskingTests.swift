@@ -16,6 +16,7 @@ import Testing
     static let tail = BargeInPolicy().muteTail
     static let again = ApprovalPrompt.notUnderstood + " " + ApprovalPrompt.choices(ApprovalDecision.allCases)
 
+    static let idle = TurnTakingTests.configuration { $0.idleTimeout = .seconds(30) }
     static let on: [E] = [.control(.activate)]
     /// The question plays (prompt 1).
     static let asked: [E] = on + [.approvalArrived(approval)]
@@ -24,13 +25,13 @@ import Testing
     static let speaking: [E] = on + [.final("how is the weather"), .replySentences(["Sunny."]),
                                      .playbackStarted(sentence: "Sunny.", seconds: 1, atNs: 1_000_000_000)]
 
-    /// Prompt `number` says `text`, the microphone muted first.
-    static func says(_ number: Int, _ text: String) -> [A] {
-        [.cancel(.muteTail), .setMicrophone(.muted), .speakPrompt(number: number, text: text)]
+    /// Prompt `number` says `text`, the microphone muted first (`muting`: it was open).
+    static func says(_ number: Int, _ text: String, muting: Bool = true) -> [A] {
+        [.cancel(.muteTail)] + (muting ? [.setMicrophone(.muted)] : []) + [.speakPrompt(number: number, text: text)]
     }
 
     /// The question asked (or asked again) as prompt `number`.
-    static func asks(_ number: Int, _ text: String) -> [A] { [.cancel(.answerTimeout)] + says(number, text) }
+    static func asks(_ number: Int, _ text: String, muting: Bool = true) -> [A] { [.cancel(.answerTimeout)] + says(number, text, muting: muting) }
 
     static let toSpeaking: [A] = [.emit(.stateChanged(from: .listening, to: .speaking, reason: "approval")), .announce(.speaking)]
     static let askedEvent: A = .emit(.approvalPrompt(id: "ap-1", step: "asked", detail: question))
@@ -66,6 +67,16 @@ import Testing
             actions: [.listenFor(grammar: grammar), .setMicrophone(.open), .arm(.answerTimeout, ApprovalPrompt.answerWindow),
                       .emit(.approvalPrompt(id: "ap-1", step: "listening", detail: nil)), .emit(.stateChanged(from: .speaking, to: .listening, reason: "answer")), .announce(.listening)],
             state: .listening),
+        // Always-listening's idle timeout does not run while the loop waits for an approval's answer: the user was
+        // just asked something, and falling back to wake-phrase mode then would end the question unanswered.
+        Row(name: "the answer window does not start the idle timeout", configuration: idle,
+            before: asked + [.promptSpoken(number: 1)], event: .timerFired(.muteTail),
+            actions: [.listenFor(grammar: grammar), .setMicrophone(.open), .arm(.answerTimeout, ApprovalPrompt.answerWindow),
+                      .emit(.approvalPrompt(id: "ap-1", step: "listening", detail: nil)), .emit(.stateChanged(from: .speaking, to: .listening, reason: "answer")), .announce(.listening),
+                      .cancel(.idle)],
+            state: .listening),
+        Row(name: "an idle timer that fires while the answer is listened for changes nothing", configuration: idle,
+            before: listening, event: .timerFired(.idle), actions: [], state: .listening),
         Row(name: "allow once sends exactly the id read out", before: listening, event: .answerHeard("allow once", confidence: 0.9),
             actions: [.cancel(.answerTimeout), .listenFor(grammar: nil), .resolveApproval(id: "ap-1", decision: .allowOnce),
                       .emit(.stateChanged(from: .listening, to: .thinking, reason: "decided")), .announce(.thinking)],
@@ -142,7 +153,7 @@ import Testing
         Row(name: "decided elsewhere while the question plays: withdrawn aloud, nothing sent", before: asked,
             event: .approvalWithdrawn(id: "ap-1"),
             actions: [.cutPrompt, .cancel(.answerTimeout), .listenFor(grammar: nil),
-                      .emit(.approvalPrompt(id: "ap-1", step: "withdrawn", detail: "handled elsewhere"))] + says(2, ApprovalPrompt.withdrawn),
+                      .emit(.approvalPrompt(id: "ap-1", step: "withdrawn", detail: "handled elsewhere"))] + says(2, ApprovalPrompt.withdrawn, muting: false),
             state: .speaking),
         Row(name: "another approval's resolution changes nothing", before: asked, event: .approvalWithdrawn(id: "ap-2"),
             actions: [], state: .speaking),
@@ -158,7 +169,7 @@ import Testing
             event: .promptSpoken(number: 2),
             actions: [.arm(.muteTail, tail), .emit(.stateChanged(from: .speaking, to: .listening, reason: "approval done")), .announce(.listening),
                       .emit(.approvalPrompt(id: "ap-2", step: "asked", detail: ApprovalPrompt.question(for: second)))]
-                + asks(3, ApprovalPrompt.question(for: second)) + toSpeaking,
+                + asks(3, ApprovalPrompt.question(for: second), muting: false) + toSpeaking,
             state: .speaking),
         Row(name: "talk stop while asking: the prompt stops and the approval is left pending", before: asked,
             event: .control(.deactivate(reason: "talk stop")),

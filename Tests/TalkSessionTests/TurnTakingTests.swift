@@ -26,6 +26,8 @@ import Testing
         var event: E
         var actions: [A]
         var state: TalkState
+        /// The microphone's mode it leaves, where the row is about it.
+        var microphone: TurnTaking.MicrophoneMode?
 
         var testDescription: String { name }
 
@@ -36,6 +38,7 @@ import Testing
             for event in before { _ = machine.handle(event) }
             #expect(machine.handle(event) == actions, sourceLocation: sourceLocation)
             #expect(machine.state.talkState == state, sourceLocation: sourceLocation)
+            if let microphone { #expect(machine.microphone == microphone, sourceLocation: sourceLocation) }
         }
     }
 
@@ -47,12 +50,9 @@ import Testing
 
     static let rows: [Row] = [
         Row(name: "activate opens the microphone and listens", before: [], event: .control(.activate),
-            actions: [.openMicrophone, .emit(.stateChanged(from: .idle, to: .listening, reason: "started")), .announce(.listening)],
+            actions: [.emit(.modeChanged(from: nil, to: .alwaysListening, reason: "started")), .openMicrophone,
+                      .emit(.stateChanged(from: .idle, to: .listening, reason: "started")), .announce(.listening)],
             state: .listening),
-        Row(name: "push-to-talk mode rests waiting", configuration: configuration { $0.mode = .pushToTalk },
-            before: [], event: .control(.activate),
-            actions: [.openMicrophone, .emit(.stateChanged(from: .idle, to: .waiting, reason: "started")), .announce(.idle)],
-            state: .waiting),
         Row(name: "a final sends a turn and arms the reply timeout", before: [.control(.activate)], event: .final("hello there"),
             actions: [.sendTurn(number: 1, transcript: "hello there", interruptedAtSeconds: nil), .arm(.replyTimeout, .seconds(340)),
                       .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
@@ -101,7 +101,7 @@ import Testing
             state: .speaking),
         Row(name: "new words over the reply are weighed: the devices are asked for the evidence",
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
-            event: .partial("stop right there", mayInterrupt: true, atNs: 1_900_000_000),
+            event: .partial("stop right there", atNs: 1_900_000_000),
             actions: [.emit(.partialTranscript("stop right there")), .cancel(.evidenceRecheck),
                       .weighBargeIn(partial: "stop right there", fromPositionMs: 5000)],
             state: .speaking),
@@ -115,12 +115,19 @@ import Testing
                       .turnEnded(reason: "barge-in")],
             state: .listening),
         Row(name: "the reply's own words do not interrupt", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
-            event: .partial("sunny and warm", mayInterrupt: true, atNs: 1_900_000_000),
+            event: .partial("sunny and warm", atNs: 1_900_000_000),
             actions: [.emit(.partialTranscript("sunny and warm")), .cancel(.evidenceRecheck)], state: .speaking),
-        Row(name: "in wake-phrase mode words without the phrase do not interrupt",
-            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
-            event: .partial("stop right there", mayInterrupt: false, atNs: 1_900_000_000),
-            actions: [.emit(.partialTranscript("stop right there")), .cancel(.evidenceRecheck)], state: .speaking),
+        Row(name: "a word only a sentence not yet played says is new: it is weighed",
+            before: speaking + [.replySentences(["Take a coat for the evening."]), .speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
+            event: .partial("go for", atNs: 1_600_000_000),
+            actions: [.emit(.partialTranscript("go for")), .cancel(.evidenceRecheck), .weighBargeIn(partial: "go for", fromPositionMs: 5000)],
+            state: .speaking),
+        Row(name: "once that sentence plays, its words are the reply's",
+            before: speaking + [.replySentences(["Take a coat for the evening."]),
+                                .playbackStarted(sentence: "Take a coat for the evening.", seconds: 2, atNs: 3_000_000_000),
+                                .speechStarted(positionMs: 5000, atNs: 3_500_000_000)],
+            event: .partial("go for", atNs: 3_600_000_000),
+            actions: [.emit(.partialTranscript("go for")), .cancel(.evidenceRecheck)], state: .speaking),
         Row(name: "quiet words do not interrupt (the energy guard)", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .bargeInEvidence(partial: "stop right there", BargeInEvidence(speechMs: 400), loudEnough: false, atNs: 1_900_000_000),
             actions: [.held(partial: "stop right there", reason: "the words are not loud enough over the noise floor and the reply's echo")],
@@ -133,12 +140,12 @@ import Testing
                       .arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)],
             state: .speaking),
         Row(name: "the recheck weighs the latest partial again",
-            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000), .partial("stop right there", mayInterrupt: true, atNs: 1_900_000_000)],
+            before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000), .partial("stop right there", atNs: 1_900_000_000)],
             event: .timerFired(.evidenceRecheck),
             actions: [.weighBargeIn(partial: "stop right there", fromPositionMs: 5000)], state: .speaking),
         Row(name: "with barge-in off nothing interrupts", interruptOnSpeech: false,
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
-            event: .partial("stop right there", mayInterrupt: true, atNs: 1_900_000_000),
+            event: .partial("stop right there", atNs: 1_900_000_000),
             actions: [.emit(.partialTranscript("stop right there")), .cancel(.evidenceRecheck)], state: .speaking),
         Row(name: "a final heard while the reply plays starts no turn", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .final("sunny"), actions: [.emit(.transcriptIgnored(text: "sunny", reason: "heard while the reply played, without interrupting it"))],
@@ -191,32 +198,6 @@ import Testing
             actions: [.closeMicrophone, .cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .cancel(.evidenceRecheck),
                       .emit(.stateChanged(from: .speaking, to: .idle, reason: "talk stop"))],
             state: .idle),
-        Row(name: "push-to-talk over the reply cuts it, aborts the run, listens, and the turn is over", before: speaking, event: .pushToTalkStarted,
-            actions: [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold),
-                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "push-to-talk")), .announce(.listening),
-                      .turnEnded(reason: "push-to-talk")],
-            state: .listening),
-        Row(name: "push-to-talk while waiting listens", configuration: configuration { $0.mode = .pushToTalk },
-            before: [.control(.activate)], event: .pushToTalkStarted,
-            actions: [.emit(.stateChanged(from: .waiting, to: .listening, reason: "push-to-talk")), .announce(.listening)],
-            state: .listening),
-        Row(name: "a capture's words are a turn", configuration: configuration { $0.mode = .pushToTalk },
-            before: [.control(.activate), .pushToTalkStarted], event: .captured("lights on"),
-            actions: [.sendTurn(number: 1, transcript: "lights on", interruptedAtSeconds: nil), .arm(.replyTimeout, .seconds(340)),
-                      .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
-            state: .thinking),
-        Row(name: "nothing to take in wake-phrase mode: the loop goes back to waiting", configuration: configuration { $0.mode = .wakePhrase },
-            before: [.control(.activate), .woken], event: .settle(reason: "nothing said after the wake phrase"),
-            actions: [.emit(.stateChanged(from: .listening, to: .waiting, reason: "nothing said after the wake phrase")), .announce(.idle)],
-            state: .waiting),
-        Row(name: "a wake phrase while the agent thinks drops that turn and listens", configuration: configuration { $0.mode = .wakePhrase },
-            before: [.control(.activate), .woken, .final("what time is it")], event: .woken,
-            actions: [.cutReply(abort: false), .cancel(.replyTimeout),
-                      .emit(.stateChanged(from: .thinking, to: .listening, reason: "wake phrase")), .announce(.listening),
-                      .turnEnded(reason: "wake phrase")],
-            state: .listening),
-        Row(name: "settling while a turn runs changes nothing", before: [.control(.activate), .final("hello")], event: .settle(reason: "idle timeout"),
-            actions: [], state: .thinking),
         Row(name: "a reconnect announces the phase again", before: speaking, event: .connectionChanged("connected", connected: true),
             actions: [.emit(.connectionChanged("connected")), .announce(.speaking)], state: .speaking),
     ]

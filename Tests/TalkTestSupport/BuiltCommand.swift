@@ -137,16 +137,35 @@ package struct BuiltCommand: Sendable {
             return false
         }
 
-        /// Waits for the end (killing it after `timeout`) and returns what it printed.
+        /// Waits for the end (SIGTERM after `timeout`, SIGKILL 10 s later) and returns what it printed. Every wait is
+        /// bounded: a command whose end is still not seen 10 s after SIGKILL (Foundation learns of it through a socket
+        /// the child holds; a child that leaked it to a longer-lived process hid its exit) fails the test by name.
         package func finish(timeout: Duration = .seconds(120)) async throws -> Outcome {
             let process = process
-            let deadline = ContinuousClock.now + timeout
-            while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
-            if process.isRunning { process.terminate() }
-            try await offPool { process.waitUntilExit() }
+            func ended(within limit: Duration) async -> Bool {
+                let deadline = ContinuousClock.now + limit
+                while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+                return !process.isRunning
+            }
+            if await !ended(within: timeout) {
+                process.terminate()
+                if await !ended(within: Self.stopGrace) {
+                    kill(process.processIdentifier, SIGKILL)
+                    if await !ended(within: Self.stopGrace) {
+                        let pid = process.processIdentifier
+                        let state = ProcessTree.isAlive(pid) ? "it still runs" : "it has ended (a zombie) but Foundation never saw it end"
+                        throw CommandFailure("\(([process.executableURL?.lastPathComponent ?? "?"] + (process.arguments ?? [])).joined(separator: " ").prefix(300)) "
+                                             + "did not end within \(timeout), nor \(Self.stopGrace) after SIGTERM and again after SIGKILL "
+                                             + "(pid \(pid): \(state)); stderr: \(err.text.suffix(2000))")
+                    }
+                }
+            }
             if let terminal { close(terminal) }
             return Outcome(status: process.terminationStatus, stdout: out.text, stderr: err.text)
         }
+
+        /// How long a stopped command has to end after SIGTERM, and again after SIGKILL, before it counts as hung.
+        static let stopGrace: Duration = .seconds(10)
     }
 
     /// A temporary file a child writes to, read back as text.

@@ -29,18 +29,26 @@ package enum ChildProcess {
     /// Runs a command to completion on a thread of its own, never blocking the cooperative pool (two threads here,
     /// shared by every suite running at once): its exit status and stdout (with stderr, `mergeStderr`). Foundation's
     /// `waitUntilExit` instead spins on the calling thread until Foundation notices the exit, which it did not always.
+    /// A command still running after `timeout` is killed and the call throws (see `run`).
     package static func output(_ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
-                               stderrPath: String? = nil, mergeStderr: Bool = false, stdinPath: String? = nil) async throws
+                               stderrPath: String? = nil, mergeStderr: Bool = false, stdinPath: String? = nil,
+                               timeout: Duration = defaultTimeout) async throws
         -> (status: Int32, output: String)
     {
         try await offPool {
-            try run(path, arguments, environment: environment, stderrPath: stderrPath, mergeStderr: mergeStderr, stdinPath: stdinPath)
+            try run(path, arguments, environment: environment, stderrPath: stderrPath, mergeStderr: mergeStderr, stdinPath: stdinPath,
+                    timeout: timeout)
         }
     }
 
+    /// How long a command may run before it counts as hung: the tools tests run end in seconds on a loaded machine.
+    package static let defaultTimeout: Duration = .seconds(120)
+
     /// Runs a command to completion; returns its exit status and stdout. Blocking: call it off the cooperative pool.
+    /// Its output is read until its end or `timeout`: a command that has not ended by then is killed (SIGKILL) and the
+    /// call throws, saying what it printed, so a hung tool fails its test by name instead of holding the pass.
     package static func run(_ path: String, _ arguments: [String], environment: [String: String], stderrPath: String? = nil,
-                            mergeStderr: Bool = false, stdinPath: String? = nil) throws -> (Int32, String) {
+                            mergeStderr: Bool = false, stdinPath: String? = nil, timeout: Duration = defaultTimeout) throws -> (Int32, String) {
         var fds: [Int32] = [0, 0]
         // Close-on-exec, so a server spawned meanwhile by a test running beside this one does not inherit the
         // write end and hold it open (the read below would then wait as long as that server runs).
@@ -56,13 +64,36 @@ package enum ChildProcess {
             throw error
         }
         close(fds[1])
+        defer { close(fds[0]) }
+        let deadline = ContinuousClock.now + timeout
         var output = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
+        func hung() -> CommandFailure {
+            kill(pid, SIGKILL)
+            wait(pid)
+            let command = ([path] + arguments).joined(separator: " ")
+            return CommandFailure("\(command.prefix(300)) did not end within \(timeout) (killed); its output so far: "
+                                  + "'\(String(decoding: output.suffix(2000), as: UTF8.self))'")
+        }
         while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw hung() }
+            var ready = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
+            if polled < 0 && errno != EINTR { break }
+            guard polled > 0 else { continue }
             let n = read(fds[0], &buffer, buffer.count)
             if n > 0 { output.append(contentsOf: buffer[0..<n]) } else if n == 0 || errno != EINTR { break }
         }
-        close(fds[0])
-        return (wait(pid), String(decoding: output, as: UTF8.self))
+        // Its output has ended; so has the command, nearly always (one that closed stdout and runs on is waited for too).
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR { return (-1, String(decoding: output, as: UTF8.self)) }
+            guard ContinuousClock.now < deadline else { throw hung() }
+            usleep(2_000)
+        }
+        return (PosixSpawn.exitStatus(status), String(decoding: output, as: UTF8.self))
     }
 }

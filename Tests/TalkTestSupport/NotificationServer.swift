@@ -1,6 +1,7 @@
 import ChildProcessSpawn
 import Foundation
 import Synchronization
+import Testing
 
 /// A private D-Bus session bus with a test notification server on it (`tools/notification-server`, Python): what a
 /// desktop's notification daemon would be, recording every notification and clicking buttons on command. Tests give
@@ -37,10 +38,10 @@ package final class NotificationServer: @unchecked Sendable {
         self.serverPid = serverPid
         commands = serverIn
         replies = serverOut
-        guard let ready = Self.readLine(serverOut), ready.hasPrefix("ready unix:") else {
-            kill(serverPid, SIGTERM)
-            ChildProcess.wait(serverPid)
-            throw CommandFailure("the test notification server did not start (dbus-daemon, and python3 with dbus_next: scripts/install-deps.sh)")
+        guard let ready = Self.readLine(serverOut, within: Self.startBound), ready.hasPrefix("ready unix:") else {
+            Self.end(serverPid)
+            throw CommandFailure("the test notification server did not start within \(Self.startBound) "
+                                 + "(dbus-daemon, and python3 with dbus_next: scripts/install-deps.sh)")
         }
         busAddress = String(ready.dropFirst("ready ".count))
     }
@@ -72,24 +73,57 @@ package final class NotificationServer: @unchecked Sendable {
     /// Clicks `action` on notification `id`, as a user would.
     package func click(_ id: Int, _ action: String) {
         commands.write(Data("invoke \(id) \(action)\n".utf8))
-        _ = Self.readLine(replies)
+        if Self.readLine(replies, within: Self.replyBound) == nil {
+            Issue.record("the test notification server did not confirm the click on \(id) \(action) within \(Self.replyBound)")
+        }
     }
 
     package func stop() {
         guard !stopped.withLock({ done in defer { done = true }; return done }) else { return }
-        kill(serverPid, SIGTERM)
-        ChildProcess.wait(serverPid)
+        Self.end(serverPid)
+    }
+
+    /// Hang bounds: the server starts in a second or two (Python, then its own dbus-daemon), answers a click at once,
+    /// and ends its bus within 5 s of SIGTERM.
+    static let startBound: Duration = .seconds(60)
+    static let replyBound: Duration = .seconds(20)
+    static let stopBound: Duration = .seconds(15)
+
+    /// SIGTERM (the server then ends its bus), SIGKILL if it has not ended within `stopBound`, and the exit reaped:
+    /// bounded, as tests call it from a `defer`, on the cooperative pool.
+    private static func end(_ pid: pid_t) {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + stopBound
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            guard ContinuousClock.now < deadline else {
+                kill(pid, SIGKILL)
+                ChildProcess.wait(pid)
+                return
+            }
+            usleep(5_000)
+        }
     }
 
     private let stopped = Mutex(false)
 
     deinit { stop() }
 
-    private static func readLine(_ handle: FileHandle) -> String? {
+    /// The next line the server prints, or nil at its end or when `bound` passes first.
+    private static func readLine(_ handle: FileHandle, within bound: Duration) -> String? {
+        let deadline = ContinuousClock.now + bound
         var bytes: [UInt8] = []
+        var byte: UInt8 = 0
         while true {
-            let chunk = handle.readData(ofLength: 1)
-            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
+            if polled < 0 && errno != EINTR { return nil }
+            guard polled > 0 else { continue }
+            let n = read(handle.fileDescriptor, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
             if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
             bytes.append(byte)
         }

@@ -8,9 +8,9 @@
 /// a clear peak outside `acceptedMs` yields a correction that brings the lag back to `targetMs`.
 ///
 /// Inside the window the lag is held where the canceller converged: a confirmed jump of more than
-/// `heldToleranceMs` (PipeWire's Pulse server now and then drops one graph quantum, 21.3 ms at 48 kHz, from
-/// the loopback, which left the echo 21 ms nearer its reference for the rest of the reply) moves the reference
-/// back by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
+/// `heldToleranceMs` (a playback underrun on PipeWire's Pulse server inserts one graph quantum, 21.3 ms at
+/// 48 kHz, into what plays, which shifts the echo against its reference for the rest of the reply) moves the
+/// reference by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
 struct EchoAligner {
     /// Its tuning: `EchoTuning.Alignment`.
     typealias Tuning = EchoTuning.Alignment

@@ -18,6 +18,8 @@ package enum EchoBenchmark {
         package var erleDb: Double
         /// The median of the same over each second (`EchoMeasurement.medianSecondERLE`).
         package var medianSecondErleDb: Double?
+        /// The same for each second, in order: where a low figure comes from (a glitch, or the whole run).
+        package var secondErleDb: [Double]?
         package var convergenceSeconds: Double
         /// The lag of the echo behind the reference, last measured from the signals (`EchoAligner`).
         package var alignedLagMs: Double?
@@ -137,11 +139,13 @@ package enum EchoBenchmark {
         guard let erle else {
             throw EchoCancelError.noEcho(source: source, sink: sink)
         }
+        let seconds = EchoMeasurement.secondERLE(
+            raw: pairs.flatMap(\.0.samples), cleaned: pairs.flatMap(\.1.samples), fromSample: first * AudioFrame.samplesPerFrame)
         let median = EchoMeasurement.medianSecondERLE(
             raw: pairs.flatMap(\.0.samples), cleaned: pairs.flatMap(\.1.samples), fromSample: first * AudioFrame.samplesPerFrame)
         let stats = await capture.statistics()
         return Loopback(
-            sink: sink, source: source, erleDb: erle, medianSecondErleDb: median, convergenceSeconds: convergenceSeconds,
+            sink: sink, source: source, erleDb: erle, medianSecondErleDb: median, secondErleDb: seconds, convergenceSeconds: convergenceSeconds,
             alignedLagMs: await capture.alignedLagMs(), estimatedDelayMs: stats?.delayMedianMs,
             libraryErleDb: stats?.echoReturnLossEnhancementDb, seconds: Double(far.count) / Double(AudioFrame.sampleRate))
     }

@@ -60,13 +60,18 @@ package enum EchoMeasurement {
     /// drops a quantum from the loopback; the aligner puts the reference back within about a second) does not
     /// decide. nil without such seconds.
     package static func medianSecondERLE(raw: [Int16], cleaned: [Int16], fromSample: Int = 0, activeRMS: Double = 300) -> Double? {
-        let second = AudioFrame.sampleRate
-        let end = min(raw.count, cleaned.count)
-        let values = stride(from: max(0, fromSample), to: end - second + 1, by: second).compactMap { start in
-            erle(raw: Array(raw[start..<start + second]), cleaned: Array(cleaned[start..<start + second]), activeRMS: activeRMS)
-        }.sorted()
+        let values = secondERLE(raw: raw, cleaned: cleaned, fromSample: fromSample, activeRMS: activeRMS).sorted()
         guard !values.isEmpty else { return nil }
         return values.count % 2 == 1 ? values[values.count / 2] : (values[values.count / 2 - 1] + values[values.count / 2]) / 2
+    }
+
+    /// `erle` over each whole second from `fromSample` on, in order, seconds without echo left out.
+    package static func secondERLE(raw: [Int16], cleaned: [Int16], fromSample: Int = 0, activeRMS: Double = 300) -> [Double] {
+        let second = AudioFrame.sampleRate
+        let end = min(raw.count, cleaned.count)
+        return stride(from: max(0, fromSample), to: end - second + 1, by: second).compactMap { start in
+            erle(raw: Array(raw[start..<start + second]), cleaned: Array(cleaned[start..<start + second]), activeRMS: activeRMS)
+        }
     }
 
     /// Normalised correlation of two signals over their common length (1 = identical up to gain). Plain

@@ -11,13 +11,19 @@
 enum EchoTuning {
     /// Where playback lays each sound on the reference (`PlaybackTimeline`, `ReferenceCursor`).
     enum Placement {
-        /// Once a stream has played this long (µs) its placement has settled: later the server's estimate
-        /// wanders while the sound does not (3 ms steps every half second on PulseAudio's loopback, drifts of 20 ms
-        /// and more that snap back on PipeWire's Pulse server), and each move would shift the reference under a
-        /// canceller converged on it. Only a move over `settledMoveNs` (an underrun's gap) is followed then; the
-        /// aligner puts back a smaller misplacement from the signals.
+        /// Once a stream has played this long (µs), and as long again after an underrun the server reported, its
+        /// placement has settled: later the server's estimate wanders while the sound does not (3 ms steps every half
+        /// second on PulseAudio's loopback; drifts of 20 ms and more that snap back on both servers, with no gap in
+        /// the sound), and each move would shift the reference under a canceller converged on it. Only a move over
+        /// `settledMoveNs` is followed then; a smaller misplacement the aligner measures on the signals and puts back
+        /// to the sample.
         static let settledAfterUsec: UInt64 = 300_000
-        static let settledMoveNs: UInt64 = 20_000_000
+        /// 200 ms: within the aligner's reach (an echo 200 ms before to 500 ms after its reference) from a lag of
+        /// 15 to 140 ms. A gap in the sound comes with an underrun report, after which the estimates place the
+        /// stream again (PulseAudio's follow the gap to the sample; PipeWire 0.3.65's miss the quantum of silence it
+        /// inserted by 7 to 17 ms, which the aligner then puts back); at a 20 ms bound the drifts alone moved the
+        /// reference under the converged canceller.
+        static let settledMoveNs: UInt64 = 200_000_000
         /// While the stream starts, moves smaller than this (ns) are the estimate's jitter, not the stream's.
         static let startingMoveNs: UInt64 = 3_000_000
         /// The capture's first read of the reference is this far (ns) ahead of the frame's time: the sound
@@ -48,7 +54,7 @@ enum EchoTuning {
         /// Measured every 10 frames (200 ms): the first correction lands 0.4-0.7 s into a reply.
         static let everyFrames = 10
         /// A held lag moves back once it has jumped by more than this (ms): the envelope's lag wanders by a block
-        /// or two, and PipeWire's dropped graph quantum is 21.3 ms.
+        /// or two, and the graph quantum a PipeWire underrun inserts into what plays is 21.3 ms.
         static let heldToleranceMs = 4.0
         /// Samples of capture the sample-exact lag is measured over (0.5 s), and how far (samples, 3 ms) around
         /// the envelope's lag it looks.
@@ -102,9 +108,9 @@ enum EchoTuning {
         static let windowFrames = 5
         static let historyWindows = 50
         static let settleWindows = 15
-        /// Frames in a row that must stand out before the microphone opens; in the first second of a sentence
-        /// (`Onset`), where WebRTC has let 5 or 6 frames of echo through in a row, 7 (140 ms of the user's first
-        /// syllable lost there, 40 ms elsewhere).
+        /// Frames in a row that must stand out before the microphone opens; for a run that begins in the first
+        /// second of a sentence (`Onset`), where WebRTC has let 5 or 6 frames of echo through in a row, 7 (140 ms of
+        /// the user's first syllable lost there, 40 ms elsewhere). A run that began before the sentence is not its leak.
         static let openingRun = 3
         static let settlingOpeningRun = 7
         /// A frame that stood out keeps the next 10 frames (200 ms) open, so the gaps inside a word are not cut.

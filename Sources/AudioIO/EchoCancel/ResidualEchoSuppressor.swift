@@ -22,7 +22,10 @@
 /// a reply after silence. A sentence's onset still leaks for a window or two while its
 /// reference settles (measured: about -12 dB of the raw echo for 20 to 40 ms), so a frame only opens the
 /// microphone when it is the third in a row to stand out; the two before it are lost (40 ms of the user's first
-/// syllable), little next to what the canceller itself takes from the user in double talk.
+/// syllable), little next to what the canceller itself takes from the user in double talk. A run that begins in a
+/// sentence's first second (`ReferenceOnset`) must be longer (`settlingOpeningRun`): WebRTC leaks runs of the
+/// onset's echo there. A run that began before it did not start with the sentence, so it is not that leak: it is
+/// the user, who began in the pause or just before the sentence reached the microphone, and it opens as elsewhere.
 struct ResidualEchoSuppressor {
     /// Its tuning: `EchoTuning.Residual`.
     typealias Tuning = EchoTuning.Residual
@@ -35,6 +38,8 @@ struct ResidualEchoSuppressor {
     private var attenuations: [Double] = []
     private var hangover = 0
     private var run = 0
+    /// The current run of standing-out frames began in a sentence's first second: it needs the longer run to open.
+    private var strictRun = false
     private var silentFrames = 0
     /// The last frame was turned down: taken for the echo alone (or, nothing playing, passed whole: false).
     private(set) var mutedLast = false
@@ -83,7 +88,8 @@ struct ResidualEchoSuppressor {
         }
         let standsOut = cleanedEnergy >= max(residual * Tuning.margin, Tuning.audibleRMS * Tuning.audibleRMS)
         run = standsOut ? run + 1 : 0
-        if run >= (settling ? Tuning.settlingOpeningRun : Tuning.openingRun) { hangover = Tuning.hangoverFrames }
+        if run == 1 { strictRun = settling }
+        if run >= (strictRun ? Tuning.settlingOpeningRun : Tuning.openingRun) { hangover = Tuning.hangoverFrames }
         if standsOut || hangover > 0 {
             if !standsOut { hangover -= 1 }
             if hangover > 0 { return out }

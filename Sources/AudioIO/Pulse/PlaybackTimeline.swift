@@ -17,11 +17,29 @@ struct PlaybackTimeline {
     private(set) var written = 0
     /// When sample 0 was heard (on the monotonic clock), once the server has said.
     private(set) var originNs: UInt64?
+    /// The stream time (µs) from which the placement holds: `settledAfterUsec` into the stream, and as long again
+    /// after the first estimate that follows an underrun.
+    private var settlesAtUsec = pa_usec_t(Tuning.settledAfterUsec)
+    /// The server reported an underrun that the estimates have not been taken after yet.
+    private var gapReported = false
 
-    /// Whether a stream placed at `placed` moves to the estimate `start`, `playedUsec` into it.
+    /// Whether a stream placed at `placed` moves to the estimate `start`, `playedUsec` into it (no underrun since it
+    /// started).
     static func movesReference(from placed: UInt64, to start: UInt64, playedUsec: pa_usec_t) -> Bool {
-        let bound = playedUsec >= Tuning.settledAfterUsec ? Tuning.settledMoveNs : Tuning.startingMoveNs
+        movesReference(from: placed, to: start, settled: playedUsec >= Tuning.settledAfterUsec)
+    }
+
+    /// Whether a placement moves to the estimate `start`: while it is not `settled`, for more than the estimate's
+    /// jitter; once settled, only beyond what the echo aligner puts back from the signals (`settledMoveNs`).
+    static func movesReference(from placed: UInt64, to start: UInt64, settled: Bool) -> Bool {
+        let bound = settled ? Tuning.settledMoveNs : Tuning.startingMoveNs
         return (start > placed ? start - placed : placed - start) > bound
+    }
+
+    /// The server reported an underrun: the sound has a gap, and the estimates from the next one on place the
+    /// stream again (as while it started) until it has played `settledAfterUsec` more.
+    mutating func underran() {
+        gapReported = true
     }
 
     init(rate: Int) {
@@ -33,13 +51,17 @@ struct PlaybackTimeline {
     }
 
     /// Takes the server's latest estimate: `playedUsec` of the stream heard by `nowNs`. The origin follows
-    /// it only as far as `movesReference` allows (freely while the stream starts, then
-    /// only for an underrun's gap); returns whether it moved.
+    /// it only as far as `movesReference` allows (freely while the stream starts and after an underrun, then only
+    /// for a move beyond what the echo aligner puts back from the signals); returns whether it moved.
     @discardableResult
     mutating func place(nowNs: UInt64, playedUsec: pa_usec_t) -> Bool {
         guard Self.isStreamTime(playedUsec, nowNs: nowNs) else { return false }
+        if gapReported {
+            gapReported = false
+            settlesAtUsec = playedUsec + pa_usec_t(Tuning.settledAfterUsec)
+        }
         let estimate = nowNs - UInt64(playedUsec) * 1000
-        if let originNs, !Self.movesReference(from: originNs, to: estimate, playedUsec: playedUsec) {
+        if let originNs, !Self.movesReference(from: originNs, to: estimate, settled: playedUsec >= settlesAtUsec) {
             return false
         }
         originNs = estimate

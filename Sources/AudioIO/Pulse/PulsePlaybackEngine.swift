@@ -295,7 +295,9 @@ final class PulsePlaybackEngine {
     /// The server ran out of sound before the end: the listener hears a gap. Not fatal, but worth a line
     /// (a starved machine, or a buffer too small for it).
     private func underflowed(_ s: OpaquePointer) {
-        guard let playing = current, playing.stream == s, playing.sound != nil else { return }
+        guard current?.stream == s else { return }
+        current?.timeline.underran()
+        guard let playing = current, playing.sound != nil else { return }
         logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
     }
 

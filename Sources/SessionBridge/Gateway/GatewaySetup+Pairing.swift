@@ -66,7 +66,12 @@ extension GatewaySetup {
                 switch state {
                 case .connected(let version):
                     let scopes = await connection.hello?.scopes ?? []
-                    board.update { $0.since = nil; $0.serverVersion = version; $0.outcomes[role] = .paired(scopes: role == .node ? [] : scopes) }
+                    board.update { state in
+                        state.since = nil
+                        state.serverVersion = version
+                        state.outcomes[role] = .paired(scopes: role == .node ? [] : scopes)
+                        if role == .node { state.nodeAnswered = true }
+                    }
                     hooks.progress(.rolePaired(role: role, scopes: role == .node ? [] : scopes))
                     return
                 case .waitingForApproval(let id, _):
@@ -78,6 +83,7 @@ extension GatewaySetup {
                         state.since = nil
                         // The operator's "own" request that turns out to be the node's: it was held on the node's.
                         var operatorHeld = false
+                        if role == .node { state.nodeAnswered = true }
                         if role == .node, let id {
                             state.nodeRequestIds.insert(id)
                             if state.requestIds[.operator] == id {
@@ -112,7 +118,10 @@ extension GatewaySetup {
                     if role == .operator, error?.code == "AUTH_BOOTSTRAP_TOKEN_INVALID" {
                         await pairWithSecret(why: Self.noOperatorReason(error), board)
                     } else {
-                        board.update { $0.outcomes[role] = .refused(reason: reason) }
+                        board.update { state in
+                            state.outcomes[role] = .refused(reason: reason)
+                            if role == .node { state.nodeAnswered = true }
+                        }
                     }
                     return
                 case .idle, .connecting:
@@ -121,7 +130,8 @@ extension GatewaySetup {
             }
         }
 
-        /// The code gives the operator role nothing: the shared token or password once, on a new operator socket.
+        /// The code gives the operator role nothing: the shared token or password once, on a new operator socket,
+        /// opened once the Gateway has answered the node's connect.
         private func pairWithSecret(why: String, _ board: Board) async {
             hooks.progress(.operatorCredentialNeeded(reason: why))
             var secret = request.operatorSecret
@@ -134,6 +144,11 @@ extension GatewaySetup {
                 board.update { $0.outcomes[.operator] = .refused(reason: "\(error)") }
                 return
             }
+            // The Gateway must have answered the node's connect first: a node it pairs silently (a node-only code's
+            // handoff) makes the device known, so the operator asks for a role upgrade of that device, as upstream's
+            // owner expects; connecting beside the node's connect could reach the Gateway first and ask to pair an
+            // unknown device (not-paired). A node that waits for approval has its request: the operator joins it.
+            guard await board.wait(until: { $0.nodeAnswered }) else { return }   // setup ended
             let connection = session.newOperatorConnection()
             let credentials = session.credentials
             await withTaskGroup(of: Void.self) { group in
@@ -182,6 +197,9 @@ extension GatewaySetup {
             var requestIds: [GatewayRole: String] = [:]
             /// Every request id the node was told: the operator held on one of them has no request of its own yet.
             var nodeRequestIds: Set<String> = []
+            /// The Gateway has answered a node connect (paired, pending approval, or refused): the device's pairing
+            /// record reflects the node, so an operator request that follows is judged against it.
+            var nodeAnswered = false
             var serverVersion = ""
             /// Since when connects have been failing without progress (nil: a role is progressing), and why.
             var since: ContinuousClock.Instant? = .now
@@ -191,6 +209,8 @@ extension GatewaySetup {
 
         let state = Mutex(State())
         private let signal = Mutex<AsyncStream<Void>.Continuation?>(nil)
+        /// Tasks in `wait(until:)`, woken by every update.
+        private let waiters = Mutex<(next: Int, all: [Int: AsyncStream<Void>.Continuation])>((0, [:]))
 
         var notify: AsyncStream<Void>.Continuation? {
             get { signal.withLock { $0 } }
@@ -203,7 +223,24 @@ extension GatewaySetup {
         func update<T>(_ change: (inout State) -> T) -> T {
             let result = state.withLock { change(&$0) }
             notify?.yield()
+            for waiter in waiters.withLock({ Array($0.all.values) }) { waiter.yield() }
             return result
+        }
+
+        /// Returns true once `condition` holds for the state (checked now and after each update), false if the
+        /// task is cancelled first.
+        func wait(until condition: @Sendable (State) -> Bool) async -> Bool {
+            let (changes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            // Registered before the first check: an update between the check and the loop still wakes it.
+            let key = waiters.withLock { waiters in
+                defer { waiters.next += 1 }
+                waiters.all[waiters.next] = continuation
+                return waiters.next
+            }
+            defer { _ = waiters.withLock { $0.all.removeValue(forKey: key) } }
+            if state.withLock({ condition($0) }) { return true }
+            for await _ in changes where state.withLock({ condition($0) }) { return true }
+            return false   // cancelled: the stream ends
         }
     }
 }

@@ -25,25 +25,23 @@ package struct NodeCommandRouter: Sendable {
         self.logger = logger
     }
 
-    /// Follows the node socket's events until the task is cancelled or the connection stops. It subscribes only
-    /// once it runs: a request the Gateway sends before then is not seen (use `start()` where that matters).
-    package func run() async {
-        await follow(await node.eventUpdates())
+    /// Serves the `node.invoke.request` events of `events` until the task is cancelled or the connection stops.
+    /// Take `events` from the node socket (`eventUpdates()`) before it connects: a Gateway may invoke a command
+    /// right after `hello-ok`, and a request sent before the subscription is never seen, so never answered (the
+    /// operator's `node.invoke` times out). What arrives before this runs waits in the stream.
+    package func serve(_ events: AsyncStream<GatewayFrame.Event>) async {
+        await withDiscardingTaskGroup { group in
+            for await event in events where event.name == "node.invoke.request" {
+                group.addTask { await self.serve(event.payload) }
+            }
+        }
     }
 
     /// Subscribes to the node socket's events before it returns, then serves them in the returned task until it is
     /// cancelled or the connection stops: a request sent once this has returned is answered.
     package func start() async -> Task<Void, Never> {
         let events = await node.eventUpdates()
-        return Task { await follow(events) }
-    }
-
-    private func follow(_ events: AsyncStream<GatewayFrame.Event>) async {
-        await withDiscardingTaskGroup { group in
-            for await event in events where event.name == "node.invoke.request" {
-                group.addTask { await self.serve(event.payload) }
-            }
-        }
+        return Task { await serve(events) }
     }
 
     private func serve(_ payload: JSONValue?) async {

@@ -83,6 +83,16 @@ final class PocketSphinxDecoder {
         }
     }
 
+    /// Adds search `name`, a free loop of the acoustic model's phones weighted by the phone n-gram model at `path`
+    /// (`OutOfGrammarCheck`'s reference).
+    func addPhoneLoop(name: String, languageModel path: String) throws {
+        let (code, messages) = PocketSphinxLog.collectingMessages { ps_set_allphone_file(decoder, name, path) }
+        if code < 0 {
+            let errors = messages.filter { $0.hasPrefix("ERROR") || $0.hasPrefix("FATAL") }
+            throw SpeechRecognitionError.modelBroken(path: path, reason: errors.map(Self.stripSourceLocation).joined(separator: "; "))
+        }
+    }
+
     /// Makes `name` the search of the next utterance; only between utterances.
     func useSearch(_ name: String) throws {
         let code = ps_set_search(decoder, name)
@@ -168,6 +178,30 @@ final class PocketSphinxDecoder {
             seg = ps_seg_next(current)
         }
         return words
+    }
+
+    /// Every segment of the best path (silences and fillers too) with its frames and acoustic score.
+    func scoredSegments() -> [OutOfGrammarCheck.Segment] {
+        var segments: [OutOfGrammarCheck.Segment] = []
+        var seg = ps_seg_iter(decoder)
+        while let current = seg {
+            var startFrame: Int32 = 0, endFrame: Int32 = 0
+            ps_seg_frames(current, &startFrame, &endFrame)
+            var acoustic: Int32 = 0, language: Int32 = 0, backoff: Int32 = 0
+            _ = ps_seg_prob(current, &acoustic, &language, &backoff)
+            let label = ps_seg_word(current).map { String(cString: $0) } ?? ""
+            segments.append(OutOfGrammarCheck.Segment(label, Int(startFrame), Int(endFrame), Int(acoustic)))
+            seg = ps_seg_next(current)
+        }
+        return segments
+    }
+
+    /// How many phones the dictionary's pronunciation of `word` (a segment label, `read(2)` included) has; nil when
+    /// the dictionary lacks it.
+    func pronunciationPhones(_ word: String) -> Int? {
+        guard let phones = ps_lookup_word(decoder, word) else { return nil }
+        defer { free(phones) }
+        return String(cString: phones).split(separator: " ").count
     }
 
     /// The dictionary word for a segment label, or nil for silences and fillers (`<s>`, `<sil>`, `[NOISE]`,

@@ -25,6 +25,18 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var wantedGrammar: String?
     /// Grammar searches are added under a new name each time: PocketSphinx frees a replaced search even while in use.
     private var grammarsAdded = 0
+    /// A grammar's result is checked against a free phone loop over the same audio (`OutOfGrammarCheck`): whether
+    /// that search is there (nil until a grammar is first asked for; false when the phone model cannot be loaded).
+    private var phoneLoopReady: Bool?
+    private let outOfGrammar = OutOfGrammarCheck()
+    /// The scores of the last grammar result checked (nil when it was not checked or too long): for the figures.
+    package private(set) var lastOutOfGrammarScores: OutOfGrammarCheck.Scores?
+    /// Whether the current utterance is a grammar's, to be checked; its audio, kept for the check, and whether it
+    /// grew past `OutOfGrammarCheck.maximumSamples` (then it is no answer, and no more is kept).
+    private var checkThisUtterance = false
+    private var checkedAudio: [Int16] = []
+    private var checkedAudioTooLong = false
+    static let phoneLoopSearch = "phone-loop"
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
     /// keyword list is missing or rejected.
@@ -65,6 +77,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             inUtterance = true
             warmUpAudio = []
             redecodeThisUtterance = warmingUp
+            checkThisUtterance = phoneLoopReady == true && decoder.currentSearch.hasPrefix(Self.grammarSearchPrefix)
+            checkedAudio = []
+            checkedAudioTooLong = false
+            lastOutOfGrammarScores = nil
         }
     }
 
@@ -73,8 +89,9 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         var name = decoder.defaultSearch
         if let jsgf {
             grammarsAdded += 1
-            name = "answers-\(grammarsAdded)"
+            name = Self.grammarSearchPrefix + "\(grammarsAdded)"
             try measured { try decoder.addGrammar(name: name, jsgf: jsgf) }
+            if phoneLoopReady == nil { phoneLoopReady = measured { addPhoneLoop() } }
         }
         // A search asked for before that never came into use is dropped at once (never the default or the current).
         if let pending = wantedSearch { decoder.removeSearch(pending) }
@@ -82,6 +99,27 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         wantedSearch = name
         if !inUtterance { try switchSearch() }
         logger.debug("recognition search chosen", metadata: ["speech.search": "\(name)"])
+    }
+
+    static let grammarSearchPrefix = "answers-"
+
+    /// Loads the phone loop the grammars' results are checked against: the language's phone n-gram model
+    /// (`en-us-phone.lm.bin`) beside the language model or the acoustic model. False, with a warning, without one:
+    /// grammar results then pass unchecked.
+    private func addPhoneLoop() -> Bool {
+        let name = "\(configuration.language)-phone.lm.bin"
+        let folders = [models.languageModel, models.acousticModel].compactMap { $0 }.map { ($0 as NSString).deletingLastPathComponent }
+        guard let path = folders.map({ $0 + "/" + name }).first(where: FileManager.default.isReadableFile(atPath:)) else {
+            logger.warning("no phone model for the out-of-grammar check; grammar results pass unchecked", metadata: ["speech.looked_in": "\(folders)"])
+            return false
+        }
+        do {
+            try decoder.addPhoneLoop(name: Self.phoneLoopSearch, languageModel: path)
+            return true
+        } catch {
+            logger.warning("the out-of-grammar check's phone loop did not load; grammar results pass unchecked", metadata: ["speech.error": "\(error)"])
+            return false
+        }
     }
 
     /// Between utterances: the search asked for takes over, and the one it replaces is freed unless it is the default.
@@ -108,6 +146,13 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
                     warmUpAudio = []
                 } else {
                     warmUpAudio += samples
+                }
+            }
+            if checkThisUtterance && !checkedAudioTooLong {
+                checkedAudio += samples
+                if checkedAudio.count > outOfGrammar.maximumSamples {
+                    checkedAudioTooLong = true
+                    checkedAudio = []
                 }
             }
             samplesDecoded += samples.count
@@ -152,8 +197,46 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
             }
             let text = decoder.hypothesisText()
             guard !text.isEmpty else { return .empty }
-            return Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
+            var hypothesis = Hypothesis(text: text, words: decoder.segments(), confidence: decoder.hypothesisProbability())
+            if checkThisUtterance, try !saidInGrammar() { hypothesis.confidence = 0 }
+            return hypothesis
         }
+    }
+
+    /// `OutOfGrammarCheck` on the utterance just decoded in a grammar: the same audio decoded again in the phone loop.
+    private func saidInGrammar() throws -> Bool {
+        let audio = checkedAudio
+        checkedAudio = []
+        checkThisUtterance = false
+        lastOutOfGrammarScores = nil
+        guard !checkedAudioTooLong else {
+            logger.debug("out of grammar: longer than an answer")
+            return false
+        }
+        let grammar = decoder.scoredSegments()
+        let grammarSearch = decoder.currentSearch
+        try decoder.useSearch(Self.phoneLoopSearch)
+        defer { try? decoder.useSearch(grammarSearch) }
+        try decoder.startUtterance()
+        try decoder.process(audio)
+        try decoder.endUtterance()
+        let phoneLoop = decoder.scoredSegments()
+        let wordPhones = grammar.filter(\.isWord).map { decoder.pronunciationPhones($0.label) }
+        let scores = outOfGrammar.scores(grammar: grammar, phoneLoop: phoneLoop,
+                                         wordPhones: wordPhones.contains(nil) ? nil : wordPhones.reduce(0) { $0 + ($1 ?? 0) })
+        logger.trace("out-of-grammar check paths", metadata: [
+            "speech.grammar_path": "\(grammar.map { "\($0.label):\($0.startFrame)-\($0.endFrame):\($0.acousticScore)" }.joined(separator: " "))",
+            "speech.phone_loop_path": "\(phoneLoop.map { "\($0.label):\($0.startFrame)-\($0.endFrame):\($0.acousticScore)" }.joined(separator: " "))",
+            "speech.samples": "\(audio.count)",
+        ])
+        let accepted = outOfGrammar.accepts(scores)
+        lastOutOfGrammarScores = scores
+        logger.debug("out-of-grammar check", metadata: [
+            "speech.path_score": "\(scores?.path ?? .nan)", "speech.word_score": "\(scores?.words ?? .nan)",
+            "speech.outside_words_frames": "\(scores?.speechOutsideWords ?? -1)",
+            "speech.phones_per_word_phone": "\(scores?.phonesPerWordPhone ?? .nan)", "speech.accepted": "\(accepted)",
+        ])
+        return accepted
     }
 
     package func reset() {
@@ -161,6 +244,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         inUtterance = false
         warmUpAudio = []
         redecodeThisUtterance = false
+        checkThisUtterance = false
+        checkedAudio = []
         try? decoder.endUtterance()
     }
 }

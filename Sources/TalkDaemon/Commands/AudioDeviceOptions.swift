@@ -1,12 +1,13 @@
 import AudioIO
-import TalkLogging
 
 /// Where the microphone and the speaker are, shared by `run`, `listen`, `say`, `play` and the bench commands as
 /// swift-argument-parser's `@OptionGroup` shares a `ParsableArguments` struct: a sound server's source and sink by
 /// name (`--source`, `--sink`), or a file standing in for either end (`--input` with `--fast`, `--output`). Each
-/// command takes the options it has (`Ends`); the conflicts are checked here once, with one wording, so every
-/// command accepts the same spellings and refuses the same mistakes the same way.
-struct AudioDeviceOptions: Sendable, Equatable {
+/// command takes the options it has (`Ends`). The choice itself, its rules and the devices built from it are
+/// AudioIO's `AudioDeviceChoice`; here are only the options and the words a user sees for a broken rule.
+typealias AudioDeviceOptions = AudioDeviceChoice
+
+extension AudioDeviceChoice {
     /// Which of the options a command takes.
     struct Ends: OptionSet, Sendable {
         let rawValue: Int
@@ -39,17 +40,6 @@ struct AudioDeviceOptions: Sendable, Equatable {
             sink: "The sink to play into (default: the server's default).")
     }
 
-    /// `--source`: nil for the server's default.
-    var source: String?
-    /// `--input`: the file that is the microphone.
-    var input: String?
-    /// `--fast`: the input file as fast as it can be read, not in real time.
-    var fast = false
-    /// `--sink`: nil for the server's default.
-    var sink: String?
-    /// `--output`: the WAV file that is the speaker.
-    var output: String?
-
     /// The option table entries for `ends`, in the order help lists them.
     static func options(_ ends: Ends, help: Help = Help()) -> [OptionSpec] {
         var specs: [OptionSpec] = []
@@ -63,12 +53,8 @@ struct AudioDeviceOptions: Sendable, Equatable {
         return specs
     }
 
-    init(source: String? = nil, input: String? = nil, fast: Bool = false, sink: String? = nil, output: String? = nil) {
-        (self.source, self.input, self.fast, self.sink, self.output) = (source, input, fast, sink, output)
-    }
-
     /// Binds the options of `ends` (the same set the command's table took from `options(_:)`: another option of the
-    /// same name, such as `bench aec --output`, is the command's own) and refuses an end given twice.
+    /// same name, such as `bench aec --output`, is the command's own) and refuses a choice that breaks a rule.
     /// - Throws: `ValidationError` naming both options and saying why.
     init(_ parsed: ParsedArguments, _ ends: Ends) throws {
         self.init(
@@ -77,40 +63,36 @@ struct AudioDeviceOptions: Sendable, Equatable {
             fast: ends.contains(.input) && parsed.flag("fast"),
             sink: ends.contains(.sink) ? parsed.option("sink") : nil,
             output: ends.contains(.output) ? parsed.option("output") : nil)
-        try validate()
+        if let conflict { throw ValidationError(conflict) }
+    }
+}
+
+extension EchoCancelMode {
+    /// `--aec`'s value over `devices`.
+    /// - Throws: `ValidationError` for a value that is none of the modes, or one the devices cannot take.
+    static func parse(_ value: String?, devices: AudioDeviceChoice) throws -> EchoCancelMode {
+        guard let value else { return .auto }
+        guard let mode = EchoCancelMode(rawValue: value.lowercased()) else {
+            throw ValidationError("Invalid value '\(value.prefix(40))' for '--aec': expected auto, webrtc, pulse or off")
+        }
+        if let conflict = mode.conflict(with: devices) { throw ValidationError(conflict) }
+        return mode
+    }
+}
+
+extension ValidationError {
+    /// A broken device rule in the options' words.
+    init(_ conflict: AudioDeviceChoice.Conflict) {
+        switch conflict {
+        case .microphoneTwice: self.init(Self.twice(file: "input", device: "source", end: "microphone"))
+        case .speakerTwice: self.init(Self.twice(file: "output", device: "sink", end: "speaker"))
+        case .fastWithoutFile: self.init("'--fast' needs '--input FILE'")
+        case .serverEchoCancelOverFile:
+            self.init("'--aec pulse' needs PulseAudio for both the microphone and the speaker (not '--input' or '--output'); use '--aec webrtc'")
+        }
     }
 
-    /// The conflicts, with the words a user sees.
-    func validate() throws {
-        if input != nil, source != nil { throw Self.conflict(file: "input", device: "source", end: "microphone") }
-        if output != nil, sink != nil { throw Self.conflict(file: "output", device: "sink", end: "speaker") }
-        if fast, input == nil { throw ValidationError("'--fast' needs '--input FILE'") }
+    private static func twice(file: String, device: String, end: String) -> String {
+        "'--\(file)' and '--\(device)' cannot be used together: the \(end) is a file or a sound server's \(device), not both"
     }
-
-    private static func conflict(file: String, device: String, end: String) -> ValidationError {
-        ValidationError("'--\(file)' and '--\(device)' cannot be used together: the \(end) is a file or a sound server's \(device), not both")
-    }
-
-    /// The microphone: the input file (in real time unless `--fast`; `endlessSilence` goes on with silence after it,
-    /// as a quiet room, until stopped) or the source.
-    func capture(endlessSilence: Bool = false, logger: Logger) -> any AudioCaptureDevice {
-        guard let input else { return PulseCapture(source: source, logger: logger) }
-        let options = FileCaptureDevice.Options(pacing: fast ? .asFastAsPossible : .realTime, endlessSilence: endlessSilence && !fast)
-        return FileCaptureDevice(path: input, options: options, logger: logger)
-    }
-
-    /// The speaker: the output file, written at `sampleRate`, or the sink; what it plays goes to `echoReference` as
-    /// it is heard, when an echo canceller needs it.
-    /// - Throws: the file's or the sound server's error.
-    func playback(sampleRate: Int, echoReference: EchoReference? = nil, logger: Logger) throws -> any AudioPlaybackDevice {
-        // PulsePlayback taps what the server says is heard, more exactly than a wrapper could.
-        guard let output else { return try PulsePlayback(sink: sink, echoReference: echoReference, logger: logger) }
-        let file = try WAVFileSink(path: output, sampleRate: sampleRate, logger: logger)
-        return echoReference.map { EchoReferencePlayback(file, reference: $0, logger: logger) } ?? file
-    }
-
-    /// The microphone as status and logs name it: `file:PATH`, the source, or `default`.
-    var captureName: String { input.map { "file:" + $0 } ?? source ?? "default" }
-    /// The speaker as status and logs name it: `file:PATH`, the sink, or `default`.
-    var playbackName: String { output.map { "file:" + $0 } ?? sink ?? "default" }
 }

@@ -63,7 +63,7 @@ extension OpenClawTalk.Bench {
             report.linearStageMs = options.linearStageMs
             if live {
                 do {
-                    let (sinkName, sourceName) = try await Talk.loopbackDevices(sink: devices.sink, source: devices.source, logger: logger)
+                    let (sinkName, sourceName) = try await TalkLoopBenchmark.loopbackDevices(sink: devices.sink, source: devices.source, logger: logger)
                     report.loopback = try await EchoBenchmark.loopback(
                         far: far + far, sink: sinkName, source: sourceName,
                         convergenceSeconds: Double(far.count) / Double(AudioFrame.sampleRate), options: options, logger: logger)

@@ -1,9 +1,14 @@
 import Foundation
+import TalkBench
 
 /// `--json` and `--report DIR`, shared by the bench commands as an option group: the figures as one JSON object on
 /// stdout, written to a report folder (`BenchReportFolder`), or both; as text otherwise.
 struct BenchReportOptions: Sendable {
-    static let options: [OptionSpec] = [.flag("json", help: "Print the figures as one JSON object."), BenchReportFolder.option]
+    static let options: [OptionSpec] = [
+        .flag("json", help: "Print the figures as one JSON object."),
+        .option("report", value: "dir",
+                help: "Also write the figures as DIR/bench-<name>.json (with the date, machine and command) and redraw the report page DIR/index.html."),
+    ]
 
     /// `--json`: the JSON object instead of the text.
     var json: Bool
@@ -12,7 +17,7 @@ struct BenchReportOptions: Sendable {
 
     init(_ parsed: ParsedArguments) {
         json = parsed.flag("json")
-        folder = BenchReportFolder(parsed)
+        folder = parsed.option("report").map(BenchReportFolder.init(folder:))
     }
 
     /// Writes the figures to the report folder and prints them with `--json`; `make` runs only when either asks
@@ -20,7 +25,8 @@ struct BenchReportOptions: Sendable {
     func publish(name: String, json make: () throws -> String) async throws -> Bool {
         guard json || folder != nil else { return false }
         let text = try make()
-        try await folder?.write(text, name: name)
+        let version = VersionText.describe().split(separator: "\n").prefix(2).joined(separator: "; ")
+        try await folder?.write(text, name: name, run: BenchReportFolder.runRecord(arguments: Array(CommandLine.arguments.dropFirst()), version: version))
         if json { print(text) }
         return json
     }

@@ -37,7 +37,7 @@ extension OpenClawTalk.Bench {
         }
 
         func run() async throws {
-            let root = try Talk.temporaryFolder()
+            let root = try BenchFolder.temporary()
             let keep = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
             defer { if keep { Self.say("run kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) } }
             // Before anything starts: a stop signal stops what this run started, then the soak.

@@ -11,24 +11,25 @@ extension OpenClawTalk {
             options: [
                 .option("seconds", value: "n", help: "How long to record (default 5)."),
                 .option("output", value: "file.wav", help: "The WAV file to write (16 kHz mono, 16-bit)."),
-                .option("source", value: "name", help: "The PulseAudio source to record from (default: the server's default)."),
-            ]
+            ] + AudioDeviceOptions.options(.source, help: .init(source: "The PulseAudio source to record from (default: the server's default)."))
         )
 
         var seconds: Double
         var output: String
-        var source: String?
+        /// `--source`: the microphone is always a sound server's source here (`--output` is the recording, not a speaker).
+        var devices: AudioDeviceOptions
+        var source: String? { devices.source }
 
         init(_ parsed: ParsedArguments) throws {
             seconds = try parsed.doubleOption("seconds", range: 0.02...86_400) ?? 5
             guard let output = parsed.option("output") else { throw ValidationError("Missing '--output <file.wav>'") }
             self.output = output
-            source = parsed.option("source")
+            devices = try AudioDeviceOptions(parsed, .source)
         }
 
         func run() async throws {
             let logger = Logger(label: "openclaw-talk.record")
-            let capture = PulseCapture(source: source, logger: logger)
+            let capture = PulseCapture(source: devices.source, logger: logger)
             let wanted = Int((seconds * 1000 / Double(AudioFrame.durationMs)).rounded(.up))
             var samples: [Int16] = []
             samples.reserveCapacity(wanted * AudioFrame.samplesPerFrame)

@@ -63,6 +63,9 @@ extension OpenClawTalk {
         var idle: Bool
         var desk: DeskOptions
         var configuration: RunConfiguration
+        /// `OPENCLAW_TALK_AEC_RECORD`: a folder the in-process canceller's input is recorded to when the session ends
+        /// (`SessionAudio.Request.aecRecord`).
+        static var aecRecord: String? { ProcessInfo.processInfo.environment["OPENCLAW_TALK_AEC_RECORD"].flatMap { $0.isEmpty ? nil : $0 } }
         /// `--reply-timeout`: the client's patience for a reply (ChatClient.Settings.replyTimeout).
         var replyTimeout = ChatClient.Settings().replyTimeout
 
@@ -141,6 +144,9 @@ extension OpenClawTalk {
             let configs = await chat.talkConfigUpdates()
             let configWait = Task { await Self.firstConfig(from: configs, within: .seconds(3)) }
             let wakePhrases = await RunModes.wakePhrases(gatewaySession, logger: logger)   // before the sockets connect
+            // Before the sockets connect too: a Gateway may invoke a node command right after hello-ok, before the loop
+            // runs; the request waits here and is answered once the loop serves (NodeCommandRouter.serve).
+            let nodeRequests = await gatewaySession.node.eventUpdates()
             let gatewayTasks = Task {
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await gatewaySession.run() }
@@ -168,9 +174,9 @@ extension OpenClawTalk {
             let synthesizer = realtime.realtime ? nil : try EspeakSynthesizer(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             // `--aec pulse` loads a module here that only `close()` unloads: from now on every way out closes them.
-            let audioRequest = RunAudio.Request(mode: aec, devices: devices)
+            let audioRequest = SessionAudio.Request(mode: aec, devices: devices, aecRecord: Self.aecRecord)
             let devices = try await services.start("the audio devices") {
-                try await RunAudio.open(audioRequest, logger: logger)
+                try await SessionAudio.open(audioRequest, logger: logger)
             } stop: { await $0.close() }
             let names = DaemonStatusNames(
                 gatewayURL: try? GatewayConfig.load(paths: paths)?.url, audioSource: self.devices.captureName,
@@ -182,7 +188,7 @@ extension OpenClawTalk {
                 // Approvals and notifications as in the native loop (shown, not spoken: the relay owns the voice).
                 try await serve(session, daemon: daemon, gateway: gatewaySession, devices: devices, names: names, version: version,
                                 greeting: "Realtime Talk is on; speak. Ctrl-C ends it.", services: services, stop: stop, logger: logger) { notifications in
-                    Task { await DeskOptions.realtimeNodeRouter(gatewaySession, notifications: notifications, logger: logger).run() }
+                    Task { await DeskOptions.realtimeNodeRouter(gatewaySession, notifications: notifications, logger: logger).serve(nodeRequests) }
                 }
                 return
             }
@@ -196,14 +202,14 @@ extension OpenClawTalk {
             try await serve(talk, daemon: daemon, gateway: gatewaySession, devices: devices, names: names, version: version,
                             greeting: self.devices.input == nil ? "Talk mode is on; speak. Ctrl-C ends it." : nil,
                             services: services, stop: stop, logger: logger) { notifications in
-                RunModes.serve(talk, wake: wakePhrases, gateway: gatewaySession, paths: paths,
+                RunModes.serve(talk, wake: wakePhrases, requests: nodeRequests, gateway: gatewaySession, paths: paths,
                                others: ["system.notify": notifications.nodeHandler], logger: logger)
             }
         }
 
         /// The native loop over `devices`: local recognition (and the Gateway's transcription relay, as `--stt` says),
         /// the agent's reply through `chat`, spoken by the Gateway's voice or espeak-ng.
-        private func nativeSession(devices: RunAudio, gateway gatewaySession: GatewaySession, chat: ChatClient,
+        private func nativeSession(devices: SessionAudio, gateway gatewaySession: GatewaySession, chat: ChatClient,
                                    endpointing: EndpointerSettings, engine: PocketSphinxRecognizer, synthesizer: EspeakSynthesizer,
                                    logger: Logger) async throws -> TalkSession {
             let fast = self.devices.fast
@@ -228,7 +234,7 @@ extension OpenClawTalk {
         }
 
         private func serve<Loop: TalkLoop>(
-            _ loop: Loop, daemon: DaemonRuntime, gateway: GatewaySession, devices: RunAudio, names: DaemonStatusNames,
+            _ loop: Loop, daemon: DaemonRuntime, gateway: GatewaySession, devices: SessionAudio, names: DaemonStatusNames,
             version: String, greeting: String?, services: ServiceGroup, stop: StopSignal, logger: Logger,
             nodeCommands: @escaping @Sendable (NotificationDesk) -> Task<Void, Never>
         ) async throws {

@@ -49,8 +49,10 @@ struct RunModes: Sendable {
 
     /// Follows the Gateway's wake phrases into the session and serves the node's push-to-talk commands with it,
     /// until cancelled. Both run in every mode: the node declares the commands in `connect` whatever the mode.
-    /// `others`: the node's other commands' handlers (`system.notify`).
-    static func serve(_ talk: TalkSession, wake tracker: VoiceWakeTracker, gateway: GatewaySession, paths: StoragePaths,
+    /// `requests`: the node socket's events, subscribed to before it connected. `others`: the node's other commands'
+    /// handlers (`system.notify`).
+    static func serve(_ talk: TalkSession, wake tracker: VoiceWakeTracker, requests: AsyncStream<GatewayFrame.Event>,
+                      gateway: GatewaySession, paths: StoragePaths,
                       others: [String: NodeCommandHandler] = [:], logger: Logger) -> Task<Void, Never> {
         let nodeId = (try? DeviceIdentity.loadOrCreate(paths: paths).deviceId) ?? ""
         let router = NodeCommandRouter(
@@ -60,7 +62,7 @@ struct RunModes: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await tracker.run() }
                 group.addTask { for await triggers in await tracker.updates() { await talk.useGatewayWakePhrases(triggers) } }
-                group.addTask { await router.run() }
+                group.addTask { await router.serve(requests) }
             }
         }
     }

@@ -33,7 +33,7 @@ struct RealtimeOptions: Sendable {
     /// until it answers or `stop` fires. `talkConfig`: the Gateway's first `talk.config`, then `configUpdates` as it
     /// is read again at each connect, whose `talk.realtime` provider, model and voice each new relay session asks for.
     /// - Throws: `RunFailure` when the Gateway offers no realtime relay.
-    func session(devices: RunAudio, gateway: GatewaySession, talkConfig: TalkConfig?, configUpdates: AsyncStream<TalkConfig>,
+    func session(devices: SessionAudio, gateway: GatewaySession, talkConfig: TalkConfig?, configUpdates: AsyncStream<TalkConfig>,
                  gatewayURL: String?, bargeIn: BargeInPolicy, services: ServiceGroup, stop: StopSignal, logger: Logger)
         async throws -> RealtimeTalkSession
     {

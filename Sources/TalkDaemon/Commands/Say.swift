@@ -2,6 +2,7 @@ import AudioIO
 import Foundation
 import SpeechSynthesis
 import TalkLogging
+import TalkSession
 
 extension OpenClawTalk {
     /// Speaks text with the local voice through the path a reply takes: directive and markdown stripped, cut into
@@ -19,6 +20,7 @@ extension OpenClawTalk {
             ] + AudioDeviceOptions.options(.speaker, help: Self.deviceHelp) + [
                 .flag("local", help: "Speak here even when a daemon runs (without it, a running daemon gets the text as a typed turn)."),
                 .flag("list-voices", help: "List the voices (and variants) a reply's voice directive may choose, and exit."),
+                .flag("json", help: "Print what was said as JSON, with the milliseconds to the first sentence's audio."),
             ],
             arguments: [ArgumentSpec(name: "text", help: "What to say ('-' for stdin).", optional: true)]
         )
@@ -35,9 +37,11 @@ extension OpenClawTalk {
         /// No local-voice option given: a running daemon gets the text instead (`SayToDaemon`).
         var toDaemon: Bool
         var listVoices: Bool
+        var json: Bool
 
         init(_ parsed: ParsedArguments) throws {
             listVoices = parsed.flag("list-voices")
+            json = parsed.flag("json")
             if !listVoices, parsed.argument("text") == nil { throw ValidationError("Missing expected argument '<text>'") }
             toDaemon = !parsed.flag("local") && ["voice", "rate", "pitch", "output", "sink"].allSatisfy { parsed.option($0) == nil }
             text = parsed.argument("text") ?? ""
@@ -56,22 +60,26 @@ extension OpenClawTalk {
             if listVoices { return try await Self.printVoices(try EspeakSynthesizer(logger: logger).listVoices()) }
             let input = text == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : text
             if toDaemon, let sent = SayToDaemon.send(input) { return try sent.emit() }
+            let began = ContinuousClock.now
             let (directive, sentences) = SpokenReply.sentences(of: input)
             var voice = directive?.applied(to: settings) ?? settings
             if voiceGiven { voice.voice = settings.voice }
             if rateGiven { voice.rateWPM = settings.rateWPM }
             let synthesizer = try EspeakSynthesizer(logger: logger)
             let device = try devices.playback(sampleRate: synthesizer.sampleRate, logger: logger)
-            let seconds: Double
-            do {
-                seconds = try await Self.speak(sentences, voice: voice, with: synthesizer, on: device)
-            } catch {
-                await device.close()
-                throw error
-            }
+            let spoken = await SentenceSpeaker.speakLocally(sentences, voice: voice, synthesizer: synthesizer, player: device)
             await device.close()
-            let duration = String(format: "%.2f", seconds)
-            if let output = devices.output {
+            if let failure = spoken.failure { throw failure.error }
+            let duration = String(format: "%.2f", spoken.seconds)
+            if json {
+                let first = spoken.firstAudio.map { Self.milliseconds(began.duration(to: $0)) }
+                let object: [String: Any] = [
+                    "sentences": sentences.count, "seconds": spoken.seconds, "firstAudioMs": first ?? NSNull(),
+                    "totalMs": Self.milliseconds(began.duration(to: .now)),
+                ]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else if let output = devices.output {
                 print("Wrote \(duration) s (\(sentences.count) sentences) to \(output)")
             } else {
                 print("Said \(duration) s (\(sentences.count) sentences) to \(devices.sink ?? "the default sink")")
@@ -90,29 +98,9 @@ extension OpenClawTalk {
             print("Variants (after a voice and '+', e.g. en-us+f3): " + list.variants.sorted().joined(separator: ", "))
         }
 
-        /// Speaks `sentences` as the Talk loop speaks a reply: synthesis runs ahead of playback by the loop's own
-        /// `SentenceLookahead`; returns the seconds of speech played.
-        static func speak(
-            _ sentences: [String], voice: VoiceSettings, with synthesizer: any SpeechSynthesizer,
-            on device: any AudioPlaybackDevice
-        ) async throws -> Double {
-            var lookahead = SentenceLookahead<String>()
-            var pending: [Task<SynthesisChunk, any Error>] = []
-            func start(_ released: [String]) {
-                pending += released.map { sentence in Task { try await synthesizer.synthesizeAll(sentence, settings: voice) } }
-            }
-            defer { pending.forEach { $0.cancel() } }
-            start(lookahead.hold(sentences))
-            lookahead.finish()
-            var seconds = 0.0
-            while !pending.isEmpty {
-                let audio = try await pending.removeFirst().value
-                start(lookahead.took())
-                let buffer = PCMBuffer(sampleRate: audio.sampleRate, samples: audio.samples)
-                guard try await device.play(buffer) == .completed else { break }
-                seconds += buffer.durationSeconds
-            }
-            return seconds
+        static func milliseconds(_ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return (Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded()
         }
     }
 }

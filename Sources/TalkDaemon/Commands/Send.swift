@@ -4,6 +4,7 @@ import Foundation
 import SessionBridge
 import SpeechSynthesis
 import TalkLogging
+import TalkSession
 
 extension OpenClawTalk {
     /// The Linux Share Sheet: sends text (or standard input) with files to the chat through `chat.send`, checked
@@ -20,10 +21,15 @@ extension OpenClawTalk {
                 .option("file", short: "f", value: "path", help: "Attach this file (repeat for more).", repeated: true),
                 .option("session", value: "key", help: "The chat session (default: the Gateway's main session)."),
                 .flag("speak", help: "Also speak the reply with the local voice."),
+            ] + AudioDeviceOptions.options(.speaker, help: Self.deviceHelp) + [
                 .flag("notify", help: "Also show the reply (or why nothing was sent) as a desktop notification: for file-manager actions."),
                 .flag("no-reply", help: "Print the acknowledgement and exit without waiting for the reply."),
             ],
             arguments: [ArgumentSpec(name: "text", help: "What to send ('-' for stdin).", optional: true)])
+
+        static let deviceHelp = AudioDeviceOptions.Help(
+            sink: "With --speak: the PulseAudio sink to speak on (default: the server's default).",
+            output: "With --speak: write the spoken reply to this WAV file (22 050 Hz) instead of a sound card.")
 
         /// A file larger than this is refused before it is read: no Gateway takes it (their frames stop at 25 MiB).
         static let maxFileBytes = 64 << 20
@@ -32,6 +38,8 @@ extension OpenClawTalk {
         var files: [String]
         var session: String?
         var speak: Bool
+        /// Where `--speak` speaks: `--sink` or `--output`.
+        var devices: AudioDeviceOptions
         var notify: Bool
         var waitForReply: Bool
 
@@ -43,6 +51,10 @@ extension OpenClawTalk {
             notify = parsed.flag("notify")
             waitForReply = !parsed.flag("no-reply")
             if speak, !waitForReply { throw ValidationError("'--speak' needs the reply; drop '--no-reply'") }
+            devices = try AudioDeviceOptions(parsed, .speaker)
+            if !speak, let given = devices.sink.map({ _ in "--sink" }) ?? devices.output.map({ _ in "--output" }) {
+                throw ValidationError("'\(given)' says where the reply is spoken; add '--speak'")
+            }
             if let session, session.isEmpty || session.utf8.count > 512 { throw ValidationError("'--session' takes a key of 1-512 bytes") }
         }
 
@@ -73,7 +85,7 @@ extension OpenClawTalk {
             let message = typed.trimmingCharacters(in: .whitespacesAndNewlines)
             let attachments = try files.map(Self.read)
             if message.isEmpty, attachments.isEmpty { throw ValidationError("Nothing to send: give TEXT, standard input or --file") }
-            let (session, waitForReply) = (session, waitForReply)
+            let (session, waitForReply, devices) = (session, waitForReply, devices)
             let reply = try await OperatorLink.with(logger: logger) { connection in
                 guard let hello = await connection.hello else { throw OperatorLink.Failure(description: "The Gateway connection ended.") }
                 let fitted = try await Self.fit(attachments, limits: hello.attachmentLimits, logger: logger)
@@ -85,7 +97,7 @@ extension OpenClawTalk {
                 return try await Self.converse(message, attachments: fitted, session: session, wait: waitForReply,
                                                connection: connection, logger: logger)
             }
-            if speak, let reply, !reply.isEmpty { try await Self.speakAloud(reply, logger: logger) }
+            if speak, let reply, !reply.isEmpty { try await Self.speakAloud(reply, on: devices, logger: logger) }
             return reply
         }
 
@@ -167,17 +179,15 @@ extension OpenClawTalk {
             return text
         }
 
-        static func speakAloud(_ text: String, logger: Logger) async throws {
+        /// Speaks the reply here, as a reply is spoken (`SentenceSpeaker`), where `--sink` or `--output` says.
+        static func speakAloud(_ text: String, on devices: AudioDeviceOptions, logger: Logger) async throws {
             let (directive, sentences) = SpokenReply.sentences(of: text)
             let synthesizer = try EspeakSynthesizer(logger: logger)
-            let device = try PulsePlayback(sink: nil, logger: logger)
-            do {
-                _ = try await Say.speak(sentences, voice: directive?.applied(to: VoiceSettings()) ?? VoiceSettings(), with: synthesizer, on: device)
-            } catch {
-                await device.close()
-                throw error
-            }
+            let device = try devices.playback(sampleRate: synthesizer.sampleRate, logger: logger)
+            let voice = directive?.applied(to: VoiceSettings()) ?? VoiceSettings()
+            let spoken = await SentenceSpeaker.speakLocally(sentences, voice: voice, synthesizer: synthesizer, player: device)
             await device.close()
+            if let failure = spoken.failure { throw failure.error }
         }
     }
 }

@@ -12,7 +12,7 @@ struct ServeSequence<Loop: TalkLoop> {
     var loop: Loop
     var daemon: DaemonRuntime
     var gateway: GatewaySession
-    var devices: RunAudio
+    var devices: SessionAudio
     var names: DaemonStatusNames
     var desk: DeskOptions
     var json: Bool
@@ -51,7 +51,7 @@ struct ServeSequence<Loop: TalkLoop> {
             await loop.stop()
             await printer.value
         }
-        if json { StandardStream.write(devices.eventLine() + "\n", to: STDOUT_FILENO) }
+        if json { StandardStream.write(Self.echoCancellationEvent(devices) + "\n", to: STDOUT_FILENO) }
         await devices.startTrack()
         try services.checkNotStopped(before: "the Talk loop")
         try await loop.start(listening: !idle)
@@ -74,5 +74,19 @@ struct ServeSequence<Loop: TalkLoop> {
         let reason = await stop.wait()
         deadline?.cancel()
         logger.info("stopping", metadata: ["reason": "\(reason)"])
+    }
+
+    /// The event that opens `--json`'s stream: which echo cancellation runs (`mode`: webrtc, pulse or off).
+    static func echoCancellationEvent(_ devices: SessionAudio, now: Date = Date()) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let object: [String: Any] = [
+            "event": "echoCancellation", "time": formatter.string(from: now), "monotonicMs": 0,
+            "mode": devices.echoCancelMode.rawValue, "detail": devices.echoCancellation,
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return #"{"event":"error","message":"an event could not be encoded"}"#
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 }

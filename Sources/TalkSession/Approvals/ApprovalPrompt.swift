@@ -25,14 +25,13 @@ package enum ApprovalPrompt {
     /// a desktop notification.
     package static let answerWindow: Duration = .seconds(8)
 
-    /// An answer the recogniser is less sure of than this (its posterior, 0...1) counts as not understood: a
-    /// decision to run a command is not taken on a guess. Measured against real recognitions (espeak-ng's en-us voice,
-    /// PocketSphinx 5prealpha, the daemon's dictation decoder): in the answers' grammar the posterior is 1.0 for every
-    /// result, in-grammar or not (22 of 22 clips, "what time is it" and pink noise included), so there this threshold
-    /// never acts and the grammar itself (`grammar(allowed:)`) has to keep everyday speech from deciding; with dictation
-    /// (a listener that cannot switch grammars) clear answers scored 0.002 ("allow once") to 0.53 ("yes"), so 0.2
-    /// refuses most of them there, and only a second miss leaves the approval pending. Kept at 0.2 for engines whose
-    /// grammar results carry a real posterior; noise taken for "deny" or "once" sits below it.
+    /// An answer the recogniser is less sure of than this (its confidence, 0...1) counts as not understood: a
+    /// decision to run a command is not taken on a guess. In the answers' grammar PocketSphinx's own posterior is 1.0
+    /// for every result, in-grammar or not, so the recogniser checks each grammar result against a free phone loop
+    /// over the same audio (`OutOfGrammarCheck`) and gives speech or noise that was not said in the grammar a
+    /// confidence of 0; an answer keeps its 1.0. With dictation (a listener that cannot switch grammars) clear
+    /// answers scored 0.002 ("allow once") to 0.53 ("yes"), so 0.2 refuses most of them there, and only a second
+    /// miss leaves the approval pending.
     package static let minimumConfidence = 0.2
 
     /// Answers not understood before the approval is left pending: asked once more, then left (the issue's "low

@@ -84,8 +84,8 @@ extension TurnTaking {
         switch waiting.removeFirst() {
         case .notice(let text):
             let number = nextPrompt()
-            return [.cancel(.muteTail), .setMicrophone(.muted), .speakPrompt(number: number, text: text)]
-                + move(to: .announcing(prompt: number), reason: "notice")
+            let moved = move(to: .announcing(prompt: number), reason: "notice")
+            return [.cancel(.muteTail)] + microphoneFollows(muting: true) + [.speakPrompt(number: number, text: text)] + moved
         case .approval(let approval):
             var asking = Asking(approval: approval, step: .tail)
             let question = ApprovalPrompt.question(for: approval)
@@ -105,16 +105,16 @@ extension TurnTaking {
     private mutating func speak(_ asking: inout Asking, _ text: String, reason: String) -> [Action] {
         let number = nextPrompt()
         asking.step = .question(prompt: number)
-        return [.cancel(.answerTimeout), .cancel(.muteTail), .setMicrophone(.muted), .speakPrompt(number: number, text: text)]
-            + move(to: .asking(asking), reason: reason)
+        let moved = move(to: .asking(asking), reason: reason)
+        return [.cancel(.answerTimeout), .cancel(.muteTail)] + microphoneFollows(muting: true) + [.speakPrompt(number: number, text: text)] + moved
     }
 
     /// Speaks the last words; then the loop rests again.
     private mutating func close(_ asking: inout Asking, saying text: String) -> [Action] {
         let number = nextPrompt()
         asking.step = .closing(prompt: number)
-        return [.cancel(.muteTail), .setMicrophone(.muted), .speakPrompt(number: number, text: text)]
-            + move(to: .asking(asking), reason: "approval")
+        let moved = move(to: .asking(asking), reason: "approval")
+        return [.cancel(.muteTail)] + microphoneFollows(muting: true) + [.speakPrompt(number: number, text: text)] + moved
     }
 
     mutating func promptSpoken(_ number: Int) -> [Action] {
@@ -141,13 +141,15 @@ extension TurnTaking {
     /// `Timer.muteTail` while asking: the microphone opens for the answer, in the grammar of the decisions offered.
     mutating func answerOpens() -> [Action] {
         guard case .asking(var asking) = state else { return [] }
-        guard asking.step == .tail else { return [.setMicrophone(.open)] }
+        guard asking.step == .tail else { return microphoneFollows(muting: false) }
         asking.step = .answer
         asking.beganEarly = userSpeechStartNs != nil
+        // Push-to-talk mode's hold lets the answer through while it is listened for.
+        let moved = move(to: .asking(asking), reason: "answer")
         // Told as it opens: a test (or a client) plays or says the answer from here on, not after a guessed delay.
-        return [.listenFor(grammar: ApprovalPrompt.grammar(allowed: asking.approval.allowedDecisions)), .setMicrophone(.open),
-                .arm(.answerTimeout, ApprovalPrompt.answerWindow),
-                .emit(.approvalPrompt(id: asking.approval.id, step: "listening", detail: nil))] + move(to: .asking(asking), reason: "answer")
+        return [.listenFor(grammar: ApprovalPrompt.grammar(allowed: asking.approval.allowedDecisions))] + microphoneFollows(muting: false)
+            + [.arm(.answerTimeout, ApprovalPrompt.answerWindow), .emit(.approvalPrompt(id: asking.approval.id, step: "listening", detail: nil))]
+            + moved
     }
 
     /// An utterance opened while asking: while listening for the answer it stops the timeout; before, it is the
@@ -214,8 +216,9 @@ extension TurnTaking {
 
     private mutating func send(_ asking: inout Asking, _ decision: ApprovalDecision) -> [Action] {
         asking.step = .sending(decision)
-        return [.cancel(.answerTimeout), .listenFor(grammar: nil), .resolveApproval(id: asking.approval.id, decision: decision)]
-            + move(to: .asking(asking), reason: "decided")
+        let moved = move(to: .asking(asking), reason: "decided")
+        return [.cancel(.answerTimeout), .listenFor(grammar: nil)] + microphoneFollows()
+            + [.resolveApproval(id: asking.approval.id, decision: decision)] + moved
     }
 
     mutating func decisionSent(_ id: String, failure: String?) -> [Action] {

@@ -41,15 +41,20 @@ extension TurnTaking {
         package var number: Int
         package var transcript: String
         package var reply = ""
+        /// The Gateway's voice failed in this turn: its later sentences use the local voice.
+        package var localVoice = false
     }
 
     /// How far the reply has got: the seconds of it already heard, and the sentence playing now (since when, how long).
     package struct Progress: Sendable, Equatable {
         package var spokenSeconds = 0.0
         package var playing: (startNs: UInt64, seconds: Double)?
+        /// The sentences that have started playing: all of the reply its echo can hold (the text guard's words).
+        package var played = ""
 
         package static func == (a: Progress, b: Progress) -> Bool {
             a.spokenSeconds == b.spokenSeconds && a.playing?.startNs == b.playing?.startNs && a.playing?.seconds == b.playing?.seconds
+                && a.played == b.played
         }
 
         /// Seconds of the reply heard at `nowNs`.
@@ -96,12 +101,13 @@ extension TurnTaking {
         }
     }
 
+    /// What the microphone passes (`MicrophoneGate`), one mode at a time (`TurnTaking+Microphone`).
     package enum MicrophoneMode: Sendable, Equatable {
         /// Frames pass.
         case open
-        /// Silence while the reply plays without barge-in, and for the mute tail after.
+        /// Silence while the loop's own voice plays without barge-in (a reply, a prompt), and for the mute tail after.
         case muted
-        /// Silence between push-to-talk captures.
+        /// Silence between push-to-talk captures (push-to-talk mode): it wins over the mute.
         case held
     }
 
@@ -141,20 +147,16 @@ extension TurnTaking {
     package enum Event: Sendable, Equatable {
         case control(ControlCommand)
         case speechStarted(positionMs: Int, atNs: UInt64)
-        /// `mayInterrupt`: the hands-free mode lets these words cut in (in wake-phrase mode only words with the phrase).
-        case partial(String, mayInterrupt: Bool, atNs: UInt64)
+        /// `endMs`: where the partial's audio ends in the capture stream (the barge-in evidence is read through it).
+        case partial(String, atNs: UInt64, endMs: Int? = nil)
         /// What `Action.weighBargeIn` found: the evidence about the utterance so far, and the energy guard's verdict
         /// on the microphone now (`loudEnough`).
         case bargeInEvidence(partial: String, BargeInEvidence, loudEnough: Bool, atNs: UInt64)
         /// `endedNs`: when the speech ended (the silence window before the utterance closed).
         case speechEnded(lastSpeechEndMs: Int, closedAtMs: Int, endedNs: UInt64)
-        /// The final's words, already chosen (local or the relay's) and admitted by the hands-free mode; `timing`
-        /// when they are the local recogniser's, unchanged.
+        /// A final's words, chosen (local or the relay's); the hands-free mode decides what of them is meant for the
+        /// agent. `timing` when they are the local recogniser's, unchanged.
         case final(String, timing: HeardTiming? = nil)
-        /// What a push-to-talk capture heard, joined: a turn.
-        case captured(String)
-        /// A final the hands-free mode kept (a push-to-talk capture's, or one without the wake phrase): no turn.
-        case finalKept
         case soundOnset
         case playbackStarted(sentence: String, seconds: Double, atNs: UInt64)
         case playbackStopped(completed: Bool)
@@ -164,13 +166,10 @@ extension TurnTaking {
         /// reached then (stream ms), which an utterance's speech end is compared with.
         case replyEnded(atNs: UInt64, heardToMs: Int? = nil)
         case timerFired(Timer)
-        /// A push-to-talk capture takes the floor: a reply thinking or playing is cut off and its run aborted.
-        case pushToTalkStarted
-        /// The hands-free mode has nothing to take now (no wake phrase, a capture ended empty or was cancelled, the
-        /// wake window or the idle timeout ran out): a loop listening goes where it rests (`restsListening`).
-        case settle(reason: String)
-        /// A wake phrase said on its own: the loop listens; a turn still thinking is dropped, as a new request would.
-        case woken
+        /// `talk.ptt.*` (`TurnTaking+PushToTalk`).
+        case pushToTalk(CaptureCommand)
+        /// `talk.config`'s idle timeout (nil: none): always-listening falls back to wake-phrase mode after it.
+        case idleTimeoutChanged(Duration?)
         case connectionChanged(String, connected: Bool)
         /// Speak this notice at the next pause (never over the user's utterance or a reply).
         case noticeArrived(String)
@@ -184,6 +183,20 @@ extension TurnTaking {
         case answerHeard(String, confidence: Double?)
         /// The decision for `id` went out (`failure` nil), or was refused: `failure` is what to say.
         case decisionSent(id: String, failure: String?)
+        /// A final is in, before its words are chosen: a relayed utterance's are the source's (`RelayStep.takeFinal`).
+        case finalArriving
+        /// Turn `turn`'s sentence could not have the Gateway's voice: the rest of the turn uses the local voice.
+        case gatewayVoiceFailed(turn: Int, reason: String)
+    }
+
+    /// What the transcript source is told (`TurnTaking+Relay`).
+    package enum RelayStep: Sendable, Equatable {
+        case started(positionMs: Int)
+        case ended(lastSpeechEndMs: Int)
+        /// The final's words are the source's (answered to the caller of `finalArriving`).
+        case takeFinal
+        /// The utterance ends without a final: the source drops it.
+        case dropped
     }
 
     package enum Action: Sendable, Equatable {
@@ -194,12 +207,15 @@ extension TurnTaking {
         case sendTurn(number: Int, transcript: String, interruptedAtSeconds: Double?)
         /// Stop the reply: its work, the synthesis, the speaker; with `abort`, the agent's run too (`chat.abort`).
         case cutReply(abort: Bool)
-        /// Ask the devices for the barge-in evidence about the utterance that opened at `fromPositionMs`; the answer
-        /// comes back as `Event.bargeInEvidence`.
-        case weighBargeIn(partial: String, fromPositionMs: Int)
+        /// Ask the devices for the barge-in evidence about the utterance that opened at `fromPositionMs`, through the
+        /// partial's audio (`throughMs`; nil: the latest); the answer comes back as `Event.bargeInEvidence`.
+        case weighBargeIn(partial: String, fromPositionMs: Int, throughMs: Int? = nil)
         /// Why a partial did not cut in (for the debug log).
         case held(partial: String, reason: String)
+        /// For the log (notice level), with its metadata.
+        case note(String, [String: String])
         case setReplyGain(Float)
+        /// The microphone's one mode (`TurnTaking+Microphone`): sent when it changes, carried out in order.
         case setMicrophone(MicrophoneMode)
         /// Start reading the microphone's stream (opened by the owner before `activate`/`resume`).
         case openMicrophone
@@ -211,7 +227,7 @@ extension TurnTaking {
         /// A control command the state does not allow, with why.
         case refuse(TalkSession.ControlRefusal)
         /// Speak the loop's own words (a notice, a question, a confirmation) in the local voice; `promptSpoken`
-        /// follows when they end or are cut. The microphone is muted first (`setMicrophone(.muted)`).
+        /// follows when they end or are cut. The microphone is muted first (`setMicrophone(.muted)`, unless held).
         case speakPrompt(number: Int, text: String)
         /// Stop the prompt playing.
         case cutPrompt
@@ -221,5 +237,13 @@ extension TurnTaking {
         case resolveApproval(id: String, decision: ApprovalDecision)
         /// Nothing was decided: the approval stays pending for other clients, and a desktop notification is left.
         case leavePending(PendingApproval)
+        /// The push-to-talk command's answer.
+        case answer(PushToTalkResult)
+        /// The push-to-talk command's answer is how capture `id` ends (`captureEnded`).
+        case answerWhenCaptureEnds(id: String)
+        /// A capture ended: whoever waits for it gets `result`.
+        case captureEnded(PushToTalkResult)
+        /// Tell the transcript source (`TurnTaking+Relay`).
+        case relay(RelayStep)
     }
 }

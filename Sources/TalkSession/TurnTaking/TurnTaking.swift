@@ -11,6 +11,20 @@ package struct TurnTaking: Sendable {
         /// Where the loop rests between turns: wake-phrase and push-to-talk modes rest in `resting`.
         package var mode = HandsFreeMode.alwaysListening
         package var replyTimeout: Duration = .seconds(340)
+        /// Wake-phrase mode's local phrases (`Settings.wakePhrases`); the Gateway's come as `gatewayWakePhrases`.
+        package var wakePhrases: [String] = []
+        /// How long after a wake phrase said on its own the next utterance may begin (`Settings.wakeFollowUp`).
+        package var wakeFollowUp: Duration = .seconds(8)
+        /// `Settings.idleTimeout` as the session starts; `talk.config` may change it (`Event.idleTimeoutChanged`).
+        package var idleTimeout: Duration?
+        /// A push-to-talk capture nothing stops ends as a stop after this long (`Settings.pushToTalkCaptureLimit`).
+        package var pushToTalkCaptureLimit: Duration = .seconds(60)
+        /// `once` listens at most this long (`Settings.pushToTalkOnceLimit`).
+        package var pushToTalkOnceLimit: Duration = .seconds(12)
+        /// A stopping capture waits at most this long for its utterance's final (`Settings.pushToTalkCloseWait`).
+        package var pushToTalkCloseWait: Duration = .seconds(5)
+        /// A transcript source (the Gateway's transcription relay) hears the utterances the mode lets out.
+        package var relays = false
 
         package init() {}
     }
@@ -20,7 +34,7 @@ package struct TurnTaking: Sendable {
     /// `talk.config`'s `interruptOnSpeech`; `BargeInPolicy.forcedOff` overrides it.
     package var interruptOnSpeech = true
     /// The last turn's number; the next turn takes the one after.
-    package private(set) var turns = 0
+    package internal(set) var turns = 0
     /// The offset a barge-in cut the last reply at; the next transcript carries it.
     package internal(set) var pendingInterruption: Double?
     /// The utterance that opened over the reply without interrupting it, until its final.
@@ -31,21 +45,41 @@ package struct TurnTaking: Sendable {
     package private(set) var userSpeechPositionMs = 0
     /// The utterance's latest partial: a held one is judged again when `Timer.evidenceRecheck` fires.
     package private(set) var latestPartial = ""
+    /// Where that partial's audio ends (stream ms): barge-in's evidence and energy guard judge the audio through it.
+    package private(set) var latestPartialEndMs: Int?
+    /// The utterance being spoken goes to the transcript source (`TurnTaking+Relay`), decided as it opens.
+    package internal(set) var relaying = false
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
     /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known.
-    package private(set) var replyEndHeardMs: Int?
-    /// Where the loop rests between turns, as the hands-free mode says now: listening (always-listening, a wake
-    /// window open, a push-to-talk capture) or resting. Its owner keeps the hands-free bookkeeping and sets this.
-    package var restsListening: Bool
+    package internal(set) var replyEndHeardMs: Int?
+    /// The hands-free mode in force (`TurnTaking+HandsFree`).
+    package internal(set) var handsFree: HandsFree
+    /// The Gateway's voice-wake triggers (`voicewake.get` / `voicewake.changed`), once known.
+    package var gatewayWakePhrases: [String] = []
+    /// Always-listening falls back to wake-phrase mode after this long without an interaction; nil: never.
+    package internal(set) var idleTimeout: Duration?
+    /// The push-to-talk capture holding the floor (`TurnTaking+PushToTalk`).
+    package internal(set) var capture: Capture?
+    /// How the last capture ended, for a command that comes after its end.
+    package internal(set) var lastCapture: PushToTalkResult?
+    /// A capture was cancelled while an utterance was open: its final is dropped.
+    package internal(set) var dropNextFinal = false
     /// Approvals and notices waiting for the next pause, approvals first (`TurnTaking+Asking`).
     package internal(set) var waiting: [Waiting] = []
     /// The last prompt's number: a `promptSpoken` of an older one is stale.
     package internal(set) var prompts = 0
+    /// The microphone's mode as last set (`TurnTaking+Microphone`); the owner's gate starts in it.
+    package internal(set) var microphone: MicrophoneMode
+    /// The loop's own voice plays without barge-in (a reply, a prompt), or its mute tail runs: the microphone is muted.
+    var voiceMuted = false
 
     package init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        restsListening = configuration.mode == .alwaysListening
+        handsFree = HandsFree(configuration.mode)
+        idleTimeout = configuration.idleTimeout
+        // Push-to-talk mode holds the microphone from the start.
+        microphone = configuration.mode == .pushToTalk ? .held : .open
     }
 
     package var bargeInActive: Bool { interruptOnSpeech && !configuration.policy.forcedOff }
@@ -57,29 +91,31 @@ package struct TurnTaking: Sendable {
     package var userSpeaking: Bool { userSpeechStartNs != nil }
 
     package mutating func handle(_ event: Event) -> [Action] {
+        let before = state.talkState
         // At a pause, what waits for one begins: an approval's question, or a notice.
-        dispatch(event) + atPause()
+        // The microphone follows what the event changed where no step set it on the way.
+        let actions = dispatch(event) + atPause() + microphoneFollows()
+        // Every state change starts the idle timeout again, unless the event already did.
+        guard state.talkState != before, !actions.contains(where: \.isIdleTimer) else { return actions }
+        return actions + idleTimer()
     }
 
     private mutating func dispatch(_ event: Event) -> [Action] {
         switch event {
         case .control(let command): control(command)
-        case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs)
-        case .partial(let text, let mayInterrupt, let atNs): partial(text, mayInterrupt: mayInterrupt, atNs: atNs)
+        case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs) + relayStarted(position)
+        case .partial(let text, let atNs, let endMs): partial(text, atNs: atNs, endMs: endMs)
         case .bargeInEvidence(let text, let evidence, let loud, let atNs): weighed(text, evidence, loudEnough: loud, atNs: atNs)
-        case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs)
-        case .final(let text, let timing): final(text, timing: timing)
-        case .captured(let text): captured(text)
-        case .finalKept: finalKept()
+        case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
+        case .final(let text, let timing): heard(text, timing: timing)
         case .soundOnset: soundOnset()
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
         case .replySentences(let sentences): replySentences(sentences)
         case .replyEnded(let atNs, let heardToMs): endTurn(atNs: atNs, heardToMs: heardToMs)
         case .timerFired(let timer): timerFired(timer)
-        case .pushToTalkStarted: pushToTalkStarted()
-        case .settle(let reason): settle(reason)
-        case .woken: woken()
+        case .pushToTalk(let command): pushToTalk(command)
+        case .idleTimeoutChanged(let timeout): idleTimeoutChanged(timeout)
         case .connectionChanged(let description, let connected):
             [.emit(.connectionChanged(description))] + (connected && state != .idle ? [.announce(state.talkState.phase)] : [])
         case .noticeArrived(let text): noticeArrived(text)
@@ -88,6 +124,8 @@ package struct TurnTaking: Sendable {
         case .promptSpoken(let number): promptSpoken(number)
         case .answerHeard(let text, let confidence): answerHeard(text, confidence: confidence)
         case .decisionSent(let id, let failure): decisionSent(id, failure: failure)
+        case .finalArriving: relayFinal()
+        case .gatewayVoiceFailed(let turn, let reason): gatewayVoiceFailed(turn: turn, reason: reason)
         }
     }
 
@@ -97,15 +135,17 @@ package struct TurnTaking: Sendable {
         switch command {
         case .activate:
             guard state == .idle else { return [] }
-            return [.openMicrophone] + move(to: restingState, reason: "started")
+            return beginHandsFree() + [.openMicrophone] + move(to: restingState, reason: "started")
         case .deactivate(let reason):
             guard state != .idle else { return [] }
             // The microphone first: nothing heard from now on becomes a turn.
-            return [.closeMicrophone] + quiet() + abandonAsking(all: true) + move(to: .idle, reason: reason)
+            return [.closeMicrophone] + relayDropped() + quiet() + abandonAsking(all: true) + endHandsFree() + move(to: .idle, reason: reason)
         case .pause:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state != .paused else { return [] }
-            return [.closeMicrophone] + quiet() + abandonAsking(all: true) + move(to: .paused, reason: "paused")
+            // As Talk off, but the mode stays: an open capture is cancelled and a wake window shuts (the microphone
+            // hears nothing now, and words after resume are not the request of a phrase said before the pause).
+            return [.closeMicrophone] + relayDropped() + quiet() + abandonAsking(all: true) + endHandsFree() + move(to: .paused, reason: "paused")
         case .resume:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state == .paused else { return [] }
@@ -129,10 +169,10 @@ package struct TurnTaking: Sendable {
     }
 
     /// The reply stops playing: without barge-in the microphone opens after the mute tail.
-    private mutating func leaveSpeaking(atNs: UInt64?) -> [Action] {
+    mutating func leaveSpeaking(atNs: UInt64?) -> [Action] {
         guard case .speaking = state else { return [] }
         if let atNs { speakingEndedNs = atNs }
-        return bargeInActive ? [] : [.arm(.muteTail, configuration.policy.muteTail)]
+        return voiceMuted ? [.arm(.muteTail, configuration.policy.muteTail)] : []
     }
 
     // MARK: - Hearing
@@ -141,7 +181,9 @@ package struct TurnTaking: Sendable {
         userSpeechStartNs = atNs
         userSpeechPositionMs = position
         latestPartial = ""
-        var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)]
+        latestPartialEndMs = nil
+        // Speech is an interaction: the idle timeout starts again.
+        var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)] + idleTimer()
         if case .asking = state { return actions + answerBegan() }
         guard case .speaking(let turn, let progress, let intrusion) = state else {
             openedOverReply = nil
@@ -156,19 +198,23 @@ package struct TurnTaking: Sendable {
         return actions
     }
 
-    /// New words over the reply, when barge-in is on and the mode lets them cut in, are weighed: the owner asks
-    /// the devices for the evidence (`weighBargeIn`) and hands it back (`bargeInEvidence`).
-    private mutating func partial(_ text: String, mayInterrupt: Bool, atNs: UInt64) -> [Action] {
+    /// New words over the reply, when barge-in is on and the hands-free mode lets them cut in (in wake-phrase mode
+    /// only words with the phrase), are weighed: the owner asks the devices for the evidence (`weighBargeIn`) and
+    /// hands it back (`bargeInEvidence`).
+    private mutating func partial(_ text: String, atNs: UInt64, endMs: Int?) -> [Action] {
         latestPartial = text
+        latestPartialEndMs = endMs
         let actions: [Action] = [.emit(.partialTranscript(text)), .cancel(.evidenceRecheck)]
-        guard mayInterrupt, mayBargeIn(text) else { return actions }
-        return actions + [.weighBargeIn(partial: text, fromPositionMs: userSpeechPositionMs)]
+        guard handsFreeAllowsBargeIn(text), mayBargeIn(text) else { return actions }
+        return actions + [.weighBargeIn(partial: text, fromPositionMs: userSpeechPositionMs, throughMs: endMs)]
     }
 
-    /// The reply plays, barge-in is on, the user is speaking, and `text` holds words the reply did not say.
+    /// The reply plays, barge-in is on, the user is speaking, and `text` holds words the reply has not played: its
+    /// echo holds only the sentences that reached the speaker, and a user's word that a later sentence will say
+    /// ("go for" against "… a light jacket for the evenings") held them 300 ms, for their next word.
     private func mayBargeIn(_ text: String) -> Bool {
-        guard case .speaking(let turn, _, _) = state, bargeInActive, userSpeechStartNs != nil else { return false }
-        return BargeInTextGuard.isNewSpeech(text, spoken: turn.reply, minimumCharacters: configuration.policy.text.minimumNewCharacters)
+        guard case .speaking(_, let progress, _) = state, bargeInActive, userSpeechStartNs != nil else { return false }
+        return BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: configuration.policy.text.minimumNewCharacters)
     }
 
     private mutating func weighed(_ text: String, _ evidence: BargeInEvidence, loudEnough: Bool, atNs: UInt64) -> [Action] {
@@ -212,17 +258,6 @@ package struct TurnTaking: Sendable {
         return actions
     }
 
-    private mutating func captured(_ text: String) -> [Action] {
-        guard state != .idle, state != .paused else { return [] }
-        return startTurn(text)
-    }
-
-    private mutating func finalKept() -> [Action] {
-        userSpeechStartNs = nil
-        openedOverReply = nil
-        return []
-    }
-
     private mutating func soundOnset() -> [Action] {
         guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil, bargeInActive else { return [] }
         var intrusion = Intrusion(speechStartNs: nil, lowered: false)
@@ -230,80 +265,6 @@ package struct TurnTaking: Sendable {
         guard intrusion.lowered else { return [] }
         state = .speaking(turn, progress, intrusion)
         return actions + [.arm(.onsetHold, configuration.policy.lowering.onsetHold)]
-    }
-
-    // MARK: - The reply
-
-    /// The user spoke again (or typed): a reply still on its way is dropped, one playing is cut off, the new words go out.
-    mutating func startTurn(_ text: String) -> [Action] {
-        // A typed turn while the loop speaks for itself: the prompt stops, an approval asked stays pending.
-        var actions: [Action] = abandonAsking(all: false)
-        if case .speaking(_, _, let intrusion) = state {
-            actions += [.cutReply(abort: false), .cancel(.onsetHold)]
-            if intrusion?.lowered == true { actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off"))) }
-            actions += leaveSpeaking(atNs: nil)
-        }
-        turns += 1
-        let offset = pendingInterruption
-        pendingInterruption = nil
-        let turn = Turn(number: turns, transcript: text)
-        actions += [.sendTurn(number: turn.number, transcript: text, interruptedAtSeconds: offset),
-                    .arm(.replyTimeout, configuration.replyTimeout)]
-        return actions + move(to: .thinking(turn), reason: "transcript sent")
-    }
-
-    /// The agent wrote (an acknowledgement alone does not count: an agent that never writes a word must not hold
-    /// the loop): the reply timeout is off, and the reply's text grows.
-    private mutating func replySentences(_ sentences: [String]) -> [Action] {
-        func grown(_ turn: Turn) -> Turn {
-            var turn = turn
-            for sentence in sentences { turn.reply += (turn.reply.isEmpty ? "" : " ") + sentence }
-            return turn
-        }
-        switch state {
-        case .thinking(let turn): state = .thinking(grown(turn))
-        case .speaking(let turn, let progress, let intrusion): state = .speaking(grown(turn), progress, intrusion)
-        default: return []
-        }
-        return [.cancel(.replyTimeout)]
-    }
-
-    private mutating func playbackStarted(_ sentence: String, seconds: Double, atNs: UInt64) -> [Action] {
-        switch state {
-        case .thinking(let turn):
-            var progress = Progress()
-            progress.playing = (atNs, seconds)
-            replyEndHeardMs = nil
-            var actions: [Action] = [.cancel(.replyTimeout)]
-            if !bargeInActive { actions += [.cancel(.muteTail), .setMicrophone(.muted)] }
-            return actions + move(to: .speaking(turn, progress, nil), reason: "reply")
-        case .speaking(let turn, var progress, let intrusion):
-            progress.playing = (atNs, seconds)
-            state = .speaking(turn, progress, intrusion)
-            return []
-        default:
-            return []
-        }
-    }
-
-    private mutating func playbackStopped(completed: Bool) -> [Action] {
-        guard case .speaking(let turn, var progress, let intrusion) = state else { return [] }
-        if let playing = progress.playing { progress.spokenSeconds += playing.seconds }
-        progress.playing = nil
-        state = .speaking(turn, progress, intrusion)
-        return []
-    }
-
-    private mutating func endTurn(atNs: UInt64, heardToMs: Int?) -> [Action] {
-        var actions: [Action] = [.cancel(.replyTimeout)]
-        switch state {
-        case .thinking: break
-        case .speaking:
-            replyEndHeardMs = heardToMs
-            actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)] + leaveSpeaking(atNs: atNs)
-        default: return []
-        }
-        return actions + move(to: restingState, reason: "reply done") + [.turnEnded(reason: "reply done")]
     }
 
     private mutating func timerFired(_ timer: Timer) -> [Action] {
@@ -314,7 +275,7 @@ package struct TurnTaking: Sendable {
         case .muteTail:
             if case .asking = state { return answerOpens() }
             if case .speaking = state { return [] }
-            return [.setMicrophone(.open)]
+            return microphoneFollows(muting: false)
         case .replyTimeout:
             guard case .thinking = state else { return [] }
             let seconds = configuration.replyTimeout
@@ -322,44 +283,17 @@ package struct TurnTaking: Sendable {
                 + move(to: restingState, reason: "no reply") + [.turnEnded(reason: "no reply")]
         case .evidenceRecheck:
             guard mayBargeIn(latestPartial) else { return [] }
-            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs)]
+            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: latestPartialEndMs)]
         case .answerTimeout:
             return noAnswer()
-        case .idle, .wakeWindow, .captureLimit, .captureCloseWait:
-            // The hands-free mode's: its owner keeps them.
-            return []
-        }
-    }
-
-    /// The user took the floor while the agent thought or spoke: its reply stops and its run is aborted.
-    private mutating func pushToTalkStarted() -> [Action] {
-        guard state != .idle, state != .paused else { return [] }
-        // The user takes the floor: the loop's own prompt stops, an approval asked stays pending.
-        var actions: [Action] = abandonAsking(all: false)
-        var ended = false
-        switch state {
-        case .thinking, .speaking:
-            actions += [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold)] + leaveSpeaking(atNs: nil)
-            ended = true
-        default: break
-        }
-        return actions + move(to: .listening, reason: "push-to-talk") + (ended ? [.turnEnded(reason: "push-to-talk")] : [])
-    }
-
-    private mutating func settle(_ reason: String) -> [Action] {
-        guard state == .listening || state == .resting else { return [] }
-        return move(to: restingState, reason: reason)
-    }
-
-    private mutating func woken() -> [Action] {
-        switch state {
-        case .thinking:
-            return [.cutReply(abort: false), .cancel(.replyTimeout)] + move(to: .listening, reason: "wake phrase")
-                + [.turnEnded(reason: "wake phrase")]
-        case .listening, .resting:
-            return move(to: .listening, reason: "wake phrase")
-        default:
-            return []
+        case .idle:
+            return idled()
+        case .wakeWindow:
+            return wakeWindowRanOut()
+        case .captureLimit:
+            return captureLimitReached()
+        case .captureCloseWait:
+            return captureCloseWaitRanOut()
         }
     }
 
@@ -373,7 +307,7 @@ package struct TurnTaking: Sendable {
     }
 
     /// The reply's level returns, and the intrusion is over.
-    private mutating func restore(reason: String) -> [Action] {
+    mutating func restore(reason: String) -> [Action] {
         guard case .speaking(let turn, let progress, let intrusion?) = state else { return [] }
         state = .speaking(turn, progress, nil)
         guard intrusion.lowered else { return [] }

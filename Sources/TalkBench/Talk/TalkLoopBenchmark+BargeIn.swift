@@ -2,9 +2,8 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechRecognition
-import TalkBench
 
-extension OpenClawTalk.Bench.Talk {
+extension TalkLoopBenchmark {
     static let clipSpoken = "go forward ten meters"
 
     /// `trials` sessions in which the user's clip, after the first turn's reply starts, is played again over it.
@@ -20,7 +19,7 @@ extension OpenClawTalk.Bench.Talk {
             let child = try await plan.session(home: home, aec: "webrtc", gateway: gateway, record: "bargein-\(trial)")
             guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                 await child.stop()
-                throw ValidationError("the live session did not start: \(child.stderr.suffix(600))")
+                throw TalkBenchFailure("the live session did not start: \(child.stderr.suffix(600))")
             }
             let before = try transcriptCount(gateway)
             try await Task.sleep(for: .milliseconds(1500))

@@ -1,18 +1,17 @@
 import Foundation
 import SessionBridge
-import TalkBench
 import TalkLogging
 
-extension OpenClawTalk.GatewayBench {
+extension GatewayBenchmark {
     /// `chat.send` to its ack and to the reply's first delta, through `ChatClient` on a connected
     /// operator socket, against refgw's scripted agent answering at once (no agent think time: these are
     /// the client's and the transport's own costs).
-    static func measureChat(rounds: Int, repository: String, logger: Logger) async throws -> (toAck: Stats, toFirstDelta: Stats) {
+    package static func measureChat(rounds: Int, repository: String, logger: Logger) async throws -> (toAck: Stats, toFirstDelta: Stats) {
         let gateway = try await ReferenceGatewayProcess.forBenchmark(
             repositoryRoot: repository, arguments: ["--print-setup-code", "--auto-approve", "--tick-interval-ms", "1000"])
         defer { gateway.stop() }
         try gateway.control(#"{"cmd":"chat-script","delayMs":0,"chunkChars":12,"reply":"A short spoken answer, in three deltas."}"#)
-        let root = try temporaryFolder()
+        let root = try BenchFolder.temporary()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let paths = try await pair(with: gateway, under: root, logger: logger)
         let session = try GatewaySession.fromStoredSetup(paths: paths, version: "bench", logger: logger)
@@ -51,9 +50,9 @@ extension OpenClawTalk.GatewayBench {
     }
 }
 
-extension OpenClawTalk.GatewayBench.Stats {
-    var p95: Double { percentile(0.95) }
+extension GatewayBenchmark.Stats {
+    package var p95: Double { percentile(0.95) }
     /// p50/p95, the figures the chat section reports.
-    var percentilesJSON: JSONValue { ["p50": .double(round1(median)), "p95": .double(round1(p95))] }
-    var percentilesText: String { String(format: "p50 %.1f ms, p95 %.1f ms", median, p95) }
+    package var percentilesJSON: JSONValue { ["p50": .double(round1(median)), "p95": .double(round1(p95))] }
+    package var percentilesText: String { String(format: "p50 %.1f ms, p95 %.1f ms", median, p95) }
 }

@@ -1,32 +1,31 @@
 import AudioIO
 import Foundation
 import SessionBridge
-import TalkBench
 import TalkLogging
 
-extension OpenClawTalk.GatewayBench {
+extension GatewayBenchmark {
     /// What decoding one `talk.speak` clip format costs.
-    struct SpeakDecodeFigure {
-        var format: String
-        var audioSeconds: Double
-        var clipBytes: Int
+    package struct SpeakDecodeFigure: Sendable {
+        package var format: String
+        package var audioSeconds: Double
+        package var clipBytes: Int
         /// Thread CPU milliseconds per second of audio, one value per decode.
-        var msPerAudioSecond: Stats
+        package var msPerAudioSecond: Stats
 
-        var json: JSONValue {
+        package var json: JSONValue {
             ["audioSeconds": .double(round2(audioSeconds)), "clipBytes": .int(Int64(clipBytes)),
              "decodeMsPerAudioSecond": ["median": .double(round2(msPerAudioSecond.median)), "p90": .double(round2(msPerAudioSecond.p90))]]
         }
-        var text: String { String(format: "%@ %.2f ms/s", format, msPerAudioSecond.median) }
+        package var text: String { String(format: "%@ %.2f ms/s", format, msPerAudioSecond.median) }
         func round2(_ v: Double) -> Double { (v * 100).rounded() / 100 }
     }
 
-    static let speakFormats = ["pcm_24000", "pcm_44100", "opus", "wav", "mp3"]
+    package static let speakFormats = ["pcm_24000", "pcm_44100", "opus", "wav", "mp3"]
     static let speakSentence = "The Gateway speaks this sentence in every format, so each decoder gets a few seconds of the same speech."
 
     /// Fetches one clip per format through `talk.speak` from refgw (espeak-ng speech encoded with sox, opusenc
     /// or lame), then decodes it `rounds` times on a thread of its own, timing each decode's thread CPU.
-    static func measureSpeakDecode(rounds: Int, repository: String, logger: Logger) async throws -> [SpeakDecodeFigure] {
+    package static func measureSpeakDecode(rounds: Int, repository: String, logger: Logger) async throws -> [SpeakDecodeFigure] {
         let token = "bench-speak"
         let gateway = try await ReferenceGatewayProcess.forBenchmark(repositoryRoot: repository, arguments: ["--token", token, "--auto-approve"])
         defer { gateway.stop() }
@@ -72,7 +71,7 @@ extension OpenClawTalk.GatewayBench {
 
     enum SpeakBenchError: Error, CustomStringConvertible {
         case noClip(String)
-        var description: String {
+        package var description: String {
             switch self {
             case .noClip(let format):
                 "The reference Gateway did not return a \(format) clip (are espeak-ng, sox, opusenc and lame installed?)."

@@ -2,10 +2,9 @@ import AudioIO
 import Foundation
 import SessionBridge
 import SpeechSynthesis
-import TalkBench
 import TalkLogging
 
-extension OpenClawTalk.Bench.Talk {
+extension TalkLoopBenchmark {
     static let speechFolder = "/usr/share/pocketsphinx/test/data"
 
     /// How the live sessions run: against which Gateway, in which conditions, how many of each.
@@ -75,7 +74,7 @@ extension OpenClawTalk.Bench.Talk {
                 await timeline?.begin()
                 guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                     await child.stop()
-                    throw ValidationError("the live session did not start: \(child.stderr.suffix(600))")
+                    throw TalkBenchFailure("the live session did not start: \(child.stderr.suffix(600))")
                 }
                 await timeline?.mark("listening")
                 try await Task.sleep(for: .milliseconds(500))

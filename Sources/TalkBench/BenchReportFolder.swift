@@ -2,37 +2,39 @@ import Foundation
 import SessionBridge
 import SpeechRecognition
 
-/// `bench ... --report DIR`: the benchmark's JSON goes to `DIR/bench-NAME.json` with the run's date, machine and
-/// command beside the figures, and the report page (`DIR/index.html`, plots drawn by tools/bench-report/report.py
-/// with matplotlib) is drawn again from every benchmark in the folder. `make bench` runs each with the same DIR.
-struct BenchReportFolder {
-    static let option = OptionSpec.option(
-        "report", value: "dir",
-        help: "Also write the figures as DIR/bench-<name>.json (with the date, machine and command) and redraw the report page DIR/index.html.")
+/// A benchmark report folder (`bench ... --report DIR`): the benchmark's JSON goes to `DIR/bench-NAME.json` with the
+/// run's date, machine and command beside the figures, and the report page (`DIR/index.html`, plots drawn by
+/// tools/bench-report/report.py with matplotlib) is drawn again from every benchmark in the folder. `make bench`
+/// runs each with the same DIR.
+package struct BenchReportFolder: Sendable {
+    package var folder: String
 
-    var folder: String
+    package init(folder: String) { self.folder = folder }
 
-    init?(_ parsed: ParsedArguments) {
-        guard let folder = parsed.option("report") else { return nil }
-        self.folder = folder
-    }
-
-    /// Writes `json` (one benchmark's object) with its `run` record, then redraws the page (on a thread of its own:
-    /// matplotlib takes seconds, which must not block the cooperative pool). A page that cannot be drawn (no python3
-    /// or matplotlib) is reported on stderr; the JSON is written regardless.
-    func write(_ json: String, name: String) async throws {
-        guard case .object(var object)? = JSONValue.parse(Array(json.utf8)) else {
-            throw ValidationError("bench \(name) made no JSON object to report")
-        }
-        object["run"] = Self.runRecord()
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let path = folder + "/bench-\(name).json"
-        try Data((JSONValue.object(object).jsonText + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    /// Writes `json` (one benchmark's object) with `run` (`runRecord`), then redraws the page (on a thread of its
+    /// own: matplotlib takes seconds, which must not block the cooperative pool). A page that cannot be drawn (no
+    /// python3 or matplotlib) is reported on stderr; the JSON is written regardless.
+    package func write(_ json: String, name: String, run: JSONValue) async throws {
+        let path = try record(json, name: name, run: run)
         FileHandle.standardError.write(Data("Wrote \(path)\n".utf8))
         let folder = self
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread { folder.drawPage(); done.resume() }.start()
         }
+    }
+
+    /// Writes `json` with `run` beside its figures to `bench-NAME.json` (atomically, the folder made if missing);
+    /// returns its path.
+    /// - Throws: `TalkBenchFailure` when `json` is not one JSON object; the file system's error.
+    package func record(_ json: String, name: String, run: JSONValue) throws -> String {
+        guard case .object(var object)? = JSONValue.parse(Array(json.utf8)) else {
+            throw TalkBenchFailure("bench \(name) made no JSON object to report")
+        }
+        object["run"] = run
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/bench-\(name).json"
+        try Data((JSONValue.object(object).jsonText + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        return path
     }
 
     private func drawPage() {
@@ -58,25 +60,26 @@ struct BenchReportFolder {
 
     /// tools/bench-report/report.py in the checkout this binary was built in (or the current folder), else the copy
     /// `make install` puts beside the models.
-    static func reportScript() -> String? {
+    package static func reportScript() -> String? {
         let checkout = ModelLocator.appModelDirectories().map { ($0 as NSString).deletingLastPathComponent + "/tools/bench-report/report.py" }
         let installed = ModelLocator.installedModelDirectories().map { ($0 as NSString).deletingLastPathComponent + "/bench-report.py" }
         return (checkout + installed).first { FileManager.default.fileExists(atPath: $0) }
     }
 
-    /// When, where and how the benchmark ran: what the figures page prints above its figures.
-    static func runRecord() -> JSONValue {
-        let arguments = ["openclaw-talk"] + CommandLine.arguments.dropFirst()
+    /// When, where and how the benchmark ran: what the figures page prints above its figures. `arguments`: the
+    /// command's (without the program's name); `version`: the program's version line.
+    package static func runRecord(arguments: [String], version: String, now: Date = Date()) -> JSONValue {
+        let command = ["openclaw-talk"] + arguments
         return [
-            "date": .string(ISO8601DateFormatter().string(from: Date())),
+            "date": .string(ISO8601DateFormatter().string(from: now)),
             "machine": .string(machine()),
-            "command": .string(arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")),
-            "version": .string(VersionText.describe().split(separator: "\n").prefix(2).joined(separator: "; ")),
+            "command": .string(command.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")),
+            "version": .string(version),
         ]
     }
 
     /// "AMD EPYC 7B13, 2 cores, 23.5 GiB, Debian GNU/Linux 12 (bookworm)".
-    static func machine() -> String {
+    package static func machine() -> String {
         func read(_ path: String) -> String {
             String(decoding: FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         }

@@ -1,0 +1,103 @@
+import Foundation
+import SessionBridge
+
+/// The conditions `bench talk`'s live half runs in: whose voice speaks the reply, how long the reply is, which
+/// sound server plays and hears it, and whether the daemon recognises with a grammar or by dictation. A self-interruption seen by users (the local voice, a 25 s reply,
+/// dictation) is measured by naming those conditions, not by editing the benchmark.
+package struct TalkBenchConditions: Sendable {
+    package enum Voice: String, Sendable { case local, gateway }
+
+    package var voice: Voice = .local
+    /// nil: the short reply (`shortReply`, about 6 s).
+    package var replySeconds: Int?
+    /// What the user asked for (`--server`); the server that answered is checked against it.
+    package var server: SoundServerKind?
+    /// `--grammar`: the live sessions' `run --grammar` (an absolute path); nil: dictation.
+    package var grammar: String?
+
+    /// The file session's: the short reply in the local voice.
+    package static let fileSession = TalkBenchConditions()
+
+    package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil) {
+        (self.voice, self.replySeconds, self.server, self.grammar) = (voice, replySeconds, server, grammar)
+    }
+
+    /// About 6 s of speech in words the corpus's clips hardly use, so a clip cuts in (the text guard) and the
+    /// reply's echo cannot pass for the user.
+    package static let shortReply = "Sure, here is what I found about that. The forecast stays mild and clear all week, with a light breeze."
+
+    /// Words the corpus's clips hardly use, so that a clip cuts into the reply (the text guard) and the echo of
+    /// the reply cannot pass for the user by its words; varied, as a real answer is, so dictation meets many sounds.
+    package static let sentences = [
+        "Sure, here is what I found about that.", "The forecast stays mild and clear all week, with a light breeze.",
+        "Mornings begin cool, and by noon the sun warms the valley.", "Rain is unlikely before Sunday evening.",
+        "Should clouds gather, they will thin out by the afternoon.", "Pack a light jacket for the evenings by the lake.",
+        "The pollen count remains moderate, so allergies may flare.", "Humidity hovers around half, which feels pleasant.",
+        "Winds pick up near the coast, gusting briefly at dusk.", "Sunrise comes a little earlier each day this month.",
+        "Overall, it is a lovely stretch for walking outdoors.", "I can check again tomorrow if plans change.",
+    ]
+
+    /// The reply the scripted agent gives: the short one, or sentences enough for about `replySeconds` at the
+    /// local voice's 175 words per minute.
+    package var reply: String {
+        guard let replySeconds else { return Self.shortReply }
+        let words = replySeconds * 175 / 60
+        var text: [String] = []
+        var count = 0
+        while count < words {
+            let sentence = Self.sentences[text.count % Self.sentences.count]
+            text.append(sentence)
+            count += sentence.split(separator: " ").count
+        }
+        return text.joined(separator: " ")
+    }
+
+    /// `talk.config` as the reference Gateway sends it: with a provider the reply is spoken in the Gateway's voice
+    /// (`talk.speak`, espeak-ng on its side); without one in this client's local voice, as users get it from a
+    /// Gateway with no Talk provider configured.
+    package func talkConfig(silenceMs: Int) -> String {
+        let provider = voice == .gateway
+            ? #""provider": "elevenlabs", "providers": {"elevenlabs": {"voiceId": "refgw-voice", "outputFormat": "pcm_24000"}}, "resolved": {"provider": "elevenlabs", "config": {"voiceId": "refgw-voice"}}, "#
+            : ""
+        return #"{"cmd": "talk-config", "config": {"talk": {\#(provider)"interruptOnSpeech": true, "silenceTimeoutMs": \#(silenceMs)}, "session": {"mainKey": "main"}}}"#
+    }
+
+    /// The sound server answering on PULSE_SERVER (or the default one), by the name it gives (`pactl info`):
+    /// PipeWire's Pulse server calls itself "PulseAudio (on PipeWire x.y)". Refused when `--server` named the other.
+    /// pactl runs and is waited for on a thread of its own, off the cooperative pool.
+    package func checkedServer() async throws -> SoundServerKind {
+        let conditions = self
+        return try await withCheckedThrowingContinuation { done in
+            Thread { done.resume(with: Result { try conditions.checkedServerBlocking() }) }.start()
+        }
+    }
+
+    private func checkedServerBlocking() throws -> SoundServerKind {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["pactl", "info"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+              let name = output.split(separator: "\n").first(where: { $0.hasPrefix("Server Name:") }) else {
+            throw TalkBenchFailure("no sound server answered 'pactl info' (start one: scripts/with-pulse.sh or scripts/with-pipewire.sh)")
+        }
+        let found: SoundServerKind = name.contains("PipeWire") ? .pipewire : .pulse
+        if let server, server != found {
+            throw TalkBenchFailure("--server \(server.rawValue), but the server answering is \(name.dropFirst(12).trimmingCharacters(in: .whitespaces)) "
+                + "(run it under scripts/with-\(server == .pulse ? "pulse" : "pipewire").sh)")
+        }
+        return found
+    }
+
+    package var json: JSONValue {
+        [
+            "voice": .string(voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
+            "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
+        ]
+    }
+}

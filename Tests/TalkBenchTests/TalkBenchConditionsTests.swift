@@ -1,0 +1,42 @@
+import Foundation
+import SessionBridge
+import TalkBench
+import Testing
+
+/// The conditions `bench talk`'s live half runs in, without the command line: the reply the scripted agent gives
+/// and the `talk.config` the reference Gateway sends.
+@Suite struct TalkBenchConditionsTests {
+    @Test func `without a length the reply is the short one, the file session's`() {
+        #expect(TalkBenchConditions().reply == TalkBenchConditions.shortReply)
+        #expect(TalkBenchConditions.fileSession.reply == TalkBenchConditions.shortReply)
+        #expect(TalkBenchConditions.fileSession.voice == .local && TalkBenchConditions.fileSession.grammar == nil)
+    }
+
+    @Test(arguments: [2, 10, 25, 120])
+    func `a reply of n seconds has about n seconds of words at the local voice's rate`(seconds: Int) {
+        let words = TalkBenchConditions(replySeconds: seconds).reply.split(separator: " ").count
+        let wanted = seconds * 175 / 60
+        let longest = TalkBenchConditions.sentences.map { $0.split(separator: " ").count }.max() ?? 0
+        #expect(words >= wanted && words < wanted + longest, "\(words) words for \(seconds) s (\(wanted) wanted)")
+    }
+
+    @Test func `the Gateway's voice speaks only when its condition names it`() throws {
+        func talk(_ conditions: TalkBenchConditions) throws -> [String: Any] {
+            let data = Data(conditions.talkConfig(silenceMs: 650).utf8)
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            #expect(object["cmd"] as? String == "talk-config")
+            return try #require((object["config"] as? [String: Any])?["talk"] as? [String: Any])
+        }
+        let local = try talk(TalkBenchConditions(voice: .local))
+        #expect(local["provider"] == nil && local["silenceTimeoutMs"] as? Int == 650 && local["interruptOnSpeech"] as? Bool == true)
+        let gateway = try talk(TalkBenchConditions(voice: .gateway))
+        #expect(gateway["provider"] as? String == "elevenlabs" && gateway["silenceTimeoutMs"] as? Int == 650)
+    }
+
+    @Test func `the report names the voice, the reply's length and how the sessions recognise`() {
+        let dictation = TalkBenchConditions(voice: .gateway, replySeconds: 10).json
+        #expect(dictation["voice"] == .string("gateway") && dictation["recognition"] == .string("dictation"))
+        #expect(dictation["replyWords"] == .int(Int64(TalkBenchConditions(replySeconds: 10).reply.split(separator: " ").count)))
+        #expect(TalkBenchConditions(grammar: "/x/answers.gram").json["recognition"] == .string("grammar answers.gram"))
+    }
+}
