@@ -109,6 +109,33 @@ import Testing
         }
     }
 
+    /// The Gateway restarts (its socket down for a while): an approval asked for meanwhile reached nobody, and one
+    /// decided meanwhile told nobody. The list after the reconnect's hello-ok brings the first and drops the second.
+    @Test func `after a reconnect the list brings what was asked meanwhile and drops what was decided meanwhile`() async throws {
+        let h = try await TalkGatewayHarness.start()
+        let client = ApprovalClient(connection: try await h.connect(Self.approver()).connection, logger: h.logger)
+        let changes = await client.changes()
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let decidedAway = try await Self.request(h)
+        guard case .requested? = await Self.next(changes) else { Issue.record("the first approval did not arrive"); return }
+        let stays = try await Self.request(h, #","command":"ls""#)
+        guard case .requested? = await Self.next(changes) else { Issue.record("the second approval did not arrive"); return }
+
+        try await h.gateway.control(#"{"cmd":"restart","downMs":3000}"#)
+        let asked = try await h.gateway.control(#"{"cmd":"approval-request","command":"make install"}"#)
+        let askedAway = try #require(asked["approval"]?["id"]?.stringValue)
+        #expect(asked["deliveredTo"]?.arrayValue?.isEmpty == true, "asked while the socket was still up")
+        try await h.gateway.control(#"{"cmd":"approval-resolve","id":"\#(decidedAway)","decision":"deny","resolvedBy":"Phone"}"#)
+
+        var seen: [ApprovalClient.Change] = []
+        while seen.count < 2, let change = await Self.next(changes, timeout: .seconds(15)) { seen.append(change) }
+        #expect(seen.contains { if case .requested(let a) = $0 { a.id == askedAway } else { false } }, "\(seen)")
+        #expect(seen.contains(.resolved(id: decidedAway, decision: nil, resolvedBy: nil, byUs: false)), "\(seen)")
+        #expect(Set(await client.approvals.map(\.id)) == [stays, askedAway])
+        try h.gateway.expectNoViolations()
+    }
+
     @Test func `without the approvals scope the list says so`() async throws {
         let h = try await TalkGatewayHarness.start()
         let client = ApprovalClient(connection: try await h.connect(TalkGatewayHarness.operatorProfile).connection, logger: h.logger)
