@@ -61,6 +61,30 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
+    /// A file manager's action or a pipe gives the text on standard input: it goes out as typed (lines, indentation
+    /// and all), only the surrounding blank lines trimmed, with '-' and with no TEXT at all.
+    @Test func `send - sends standard input's text, and an empty one is refused before anything is sent`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        let typed = "first line\n  indented – naïve café\n\nlast line: 3 > 2"
+        let piped = try await h.command.run(["send", "-"], input: .text("\n" + typed + "\n"))
+        #expect(piped.status == 0, "send -: \(piped.stderr)")
+        #expect(piped.stdout.contains("echo: " + typed), "\(piped.stdout)")
+        let bare = try await h.command.run(["send", "--no-reply"], input: .text("from a pipe\n"))
+        #expect(bare.status == 0, "send: \(bare.stderr)")
+        let transcripts = try await Self.control(h, "chat-transcripts")["transcripts"]?.arrayValue ?? []
+        #expect(transcripts.map { $0["message"]?.stringValue } == [typed, "from a pipe"])
+
+        for empty in ["", " \n\t\n"] {
+            let refused = try await h.command.run(["send", "-"], input: .text(empty))
+            #expect(refused.status != 0, "an empty message was sent")
+            #expect(refused.stderr.contains("Nothing to send: standard input was empty"), "\(refused.stderr)")
+        }
+        let frames = try await Self.control(h, #"{"cmd":"frames","last":200}"#)["frames"]?.arrayValue ?? []
+        #expect(frames.filter { $0["frame"]?["method"] == "chat.send" }.count == 2, "an empty message reached the Gateway")
+        #expect(try await Self.control(h, "violations")["count"] == 0)
+    }
+
     @Test func `an oversize file is refused before anything is sent`() async throws {
         let h = try await DaemonHarness.make(gatewayArguments: ["--attachment-max-bytes", "4000"])
         defer { h.tearDown() }

@@ -79,12 +79,17 @@ extension OpenClawTalk {
         @discardableResult
         func send(logger: Logger) async throws -> String? {
             var typed = text ?? ""
-            if text == "-" || (text == nil && files.isEmpty) {
+            let fromStandardInput = text == "-" || (text == nil && files.isEmpty)
+            if fromStandardInput {
                 typed = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             }
             let message = typed.trimmingCharacters(in: .whitespacesAndNewlines)
             let attachments = try files.map(Self.read)
-            if message.isEmpty, attachments.isEmpty { throw ValidationError("Nothing to send: give TEXT, standard input or --file") }
+            if message.isEmpty, attachments.isEmpty {
+                throw ValidationError(fromStandardInput
+                    ? "Nothing to send: standard input was empty. Pipe the message in, or give TEXT or --file."
+                    : "Nothing to send: give TEXT, standard input or --file")
+            }
             let (session, waitForReply, devices) = (session, waitForReply, devices)
             let reply = try await OperatorLink.with(logger: logger) { connection in
                 guard let hello = await connection.hello else { throw OperatorLink.Failure(description: "The Gateway connection ended.") }
