@@ -72,6 +72,29 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
+    /// No notification server on the session bus: with Talk off nothing can show or speak a notification, so the
+    /// node says so with upstream's code instead of claiming it was shown; with speaking turned off too, that is the
+    /// answer before the params are even read (upstream's Linux node checks availability first).
+    @Test(.requires(.builtBinary)) func `without a notification server the Gateway's system.notify is answered NOTIFICATIONS_UNAVAILABLE`() async throws {
+        for extra in [[], ["--no-speak-notifications"]] {
+            let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/openclaw-talk-test-bus"])
+            defer { h.tearDown() }
+            _ = try await h.start(["--idle"] + extra + (try h.fileDevices))
+            #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+            let result = try #require(try await Self.control(
+                h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":"Build","body":"Done"},"timeoutMs":15000}"#)["result"])
+            #expect(result["ok"] == false, "\(extra): \(result)")
+            #expect(result["error"]?["code"] == "NOTIFICATIONS_UNAVAILABLE", "\(extra): \(result)")
+            #expect(result["error"]?["message"]?.stringValue?.hasPrefix("NOTIFICATIONS_UNAVAILABLE:") == true, "\(extra): \(result)")
+            if !extra.isEmpty {
+                let empty = try #require(try await Self.control(
+                    h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":""},"timeoutMs":15000}"#)["result"])
+                #expect(empty["error"]?["code"] == "NOTIFICATIONS_UNAVAILABLE", "\(empty)")
+            }
+            #expect(try await Self.control(h, "violations")["count"] == 0)
+        }
+    }
+
     @Test(.requires(.builtBinary)) func `in realtime mode approvals and notifications show too, and push-to-talk is neither declared nor run`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
