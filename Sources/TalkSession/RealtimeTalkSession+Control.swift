@@ -22,7 +22,7 @@ extension RealtimeTalkSession {
         guard state != .idle else { return }
         await closeMicrophoneAndOutput(reason: "talk stop")
         await relay.close()
-        setState(.idle, reason: "talk stop")
+        setState(.idle, reason: TalkOffReason.talkStop.rawValue)
     }
 
     package func pause() async throws {
@@ -73,7 +73,7 @@ extension RealtimeTalkSession {
         if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
-        stopSpeaking(completed: false, reason: reason, listenAgain: false)
+        stopSpeaking(completed: false, ending: nil)
         if speaking { try? await relay.cancelOutput(turnId: turn, reason: reason) }
     }
 }

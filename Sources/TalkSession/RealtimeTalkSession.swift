@@ -106,7 +106,7 @@ package actor RealtimeTalkSession {
         await capture.stop()
         await relay.close()
         await relay.stop()
-        setState(.idle, reason: "stopped")
+        setState(.idle, reason: TalkOffReason.stopped.rawValue)
         sink.finish()
     }
 
@@ -169,7 +169,7 @@ package actor RealtimeTalkSession {
         flush()
         await playback.stop()
         emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: 0, partial: ""))
-        stopSpeaking(completed: false, reason: "barge-in")
+        stopSpeaking(completed: false, ending: .bargeIn)
         do { try await relay.cancelOutput(turnId: turn, reason: "barge-in") } catch {
             emit(.error("cancelling the relay's output failed: \(error)"))
         }
@@ -266,7 +266,7 @@ package actor RealtimeTalkSession {
     private func play() async {
         while !Task.isCancelled {
             guard let item = output.next() else {
-                if outputStartNs != nil { stopSpeaking(completed: true, reason: "reply done") }
+                if outputStartNs != nil { stopSpeaking(completed: true, ending: .replyDone) }
                 await withCheckedContinuation { playerWaiter = $0 }
                 continue
             }
@@ -293,14 +293,14 @@ package actor RealtimeTalkSession {
 
     func flush() { output.flushAudio() }
 
-    /// The answer stops playing and the session listens again: its turn ended (done or cut by barge-in). With
-    /// `listenAgain` false (`pause`, `talk stop`: they set their own state) no turn ends.
-    func stopSpeaking(completed: Bool, reason: String, listenAgain: Bool = true) {
+    /// The answer stops playing and, `ending` its turn (done or cut by barge-in), the session listens again. With
+    /// `ending` nil (`pause`, `talk stop`: they set their own state) no turn ends.
+    func stopSpeaking(completed: Bool, ending reason: TurnEndReason?) {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
         emit(.speakingStopped(sentence: assistantText, completed: completed))
-        guard listenAgain else { return }
-        setState(.listening, reason: reason)
+        guard let reason else { return }
+        setState(.listening, reason: reason.rawValue)
         emit(.turnEnded(reason: reason))
     }
 

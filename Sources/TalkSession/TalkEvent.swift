@@ -33,7 +33,7 @@ package struct TalkEvent: Sendable, Equatable {
         case speakingStopped(sentence: String, completed: Bool)
         /// A turn is over (its reply spoken or failed, no reply in time, or cut off by the user): once per turn,
         /// after the state it rests in. `--max-turns` counts these.
-        case turnEnded(reason: String)
+        case turnEnded(reason: TurnEndReason)
         /// `offsetSeconds`: how much of the reply had been heard; `detectionLatencyMs`: from the start of the
         /// user's speech to the decision to stop.
         case bargeIn(offsetSeconds: Double, detectionLatencyMs: Double, partial: String)
@@ -118,7 +118,8 @@ package struct TalkEvent: Sendable, Equatable {
         case .transcriptAcknowledged(let runId, let status):
             object["runId"] = runId ?? NSNull()
             object["status"] = status
-        case .replyFailed(let reason), .voiceFallback(let reason), .turnEnded(let reason): object["reason"] = reason
+        case .replyFailed(let reason), .voiceFallback(let reason): object["reason"] = reason
+        case .turnEnded(let reason): object["reason"] = reason.rawValue
         case .speakingStarted(let sentence, let voice):
             object["sentence"] = sentence
             object["voice"] = voice

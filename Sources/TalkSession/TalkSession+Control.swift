@@ -31,7 +31,7 @@ extension TalkSession {
     package func deactivate() async {
         guard state != .idle else { return }
         // The microphone first (the machine's order): nothing said from now on becomes a turn.
-        await handle(.control(.deactivate(reason: "talk stop")))
+        await handle(.control(.deactivate(.talkStop)))
         announcements?.finish()
         announcements = nil
         await announcer?.value

@@ -108,7 +108,7 @@ package actor TalkSession {
         // The microphone first: nothing heard from now on becomes a turn. The cut sentence reports itself
         // stopped before the session says it is idle.
         if state != .idle {
-            await handle(.control(.deactivate(reason: "stopped")))
+            await handle(.control(.deactivate(.stopped)))
         } else {
             await closeMicrophone()
             await quiet()

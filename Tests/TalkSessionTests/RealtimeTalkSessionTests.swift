@@ -28,7 +28,7 @@ import Testing
         let acked = try #require(await rig.relay.acknowledged.first)
         #expect(acked.name == "reply-end")
         #expect(acked.at >= finished, "the mark was acknowledged \(finished.timeIntervalSince(acked.at)) s before playback ended")
-        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: "reply done") })
+        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
         #expect(await rig.log.states == [.listening, .speaking, .listening])
         await rig.session.stop()
         #expect(await rig.relay.closed == 1, "the relay session outlived the session")
@@ -62,7 +62,7 @@ import Testing
         #expect(await rig.speakHeard(amplitude: 6_000, frames: 10))   // RMS 6000 > 0.08 of full scale
         #expect(await rig.log.waitFor { if case .bargeIn = $0 { true } else { false } })
         #expect(await rig.eventually { await rig.relay.cancels == [.init(turnId: "turn-1", reason: "barge-in")] })
-        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: "barge-in") })
+        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .bargeIn) })
         let playedAtCancel = await rig.speaker.played.count
         // A late chunk of the cancelled turn, as a slow Gateway might still send it, then a mark behind it: the mark
         // is acknowledged, the chunk never played.

@@ -19,7 +19,7 @@ import Testing
         .pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "lights on"),
         .transcriptSource(engine: "gateway-relay", relayMs: -12.34, fallbackReason: nil),
         .relayUplink(mode: "transcription", uplink: "opus 16 kHz", bytesPerSecond: 5389), .relayNote("output cleared"),
-        .replyLevel(gain: 0.17783, reason: "sound over the reply"), .turnEnded(reason: "barge-in"),
+        .replyLevel(gain: 0.17783, reason: "sound over the reply"), .turnEnded(reason: .bargeIn),
     ]
 
     @Test func `each event is one JSON line with its name, time and milliseconds`() throws {
@@ -49,7 +49,7 @@ import Testing
         #expect(state["from"] as? String == "speaking" && state["to"] as? String == "listening" && state["reason"] as? String == "barge-in")
         #expect(try object(.transcriptSent(text: "go", interruptedAtSeconds: nil))["interruptedAtSeconds"] is NSNull)
         #expect(try object(.speakingStopped(sentence: "Hi.", completed: false))["completed"] as? Bool == false)
-        let ended = try object(.turnEnded(reason: "no reply"))
+        let ended = try object(.turnEnded(reason: .noReply))
         #expect(ended["event"] as? String == "turnEnded" && ended["reason"] as? String == "no reply")
         #expect(try object(.replyDelta("a \"quoted\" delta"))["text"] as? String == "a \"quoted\" delta")
         let mode = try object(.modeChanged(from: .alwaysListening, to: .wakePhrase, reason: "no interaction for 30 s"))
@@ -65,5 +65,30 @@ import Testing
         #expect(local["relayMs"] is NSNull && local["fallbackReason"] as? String == "input fell behind")
         let uplink = try object(.relayUplink(mode: "realtime", uplink: "pcm16 24 kHz", bytesPerSecond: 65_200))
         #expect(uplink["uplink"] as? String == "pcm16 24 kHz" && uplink["bytesPerSecond"] as? Int == 65_200 && uplink["mode"] as? String == "realtime")
+    }
+
+    /// Scripts and `--max-turns` read these words: the reasons are typed in code, and their JSON stays as it was.
+    @Test func `a turn's end and Talk going off keep their reasons' words`() {
+        let epoch = Date(timeIntervalSince1970: 0)
+        let turnEnds: [TurnEndReason: String] = [
+            .replyDone: "reply done", .noReply: "no reply", .bargeIn: "barge-in", .wakePhrase: "wake phrase", .pushToTalk: "push-to-talk",
+        ]
+        #expect(Set(turnEnds.keys) == Set(TurnEndReason.allCases))
+        for (reason, words) in turnEnds {
+            #expect(TalkEvent(wallTime: epoch, monotonicMs: 0, kind: .turnEnded(reason: reason)).jsonLine
+                == #"{"event":"turnEnded","monotonicMs":0,"reason":"\#(words)","time":"1970-01-01T00:00:00.000Z"}"#)
+        }
+        let talkOffs: [TalkOffReason: String] = [.stopped: "stopped", .talkStop: "talk stop"]
+        #expect(Set(talkOffs.keys) == Set(TalkOffReason.allCases))
+        for (reason, words) in talkOffs {
+            var machine = TurnTaking()
+            _ = machine.handle(.control(.activate))
+            let lines = machine.handle(.control(.deactivate(reason))).compactMap { action -> String? in
+                guard case .emit(let kind) = action else { return nil }
+                return TalkEvent(wallTime: epoch, monotonicMs: 0, kind: kind).jsonLine
+            }
+            #expect(lines.contains(#"{"event":"state","from":"listening","monotonicMs":0,"reason":"\#(words)","time":"1970-01-01T00:00:00.000Z","to":"idle"}"#),
+                    "\(lines)")
+        }
     }
 }

@@ -27,7 +27,7 @@ import Testing
         @Sendable func isEnd(_ kind: TalkEvent.Kind) -> Bool { if case .turnEnded = kind { true } else { false } }
         let rig = try await Rig(agent: .reply("It is noon."))
         await rig.listener.utterance("what time is it")
-        #expect(await rig.log.waitFor { if case .turnEnded("reply done") = $0 { true } else { false } })
+        #expect(await rig.log.waitFor { if case .turnEnded(.replyDone) = $0 { true } else { false } })
         let rested = try #require(await rig.log.index { if case .stateChanged(.speaking, .listening, "reply done") = $0 { true } else { false } })
         #expect(try #require(await rig.log.index(isEnd)) > rested)
         await rig.agent.set(.fail(.agentError(kind: "timeout", message: "model overloaded")))
@@ -47,7 +47,7 @@ import Testing
         try await TalkSessionBargeInTests.speakLoudly(into: spoken)
         await spoken.listener.hear(.speechStarted(positionMs: 5000))
         await spoken.listener.hear(.partial("stop right there"))
-        #expect(await spoken.log.waitFor { if case .turnEnded("barge-in") = $0 { true } else { false } })
+        #expect(await spoken.log.waitFor { if case .turnEnded(.bargeIn) = $0 { true } else { false } })
         await spoken.session.stop()
         #expect(await spoken.log.count(isEnd) == 1)
     }

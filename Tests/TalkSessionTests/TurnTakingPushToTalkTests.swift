@@ -98,7 +98,7 @@ import Testing
                 + TurnTakingHandsFreeTests.sends(1, "turn on the lights", from: .listening)
                 + [.emit(.pushToTalk(command: "stop", captureId: "c1", status: "queued", transcript: "turn on the lights"))],
             state: .thinking),
-        Row(name: "talk stop cancels the open capture", configuration: ptt, before: capturing, event: .control(.deactivate(reason: "talk stop")),
+        Row(name: "talk stop cancels the open capture", configuration: ptt, before: capturing, event: .control(.deactivate(.talkStop)),
             actions: [.closeMicrophone, .cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .cancel(.evidenceRecheck)]
                 + ended(R(captureId: "c1", status: .cancelled)) + [.emit(.stateChanged(from: .listening, to: .idle, reason: "talk stop"))],
             state: .idle),
@@ -126,7 +126,7 @@ import Testing
             actions: [.setMicrophone(.muted), .arm(.captureLimit, .seconds(60)), .cutReply(abort: true), .cancel(.replyTimeout),
                       .cancel(.onsetHold), .arm(.muteTail, .milliseconds(500)),
                       .emit(.stateChanged(from: .speaking, to: .listening, reason: "push-to-talk")), .announce(.listening),
-                      .turnEnded(reason: "push-to-talk"), .answer(R(captureId: "c1"))],
+                      .turnEnded(reason: .pushToTalk), .answer(R(captureId: "c1"))],
             state: .listening, microphone: .muted),
         Row(name: "the mute tail then lets the capture through", configuration: ptt, interruptOnSpeech: false,
             before: replying + [.pushToTalk(.start(id: "c1"))], event: .timerFired(.muteTail),
@@ -156,7 +156,7 @@ import Testing
             event: .pushToTalk(.start(id: "c1")),
             actions: [.arm(.captureLimit, .seconds(60)), .cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold),
                       .emit(.stateChanged(from: .speaking, to: .listening, reason: "push-to-talk")), .announce(.listening),
-                      .turnEnded(reason: "push-to-talk"), .answer(R(captureId: "c1"))],
+                      .turnEnded(reason: .pushToTalk), .answer(R(captureId: "c1"))],
             state: .listening),
         Row(name: "start shuts an open wake window", configuration: TurnTakingHandsFreeTests.wake, before: TurnTakingHandsFreeTests.awake,
             event: .pushToTalk(.start(id: "c1")),

@@ -49,7 +49,7 @@ import Testing
                       .cancel(.evidenceRecheck), .emit(.stateChanged(from: .listening, to: .paused, reason: "paused")), .announce(.idle)],
             state: .paused),
         Row(name: "talk stop drops it too", configuration: relays, before: [.control(.activate), speech],
-            event: .control(.deactivate(reason: "talk stop")),
+            event: .control(.deactivate(.talkStop)),
             actions: [.closeMicrophone, .relay(.dropped), .cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold),
                       .cancel(.evidenceRecheck), .emit(.stateChanged(from: .listening, to: .idle, reason: "talk stop"))],
             state: .idle),

@@ -72,18 +72,18 @@ import Testing
             state: .speaking),
         Row(name: "the reply done: the loop listens again and the turn is over", before: speaking, event: .replyEnded(atNs: 3_000_000_000),
             actions: [.cancel(.replyTimeout), .cancel(.onsetHold), .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")),
-                      .announce(.listening), .turnEnded(reason: "reply done")],
+                      .announce(.listening), .turnEnded(reason: .replyDone)],
             state: .listening),
         Row(name: "without barge-in the mute tail is armed when the reply ends", interruptOnSpeech: false, before: speaking,
             event: .replyEnded(atNs: 3_000_000_000),
             actions: [.cancel(.replyTimeout), .cancel(.onsetHold), .arm(.muteTail, .milliseconds(500)),
-                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")), .announce(.listening), .turnEnded(reason: "reply done")],
+                      .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")), .announce(.listening), .turnEnded(reason: .replyDone)],
             state: .listening),
         Row(name: "the mute tail opens the microphone", interruptOnSpeech: false, before: speaking + [.replyEnded(atNs: 3_000_000_000)],
             event: .timerFired(.muteTail), actions: [.setMicrophone(.open)], state: .listening),
         Row(name: "no reply in time: the turn is given up", before: [.control(.activate), .final("hello")], event: .timerFired(.replyTimeout),
             actions: [.cutReply(abort: false), .emit(.replyFailed("no reply within 340.0 seconds")),
-                      .emit(.stateChanged(from: .thinking, to: .listening, reason: "no reply")), .announce(.listening), .turnEnded(reason: "no reply")],
+                      .emit(.stateChanged(from: .thinking, to: .listening, reason: "no reply")), .announce(.listening), .turnEnded(reason: .noReply)],
             state: .listening),
         Row(name: "sound over the reply lowers it and arms the onset hold", before: speaking, event: .soundOnset,
             actions: [.emit(.replyLevel(gain: Double(lowered), reason: "sound over the reply")), .setReplyGain(lowered),
@@ -112,7 +112,7 @@ import Testing
                       .emit(.bargeIn(offsetSeconds: 0.9, detectionLatencyMs: 400, partial: "stop right there")),
                       .emit(.replyLevel(gain: 1, reason: "the reply was cut off")),
                       .emit(.stateChanged(from: .speaking, to: .listening, reason: "barge-in")), .announce(.listening),
-                      .turnEnded(reason: "barge-in")],
+                      .turnEnded(reason: .bargeIn)],
             state: .listening),
         Row(name: "the reply's own words do not interrupt", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .partial("sunny and warm", atNs: 1_900_000_000),
@@ -194,7 +194,7 @@ import Testing
             actions: [.openMicrophone, .emit(.stateChanged(from: .paused, to: .listening, reason: "resumed")), .announce(.listening)],
             state: .listening),
         Row(name: "talk stop closes the microphone first, stops everything and turns Talk off", before: speaking,
-            event: .control(.deactivate(reason: "talk stop")),
+            event: .control(.deactivate(.talkStop)),
             actions: [.closeMicrophone, .cutReply(abort: false), .cancel(.replyTimeout), .cancel(.onsetHold), .cancel(.evidenceRecheck),
                       .emit(.stateChanged(from: .speaking, to: .idle, reason: "talk stop"))],
             state: .idle),
@@ -211,7 +211,7 @@ import Testing
         var machine = TurnTaking(configuration)
         for event in Self.speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)] { _ = machine.handle(event) }
         let early = BargeInEvidence(speechMs: 200), late = BargeInEvidence(speechMs: 600)
-        #expect(!machine.handle(.bargeInEvidence(partial: "stop right", early, loudEnough: true, atNs: 1_700_000_000)).contains(.turnEnded(reason: "barge-in")))
-        #expect(machine.handle(.bargeInEvidence(partial: "stop right there", late, loudEnough: true, atNs: 2_100_000_000)).contains(.turnEnded(reason: "barge-in")))
+        #expect(!machine.handle(.bargeInEvidence(partial: "stop right", early, loudEnough: true, atNs: 1_700_000_000)).contains(.turnEnded(reason: .bargeIn)))
+        #expect(machine.handle(.bargeInEvidence(partial: "stop right there", late, loudEnough: true, atNs: 2_100_000_000)).contains(.turnEnded(reason: .bargeIn)))
     }
 }

@@ -132,8 +132,7 @@ extension TurnTaking {
     private mutating func woken() -> [Action] {
         switch state {
         case .thinking:
-            return [.cutReply(abort: false), .cancel(.replyTimeout)] + move(to: .listening, reason: "wake phrase")
-                + [.turnEnded(reason: "wake phrase")]
+            return [.cutReply(abort: false), .cancel(.replyTimeout)] + turnOver(.wakePhrase, to: .listening)
         case .listening, .resting:
             return move(to: .listening, reason: "wake phrase")
         default:

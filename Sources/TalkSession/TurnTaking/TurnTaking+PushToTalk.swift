@@ -64,14 +64,13 @@ extension TurnTaking {
             handsFree = .wakePhrase(windowOpen: false, idledOut: idledOut)
             actions.append(.cancel(.wakeWindow))
         }
-        var ended = false
         switch state {
         case .thinking, .speaking:
             actions += [.cutReply(abort: true), .cancel(.replyTimeout), .cancel(.onsetHold)] + leaveSpeaking(atNs: nil)
-            ended = true
-        default: break
+            return actions + turnOver(.pushToTalk, to: .listening)
+        default:
+            return actions + move(to: .listening, reason: "push-to-talk")
         }
-        return actions + move(to: .listening, reason: "push-to-talk") + (ended ? [.turnEnded(reason: "push-to-talk")] : [])
     }
 
     /// `stop`, or the limit ran out: what the capture heard goes out, once the utterance still open has its final.

@@ -92,7 +92,7 @@ extension TurnTaking {
             actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)] + leaveSpeaking(atNs: atNs)
         default: return []
         }
-        return actions + move(to: restingState, reason: "reply done") + [.turnEnded(reason: "reply done")]
+        return actions + turnOver(.replyDone, to: restingState)
     }
 
     /// `Event.gatewayVoiceFailed`: told once per turn; the rest of the turn is spoken in the local voice.

@@ -137,7 +137,7 @@ extension TurnTaking {
         /// Talk on (`start`, `talk start`): the microphone's stream is open.
         case activate
         /// Talk off: `talk stop`, or the session's end (`stop()`).
-        case deactivate(reason: String)
+        case deactivate(TalkOffReason)
         case pause
         /// The microphone's stream is open again.
         case resume
@@ -223,7 +223,7 @@ extension TurnTaking {
         case arm(Timer, Duration)
         case cancel(Timer)
         /// A turn is over (its reply spoken, failed, timed out or cut off): `--max-turns` counts these.
-        case turnEnded(reason: String)
+        case turnEnded(reason: TurnEndReason)
         /// A control command the state does not allow, with why.
         case refuse(TalkSession.ControlRefusal)
         /// Speak the loop's own words (a notice, a question, a confirmation) in the local voice; `promptSpoken`

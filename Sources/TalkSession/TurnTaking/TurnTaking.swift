@@ -139,7 +139,7 @@ package struct TurnTaking: Sendable {
         case .deactivate(let reason):
             guard state != .idle else { return [] }
             // The microphone first: nothing heard from now on becomes a turn.
-            return [.closeMicrophone] + relayDropped() + quiet() + abandonAsking(all: true) + endHandsFree() + move(to: .idle, reason: reason)
+            return [.closeMicrophone] + relayDropped() + quiet() + abandonAsking(all: true) + endHandsFree() + move(to: .idle, reason: reason.rawValue)
         case .pause:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state != .paused else { return [] }
@@ -238,7 +238,7 @@ package struct TurnTaking: Sendable {
             actions.append(.emit(.replyLevel(gain: 1, reason: "the reply was cut off")))
         }
         speakingEndedNs = atNs
-        return actions + move(to: .listening, reason: "barge-in") + [.turnEnded(reason: "barge-in")]
+        return actions + turnOver(.bargeIn, to: .listening)
     }
 
     private mutating func speechEnded(_ end: Int, _ closed: Int, endedNs: UInt64) -> [Action] {
@@ -280,7 +280,7 @@ package struct TurnTaking: Sendable {
             guard case .thinking = state else { return [] }
             let seconds = configuration.replyTimeout
             return [.cutReply(abort: false), .emit(.replyFailed("no reply within \(seconds)"))]
-                + move(to: restingState, reason: "no reply") + [.turnEnded(reason: "no reply")]
+                + turnOver(.noReply, to: restingState)
         case .evidenceRecheck:
             guard mayBargeIn(latestPartial) else { return [] }
             return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: latestPartialEndMs)]
@@ -312,6 +312,11 @@ package struct TurnTaking: Sendable {
         state = .speaking(turn, progress, nil)
         guard intrusion.lowered else { return [] }
         return [.cancel(.onsetHold), .emit(.replyLevel(gain: 1, reason: reason)), .setReplyGain(1)]
+    }
+
+    /// The turn is over: the loop moves where `reason` leaves it, and says why in both events.
+    mutating func turnOver(_ reason: TurnEndReason, to new: State) -> [Action] {
+        move(to: new, reason: reason.rawValue) + [.turnEnded(reason: reason)]
     }
 
     mutating func move(to new: State, reason: String) -> [Action] {
