@@ -91,12 +91,16 @@ import Testing
         return stretches
     }
 
-    /// The events by name, with what was heard, so a failure shows where the user's words were lost.
-    static func heard(_ events: Events) -> [String] {
+    /// The events by name, with what was heard and when (ms from `since`, the user's start over the reply), so a
+    /// failure shows where the user's words were lost and whether the loop lagged behind them.
+    static func heard(_ events: Events, since: Date? = nil) -> [String] {
         events.compactMap { event in
             guard let name = event["event"]?.stringValue, name != "replyDelta" else { return nil }
             let text = event["text"]?.stringValue ?? event["reason"]?.stringValue
-            return text.map { "\(name)(\($0))" } ?? name
+            let at = since.flatMap { since in
+                event["time"]?.stringValue.flatMap(TalkLoopBenchmark.eventTime).map { " @\(Int(($0.timeIntervalSince(since) * 1000).rounded())) ms" }
+            } ?? ""
+            return (text.map { "\(name)(\($0))" } ?? name) + at
         }
     }
 
@@ -122,6 +126,7 @@ import Testing
             let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(90))
             try await Task.sleep(for: .milliseconds(1500))
             // The user speaks over the reply: both are mixed in the sink and heard on the microphone.
+            let userStarted = Date().addingTimeInterval(Double(TalkLoopBenchmark.firstVoicedSample(clip)) / 16_000)
             try await pulse.play(clip)
             let sentTwice = await Self.waitFor(running, #""event":"transcriptSent""#, count: 2, upTo: .seconds(60))
             try await Task.sleep(for: .seconds(1))
@@ -131,7 +136,7 @@ import Testing
             #expect(r.status == 0, "stderr: \(r.stderr)")
 
             let events = RunCommandTests.events(r.stdout)
-            let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(Self.heard(events))")
+            let bargeIn = try #require(events.first { $0["event"] == "bargeIn" }, "no barge-in: \(Self.heard(events, since: userStarted))")
             let offset = try #require(bargeIn["offsetSeconds"].flatMap { if case .double(let d) = $0 { d } else { $0.intValue.map(Double.init) } })
             #expect(offset > 1, "the reply had played \(offset) s when it was cut")
             let cut = events.filter { $0["event"] == "speakingStopped" && $0["completed"] == false }

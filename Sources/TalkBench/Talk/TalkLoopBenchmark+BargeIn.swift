@@ -59,14 +59,14 @@ extension TalkLoopBenchmark {
 
     static func transcriptCount(_ gateway: ReferenceGatewayProcess) throws -> Int { try transcripts(gateway).count }
 
-    static func eventTime(_ text: String) -> Date? {
+    package static func eventTime(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: text)
     }
 
     /// The first sample of the first 20 ms frame louder than speech's quietest (RMS 300).
-    static func firstVoicedSample(_ samples: [Int16]) -> Int {
+    package static func firstVoicedSample(_ samples: [Int16]) -> Int {
         let frame = AudioFrame.samplesPerFrame
         return stride(from: 0, to: max(0, samples.count - frame), by: frame).first { start in
             (samples[start..<start + frame].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)).squareRoot() > 300
