@@ -42,6 +42,46 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
+    /// Plugin approvals' ids all start with upstream's reserved `plugin:`: the id `approvals` tells the user to type
+    /// must still name one approval when several plugins ask at once (these two share the first eight hex digits).
+    @Test func `a plugin approval is listed and approve decides it with plugin.approval.resolve, by the id it was shown with`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        let id = "plugin:3f0c2a9e-1b7d-4c55-9a21-6d0e8b3f4a10"
+        let twin = "plugin:3f0c2a9e-88aa-4f02-b0c3-9d1e2f3a4b5c"
+        for (approval, title) in [(id, "Post to the channel"), (twin, "Delete the draft")] {
+            _ = try await Self.control(h, #"{"cmd":"approval-request","kind":"plugin","command":"\#(title)","id":"\#(approval)"}"#)
+        }
+        let listed = try await h.command.run(["approvals", "--json"])
+        #expect(listed.status == 0, "approvals: \(listed.stderr)")
+        let json = try #require(JSONValue.parse(Array(listed.stdout.utf8))?.arrayValue)
+        let mine = try #require(json.first { $0["id"]?.stringValue == id })
+        #expect(mine["kind"] == "plugin")
+        #expect(mine["summary"] == "Post to the channel")
+        #expect(mine["toolName"] == "refgw.tool")
+        let plain = try await h.command.run(["approvals"])
+        #expect(plain.stdout.contains("plugin: Post to the channel"), "\(plain.stdout)")
+        let hint = try #require(Self.hint(in: plain.stdout, after: "Post to the channel"), "no hint: \(plain.stdout)")
+
+        let decided = try await h.command.run(["approve", hint, "allow-once"])
+        #expect(decided.status == 0, "approve \(hint): \(decided.stderr)")
+        #expect(decided.stdout == "Allowed once: \(id)\n")
+        let resolutions = try await Self.control(h, "approvals")["resolutions"]?.arrayValue ?? []
+        #expect(resolutions.map { [$0["id"]?.stringValue, $0["kind"]?.stringValue, $0["decision"]?.stringValue] } == [[id, "plugin", "allow-once"]])
+        let frames = try await Self.control(h, #"{"cmd":"frames","last":200}"#)["frames"]?.arrayValue ?? []
+        #expect(frames.compactMap { $0["frame"]?["method"]?.stringValue }.filter { $0.hasSuffix("approval.resolve") } == ["plugin.approval.resolve"])
+        #expect(try await Self.control(h, "violations")["count"] == 0)
+    }
+
+    /// The id `approvals` prints in "decide with: openclaw-talk approve ID ..." for the approval titled `title`.
+    static func hint(in listing: String, after title: String) -> String? {
+        guard let at = listing.range(of: title) else { return nil }
+        guard let line = listing[at.upperBound...].split(separator: "\n").first(where: { $0.contains("decide with:") }) else { return nil }
+        let words = line.split(separator: " ")
+        guard let approve = words.firstIndex(of: "approve"), approve + 1 < words.count else { return nil }
+        return String(words[approve + 1])
+    }
+
     @Test func `send with text and an image reaches the Gateway intact and prints the reply`() async throws {
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }

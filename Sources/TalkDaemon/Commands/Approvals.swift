@@ -31,7 +31,8 @@ extension OpenClawTalk {
                 return
             }
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            for approval in pending { StandardStream.write(Self.describe(approval, nowMs: now) + "\n", to: STDOUT_FILENO) }
+            let ids = pending.map(\.id)
+            for approval in pending { StandardStream.write(Self.describe(approval, among: ids, nowMs: now) + "\n", to: STDOUT_FILENO) }
         }
 
         /// Lists, turning a refused list (no approvals scope) into the plain error.
@@ -39,14 +40,27 @@ extension OpenClawTalk {
             if let failure = await client.refreshReportingFailure() { throw failure }
         }
 
+        /// Hex digits of an id shown in the "decide with" hint, after upstream's reserved `plugin:` (a UUID's first
+        /// group: one in four billion pairs share it); more when another approval listed shares them.
+        static let hintCharacters = 8
+
+        /// The shortest prefix of `id` that `approve` takes for it: `hintCharacters` past the `plugin:` prefix every
+        /// plugin id has, longer until no other of `ids` starts with it.
+        static func hint(for id: String, among ids: [String]) -> String {
+            let reserved = id.hasPrefix("plugin:") ? "plugin:".count : 0
+            var length = min(id.count, reserved + hintCharacters)
+            while length < id.count, ids.contains(where: { $0 != id && $0.hasPrefix(id.prefix(length)) }) { length += 1 }
+            return String(id.prefix(length))
+        }
+
         /// One approval in a few lines: id, what, where, expiry, decisions.
-        static func describe(_ a: PendingApproval, nowMs: Int64) -> String {
+        static func describe(_ a: PendingApproval, among ids: [String], nowMs: Int64) -> String {
             var lines = ["\(GatewayText.neutralized(a.id, limit: 80))  \(a.kind == .exec ? "run" : "plugin"): \(GatewayText.neutralized(a.headline, limit: 400))"]
             if let cwd = a.cwd { lines.append("    in \(GatewayText.neutralized(cwd))") }
             if let agent = a.agentId { lines.append("    agent \(GatewayText.neutralized(agent, limit: 80))" + (a.host.map { " on \(GatewayText.neutralized($0, limit: 40))" } ?? "")) }
             if let warning = a.warningText { lines.append("    warning: \(GatewayText.neutralized(warning))") }
             let minutes = max(0, (a.expiresAtMs - nowMs + 59_999) / 60_000)
-            lines.append("    expires in \(minutes) min; decide with: openclaw-talk approve \(a.id.prefix(8)) "
+            lines.append("    expires in \(minutes) min; decide with: openclaw-talk approve \(GatewayText.neutralized(hint(for: a.id, among: ids), limit: 80)) "
                          + a.allowedDecisions.map(\.rawValue).joined(separator: "|"))
             return lines.joined(separator: "\n")
         }

@@ -109,6 +109,59 @@ import Testing
         }
     }
 
+    /// What the client sent, by method, from refgw's record of received frames.
+    static func methodsSent(_ h: TalkGatewayHarness) async throws -> [String] {
+        let frames = try await h.gateway.control(#"{"cmd":"frames","last":50}"#)["frames"]?.arrayValue ?? []
+        return frames.compactMap { $0["frame"]?["method"]?.stringValue }
+    }
+
+    @Test func `a plugin approval is listed and followed like an exec one, and decided with plugin.approval.resolve`() async throws {
+        let h = try await TalkGatewayHarness.start()
+        let before = try await Self.request(h, #","kind":"plugin","command":"Post to the channel""#)
+        let client = ApprovalClient(connection: try await h.connect(Self.approver()).connection, logger: h.logger)
+        let changes = await client.changes()
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        guard case .requested(let listed)? = await Self.next(changes) else { Issue.record("the pending plugin approval was not listed"); return }
+        #expect(listed.id == before && listed.kind == .plugin)
+        #expect(listed.headline == "Post to the channel")
+        #expect(listed.toolName == "refgw.tool")
+        let after = try await Self.request(h, #","kind":"plugin","command":"Delete the draft","ask":"always""#)
+        guard case .requested(let arrived)? = await Self.next(changes) else { Issue.record("the plugin approval's event was not followed"); return }
+        #expect(arrived.id == after && arrived.kind == .plugin)
+        #expect(arrived.allowedDecisions == [.allowOnce, .deny])
+
+        try await client.resolve(id: before, decision: .allowOnce, exact: true)
+        #expect(await Self.next(changes) == .resolved(id: before, decision: "allow-once", resolvedBy: nil, byUs: true))
+        #expect(try await Self.methodsSent(h).filter { $0.hasSuffix("approval.resolve") } == ["plugin.approval.resolve"])
+        let resolutions = try await h.gateway.control("approvals")["resolutions"]?.arrayValue ?? []
+        #expect(resolutions.map { [$0["id"]?.stringValue, $0["kind"]?.stringValue, $0["decision"]?.stringValue] }
+                == [[before, "plugin", "allow-once"]])
+        // Decided elsewhere, it is withdrawn as an exec one is.
+        try await h.gateway.control(#"{"cmd":"approval-resolve","id":"\#(after)","decision":"deny","resolvedBy":"Phone"}"#)
+        #expect(await Self.next(changes) == .resolved(id: after, decision: "deny", resolvedBy: "Phone", byUs: false))
+        #expect(await client.approvals.isEmpty)
+        try h.gateway.expectNoViolations()
+    }
+
+    @Test func `where hello-ok lists the unified methods a plugin decision goes through approval.resolve with its kind`() async throws {
+        let h = try await TalkGatewayHarness.start(["--unified-approvals"])
+        let client = ApprovalClient(connection: try await h.connect(Self.approver()).connection, logger: h.logger)
+        let changes = await client.changes()
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let id = try await Self.request(h, #","kind":"plugin","command":"Post to the channel""#)
+        _ = await Self.next(changes)
+        try await client.resolve(id: id, decision: .deny, exact: true)
+        let frames = try await h.gateway.control(#"{"cmd":"frames","last":50}"#)["frames"]?.arrayValue ?? []
+        let resolves = frames.filter { $0["frame"]?["method"]?.stringValue?.hasSuffix("approval.resolve") == true }
+        #expect(resolves.map { $0["frame"]?["method"]?.stringValue } == ["approval.resolve"])
+        #expect(resolves.first?["frame"]?["params"]?["kind"] == "plugin")
+        let resolutions = try await h.gateway.control("approvals")["resolutions"]?.arrayValue ?? []
+        #expect(resolutions.map { [$0["id"]?.stringValue, $0["kind"]?.stringValue, $0["decision"]?.stringValue] } == [[id, "plugin", "deny"]])
+        try h.gateway.expectNoViolations()
+    }
+
     /// The Gateway restarts (its socket down for a while): an approval asked for meanwhile reached nobody, and one
     /// decided meanwhile told nobody. The list after the reconnect's hello-ok brings the first and drops the second.
     @Test func `after a reconnect the list brings what was asked meanwhile and drops what was decided meanwhile`() async throws {
