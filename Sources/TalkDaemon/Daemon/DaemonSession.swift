@@ -59,7 +59,7 @@ actor DaemonSession<Loop: TalkLoop>: ServedSession {
         sink.yield(SessionEvent(kind: event.name, detail: SessionStatusTracker.fields(of: event)))
     }
 
-    private func connection(_ role: String, _ state: ConnectionState, hello: HelloOk?) {
+    private func connection(_ role: GatewayRole, _ state: SessionStatusTracker.SocketState, hello: HelloOk?) {
         sink.yield(tracker.connection(role, state, hello: hello))
     }
 

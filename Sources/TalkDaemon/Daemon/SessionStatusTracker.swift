@@ -9,8 +9,25 @@ import TalkSession
 /// sockets' states. Kept by `DaemonSession` for either loop,
 /// each of which owns one inside its actor.
 struct SessionStatusTracker: Sendable {
+    /// A socket's state as the status and `run`'s pairing note read it.
+    enum SocketState: Sendable, Equatable {
+        /// The connection's own state.
+        case connection(ConnectionState)
+        /// The operator socket has nothing to authenticate with (never started, or its setup code's token was
+        /// refused): shown as disconnected, with `PairingStatus.noOperatorCredential`.
+        case noOperatorCredential
+
+        /// The state the status shows.
+        var shown: ConnectionState {
+            switch self {
+            case .connection(let state): state
+            case .noOperatorCredential: .disconnected(reason: PairingStatus.noOperatorCredential)
+            }
+        }
+    }
+
     var snap = SessionSnapshot()
-    private var roles: [String: ConnectionState] = [:]
+    private var roles: [GatewayRole: ConnectionState] = [:]
     private var connectionError: String?
     var talkError: String?
 
@@ -48,15 +65,16 @@ struct SessionStatusTracker: Sendable {
     }
 
     /// One socket's new state; returns the event the status relays.
-    mutating func connection(_ role: String, _ state: ConnectionState, hello: HelloOk?) -> SessionEvent {
+    mutating func connection(_ role: GatewayRole, _ socket: SocketState, hello: HelloOk?) -> SessionEvent {
+        let state = socket.shown
         roles[role] = state
-        if role == "operator", let hello {
+        if role == .operator, let hello {
             snap.protocolVersion = hello.protocolVersion
             snap.serverVersion = hello.serverVersion
         }
         // Both sockets make one connection for the user: connected when both are, else the one that is not.
-        let states = ["operator", "node"].compactMap { roles[$0] }
-        let waitingRole = ["operator", "node"].first { r in roles[r].map { if case .connected = $0 { false } else { true } } ?? false }
+        let states = [GatewayRole.operator, .node].compactMap { roles[$0] }
+        let waitingRole = [GatewayRole.operator, .node].first { r in roles[r].map { if case .connected = $0 { false } else { true } } ?? false }
         let waiting = waitingRole.flatMap { roles[$0] }
         snap.nextRetryAt = nil
         connectionError = nil
@@ -70,14 +88,14 @@ struct SessionStatusTracker: Sendable {
         case .waitingForApproval(let id, let next)?:
             snap.connection = .reconnecting
             snap.nextRetryAt = next
-            connectionError = PairingStatus.pending(waitingRole == "operator" ? .operator : .node, requestId: id)
+            connectionError = waitingRole.map { PairingStatus.pending($0, requestId: id) }
         case .disconnected(let reason)?:
             snap.connection = .disconnected
             connectionError = reason
         default:
             snap.connection = .disconnected
         }
-        return SessionEvent(kind: "connection", detail: ["role": role, "state": OpenClawTalk.Run.describe(state)])
+        return SessionEvent(kind: "connection", detail: ["role": role.rawValue, "state": OpenClawTalk.Run.describe(state)])
     }
 
     /// The snapshot with its talk mode (while Talk is on) and the error to show: the connection's over the loop's.
@@ -90,37 +108,36 @@ struct SessionStatusTracker: Sendable {
     }
 
     /// Follows both sockets' states, handing each to `update`, until the returned tasks are cancelled. An operator
-    /// socket that has nothing to authenticate with (never started, or refused the setup code's token) is reported
-    /// as disconnected with `PairingStatus.noOperatorCredential`.
+    /// socket that has nothing to authenticate with is `SocketState.noOperatorCredential`.
     static func watch(_ gateway: GatewaySession,
-                      _ update: @escaping @Sendable (String, ConnectionState, HelloOk?) async -> Void) -> [Task<Void, Never>] {
-        [("node", gateway.node), ("operator", gateway.operatorConnection)].map { role, connection in
+                      _ update: @escaping @Sendable (GatewayRole, SocketState, HelloOk?) async -> Void) -> [Task<Void, Never>] {
+        [(GatewayRole.node, gateway.node), (.operator, gateway.operatorConnection)].map { role, connection in
             Task {
                 for await state in await connection.stateUpdates() {
                     let hello = await connection.hello
-                    await update(role, role == "operator" ? await operatorState(state, gateway) : state, hello)
+                    await update(role, role == .operator ? await operatorState(state, gateway) : .connection(state), hello)
                 }
             }
         }
     }
 
     /// The operator socket's state as the user should read it: idle or stopped for want of a credential says so.
-    static func operatorState(_ state: ConnectionState, _ gateway: GatewaySession) async -> ConnectionState {
+    static func operatorState(_ state: ConnectionState, _ gateway: GatewaySession) async -> SocketState {
         switch state {
         case .idle:
-            return await gateway.credentials.hasOperatorCredential ? state : .disconnected(reason: PairingStatus.noOperatorCredential)
+            return await gateway.credentials.hasOperatorCredential ? .connection(state) : .noOperatorCredential
         case .disconnected:
             let refused = await gateway.operatorConnection.lastConnectError?.code == "AUTH_BOOTSTRAP_TOKEN_INVALID"
-            return refused ? .disconnected(reason: PairingStatus.noOperatorCredential) : state
+            return refused ? .noOperatorCredential : .connection(state)
         default:
-            return state
+            return .connection(state)
         }
     }
 
     /// `run` says on stderr (and in its log) why it cannot chat yet, each time that changes: a role's pairing request
     /// waiting for the owner ("operator pairing pending: approve <id>"), or no operator credential.
     static func announcePairing(_ gateway: GatewaySession, logger: Logger) -> [Task<Void, Never>] {
-        let last = Mutex<[String: String]>([:])
+        let last = Mutex<[GatewayRole: String]>([:])
         return watch(gateway) { role, state, _ in
             let note = pairingNote(role: role, state)
             let changed = last.withLock { seen in
@@ -128,17 +145,17 @@ struct SessionStatusTracker: Sendable {
                 return note != nil && seen[role] != note
             }
             guard changed, let note else { return }
-            logger.warning("pairing", metadata: ["gateway.role": "\(role)", "pairing.note": "\(note)"])
+            logger.warning("pairing", metadata: ["gateway.role": "\(role.rawValue)", "pairing.note": "\(note)"])
             StandardStream.write(note + "\n", to: STDERR_FILENO)
         }
     }
 
     /// The line `run` prints when a socket cannot serve Talk for want of pairing, or nil.
-    static func pairingNote(role: String, _ state: ConnectionState) -> String? {
-        switch state {
-        case .waitingForApproval(let id, _): PairingStatus.pending(role == "operator" ? .operator : .node, requestId: id)
-        case .disconnected(let reason) where reason == PairingStatus.noOperatorCredential: reason
-        default: nil
+    static func pairingNote(role: GatewayRole, _ socket: SocketState) -> String? {
+        switch socket {
+        case .connection(.waitingForApproval(let id, _)): PairingStatus.pending(role, requestId: id)
+        case .noOperatorCredential: PairingStatus.noOperatorCredential
+        case .connection: nil
         }
     }
 
