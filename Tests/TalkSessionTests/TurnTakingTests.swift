@@ -79,6 +79,23 @@ import Testing
             actions: [.cancel(.replyTimeout), .cancel(.onsetHold), .arm(.muteTail, .milliseconds(500)),
                       .emit(.stateChanged(from: .speaking, to: .listening, reason: "reply done")), .announce(.listening), .turnEnded(reason: .replyDone)],
             state: .listening),
+        Row(name: "a reply that ends with no sentence spoken: the loop listens again, the turn is over, nothing is armed",
+            before: [.control(.activate), .final("how is the weather"), .replySentences(["Sorry."])],
+            event: .replyEnded(atNs: 3_000_000_000, heardToMs: 2500),
+            actions: [.cancel(.replyTimeout), .emit(.stateChanged(from: .thinking, to: .listening, reason: "reply done")),
+                      .announce(.listening), .turnEnded(reason: .replyDone)],
+            state: .listening, microphone: .open),
+        Row(name: "without barge-in an unspoken reply arms no mute tail: the microphone was never muted", interruptOnSpeech: false,
+            before: [.control(.activate), .final("how is the weather")], event: .replyEnded(atNs: 3_000_000_000),
+            actions: [.cancel(.replyTimeout), .emit(.stateChanged(from: .thinking, to: .listening, reason: "reply done")),
+                      .announce(.listening), .turnEnded(reason: .replyDone)],
+            state: .listening, microphone: .open),
+        Row(name: "in wake-phrase mode an unspoken reply returns the loop to rest",
+            configuration: configuration { $0.mode = .wakePhrase; $0.wakePhrases = ["computer"] },
+            before: [.control(.activate), .final("computer what time is it")], event: .replyEnded(atNs: 3_000_000_000),
+            actions: [.cancel(.replyTimeout), .emit(.stateChanged(from: .thinking, to: .waiting, reason: "reply done")),
+                      .announce(.idle), .turnEnded(reason: .replyDone)],
+            state: .waiting, microphone: .open),
         Row(name: "the mute tail opens the microphone", interruptOnSpeech: false, before: speaking + [.replyEnded(atNs: 3_000_000_000)],
             event: .timerFired(.muteTail), actions: [.setMicrophone(.open)], state: .listening),
         Row(name: "no reply in time: the turn is given up", before: [.control(.activate), .final("hello")], event: .timerFired(.replyTimeout),
@@ -204,6 +221,19 @@ import Testing
 
     @Test(arguments: rows)
     func `event to actions`(row: Row) { row.check() }
+
+    /// The turn whose reply ended unspoken is over for good: its late work (a reply timeout already due, a sentence
+    /// that was on its way, more text) changes nothing, and the next request is the next turn.
+    @Test func `an unspoken reply's late work after its end changes nothing`() {
+        var machine = TurnTaking()
+        for event: E in [.control(.activate), .final("how is the weather"), .replyEnded(atNs: 3_000_000_000)] { _ = machine.handle(event) }
+        for late: E in [.timerFired(.replyTimeout), .playbackStarted(sentence: "Sorry.", seconds: 1, atNs: 3_100_000_000),
+                        .replySentences(["Sorry."]), .playbackStopped(completed: true), .replyEnded(atNs: 3_200_000_000)] {
+            #expect(machine.handle(late) == [], "\(late)")
+            #expect(machine.state == .listening && machine.currentTurn == nil, "\(late)")
+        }
+        #expect(machine.handle(.final("and tomorrow")).first == .sendTurn(number: 2, transcript: "and tomorrow", interruptedAtSeconds: nil))
+    }
 
     @Test func `the minimum speech duration holds a partial until the user has spoken that long`() {
         var configuration = TurnTaking.Configuration()
