@@ -42,6 +42,37 @@ extension SpokenApprovalTests {
         }
     }
 
+    /// An older Gateway's request does not list the decisions it takes, so all three are offered aloud, and the
+    /// Gateway refuses the confirmed "allow always" (APPROVAL_ALLOW_ALWAYS_UNAVAILABLE: the command is ask-always).
+    /// The refusal is said and shown as what it is; nothing is decided in its place (no allow-once, no deny); the
+    /// approval stays pending with a notification offering what the Gateway still takes.
+    @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
+    func `"allow always" refused by the Gateway is reported plainly, and nothing else is decided`() async throws {
+        try await Self.withListeningDaemon { d in
+            let id = try await d.request("rm -rf build", #","ask":"always","legacyShape":true"#)
+            try await Self.say("allow always", window: 1, id: id, d)
+            let confirming = await Self.waitForStep(d.running, id: id, "confirm allow-always", upTo: .seconds(30))
+            try await Self.say("yes", window: 2, id: id, d)
+            let failed = await Self.waitForStep(d.running, id: id, "failed", upTo: .seconds(30))
+            let back = await RunLoopbackTests.waitFor(d.running, #""reason":"approval done""#, upTo: .seconds(30))
+            let shown = await d.server.wait { calls in calls.contains { $0.call == "Notify" && $0.body.hasPrefix("rm -rf build") } }
+            let r = try await d.finish()
+            let events = RunCommandTests.events(r.stdout)
+            #expect(confirming && failed && back, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
+            let failure = events.first { $0["event"] == "approvalPrompt" && $0["step"] == "failed" }
+            #expect(failure?["detail"] == "Allow always is not offered for this one.", "\(String(describing: failure))")
+            #expect(events.contains { $0["event"] == "error" && $0["message"]?.stringValue?.contains("'Allow always' is not offered for approval \(id)") == true },
+                    "no error event names the refusal")
+            let said = events.filter { $0["event"] == "speakingStarted" }.compactMap { $0["sentence"]?.stringValue }
+            #expect(said.last == "Allow always is not offered for this one.", "\(said)")
+            #expect(try await Self.resolutions(d.gw).isEmpty, "something was decided")
+            #expect(try await d.status(of: id) == "pending", "the approval is not pending")
+            #expect(shown, "no notification was left")
+            let left = d.server.notifications.last { $0.body.hasPrefix("rm -rf build") }
+            #expect(left?.actions == [["allow-once", "Allow once"], ["deny", "Deny"]], "\(String(describing: left?.actions))")
+        }
+    }
+
     /// Not understood: "yes" with no "allow always" to confirm is no answer. The clip is a sentence of the answers'
     /// grammar: a closed grammar maps whatever it hears onto one of its sentences, and "no no no" (not one of them)
     /// was once heard as "allow always" in the first window (1 run in 5), which turned the rest into a confirmation.

@@ -19,10 +19,11 @@ import Testing
         let running: BuiltCommand.Running
         let server: NotificationServer
 
-        /// The agent asks to run `shellCommand`: the new approval's id.
-        func request(_ shellCommand: String) async throws -> String {
+        /// The agent asks to run `shellCommand` (`fields`: more of refgw's approval-request, each after a comma): the
+        /// new approval's id.
+        func request(_ shellCommand: String, _ fields: String = "") async throws -> String {
             let gw = gw
-            let asked = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"\#(shellCommand)"}"#) }
+            let asked = try await offPool { try gw.control(#"{"cmd":"approval-request","command":"\#(shellCommand)"\#(fields)}"#) }
             return try #require(asked["approval"]?["id"]?.stringValue)
         }
 

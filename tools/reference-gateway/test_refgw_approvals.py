@@ -114,6 +114,18 @@ class ApprovalTests(GatewayTestCase):
         resolutions = self.gw.control("approvals")["resolutions"]
         self.assertEqual([(r["id"], r["decision"]) for r in resolutions], [(record["id"], "allow-once")])
 
+    async def test_a_legacy_shaped_request_omits_its_decisions_and_resolve_still_enforces_them(self):
+        client, _ = await self.operator()
+        record = self.request_approval(ask="always", legacyShape=True)
+        event = await client.wait_event("exec.approval.requested")
+        self.assertNotIn("approvalKind", event["payload"])
+        self.assertNotIn("allowedDecisions", event["payload"]["request"])
+        listed = await client.request("exec.approval.list", {})
+        self.assertNotIn("allowedDecisions", listed["payload"][0]["request"])
+        refused = await client.request("exec.approval.resolve", {"id": record["id"], "decision": "allow-always"})
+        self.assertEqual(refused["error"]["details"]["reason"], "APPROVAL_ALLOW_ALWAYS_UNAVAILABLE")
+        self.assertEqual(self.gw.control("approvals")["resolutions"], [])
+
     async def test_the_three_error_reasons_and_the_prefix_rules(self):
         client, _ = await self.operator()
         unknown = await client.request("exec.approval.resolve", {"id": "nope", "decision": "deny"})

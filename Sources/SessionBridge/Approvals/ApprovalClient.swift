@@ -262,9 +262,15 @@ package actor ApprovalClient {
             _ = try await connection.request(method: method, params: params, timeout: settings.requestTimeout)
         } catch {
             let failure = ApprovalResolveError(error, id: target)
-            if case .notFound = failure, pending[target] != nil {
+            switch failure {
+            case .notFound where pending[target] != nil:
                 finish(target)
                 emit(.expired(id: target))
+            case .allowAlwaysUnavailable:
+                // The Gateway said what its request did not (older ones list no decisions): not offered.
+                pending[target]?.allowedDecisions.removeAll { $0 == .allowAlways }
+            default:
+                break
             }
             throw failure
         }

@@ -83,13 +83,16 @@ actor ApprovalDesk: ApprovalAnswers {
         }
     }
 
-    /// `ApprovalAnswers`: the spoken prompt's decision, for exactly the approval it read out.
+    /// `ApprovalAnswers`: the spoken prompt's decision, for exactly the approval it read out. Refused (allow always
+    /// not offered, the socket failed), nothing is decided: the approval stays pending, with a notification
+    /// offering what the Gateway still takes, as when the voice gets no answer.
     func resolve(id: String, decision: ApprovalDecision) async -> ApprovalResolveError? {
         do {
             _ = try await client.resolve(id: id, decision: decision, exact: true)
             return nil
         } catch {
             logger.warning("approval decision by voice failed", metadata: ["approval.id": "\(id)", "error": "\(error)"])
+            if let still = await client.approval(id: id) { await leaveNotification(for: still) }
             return error
         }
     }

@@ -189,6 +189,24 @@ import Testing
         try h.gateway.expectNoViolations()
     }
 
+    /// A request in older Gateways' shape lists no decisions, so all three are taken as offered until the Gateway
+    /// refuses one: then it is no longer offered here (a notification or a prompt shows only what is left).
+    @Test func `allow always refused by the Gateway is no longer offered, and the approval stays pending`() async throws {
+        let h = try await TalkGatewayHarness.start()
+        let client = ApprovalClient(connection: try await h.connect(Self.approver()).connection, logger: h.logger)
+        let changes = await client.changes()
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let id = try await Self.request(h, #","ask":"always","legacyShape":true"#)
+        guard case .requested(let asked)? = await Self.next(changes) else { Issue.record("the approval did not arrive"); return }
+        #expect(asked.allowedDecisions == [.allowOnce, .allowAlways, .deny])
+        await #expect(throws: ApprovalResolveError.allowAlwaysUnavailable(id: id)) {
+            try await client.resolve(id: id, decision: .allowAlways, exact: true)
+        }
+        #expect(await client.approvals.map(\.allowedDecisions) == [[.allowOnce, .deny]])
+        #expect(try await h.gateway.control("approvals")["resolutions"]?.arrayValue?.isEmpty == true)
+    }
+
     @Test func `without the approvals scope the list says so`() async throws {
         let h = try await TalkGatewayHarness.start()
         let client = ApprovalClient(connection: try await h.connect(TalkGatewayHarness.operatorProfile).connection, logger: h.logger)

@@ -61,7 +61,7 @@ class ApprovalStore:
         return set() if self.unified else set(UNIFIED_METHODS)
 
     def create(self, kind="exec", command="echo hello", ask="on-miss", unavailable=None, expires_in_ms=None,
-               reviewer_device_ids=None, request_extra=None, approval_id=None):
+               reviewer_device_ids=None, request_extra=None, approval_id=None, legacy_shape=False):
         created = now_ms()
         approval_id = approval_id or ((PLUGIN_PREFIX if kind == "plugin" else "") + str(uuid.uuid4()))
         decisions = allowed_decisions(ask, unavailable)
@@ -82,7 +82,8 @@ class ApprovalStore:
         record = {"id": approval_id, "kind": kind, "request": request, "createdAtMs": created,
                   "expiresAtMs": created + int(expires_in_ms or DEFAULT_TIMEOUT_MS), "status": "pending",
                   "decision": None, "resolvedBy": None, "resolvedAtMs": None,
-                  "reviewerDeviceIds": list(reviewer_device_ids) if reviewer_device_ids else None}
+                  "reviewerDeviceIds": list(reviewer_device_ids) if reviewer_device_ids else None,
+                  "legacyShape": bool(legacy_shape)}
         self.records[approval_id] = record
         return record
 
@@ -127,7 +128,17 @@ class ApprovalStore:
         return True
 
 
+# What older builds' requests lack (APR@8f8492d `src/gateway/server-methods/exec-approval.ts`: the payload is
+# `{id, request, createdAtMs, expiresAtMs}` and the request a subset without the decisions).
+LEGACY_ABSENT = ("allowedDecisions", "unavailableDecisions")
+
+
 def requested_payload(record):
+    """The requested event's payload and a list entry; a `legacyShape` record as older builds sent it."""
+    if record.get("legacyShape"):
+        request = {k: v for k, v in record["request"].items() if k not in LEGACY_ABSENT}
+        return {"id": record["id"], "request": request, "createdAtMs": record["createdAtMs"],
+                "expiresAtMs": record["expiresAtMs"]}
     return {"approvalKind": record["kind"], "id": record["id"], "request": record["request"],
             "createdAtMs": record["createdAtMs"], "expiresAtMs": record["expiresAtMs"]}
 
@@ -247,8 +258,11 @@ class ApprovalControl:
 
     async def cmd_approval_request(self, args):
         """`{"cmd": "approval-request", "command": "rm -rf build", "kind": "exec", "ask": "on-miss",
-        "unavailableDecisions": ["allow-always"], "expiresInMs": 60000, "reviewerDeviceIds": [...], "id": "..."}`:
-        the agent asks; every approval client that may see it gets `*.approval.requested`."""
+        "unavailableDecisions": ["allow-always"], "expiresInMs": 60000, "reviewerDeviceIds": [...], "id": "...",
+        "legacyShape": true}`: the agent asks; every approval client that may see it gets `*.approval.requested`.
+        With `legacyShape` the event and list entries carry neither `approvalKind` nor the request's decisions, as
+        older builds sent them, while resolve still refuses what `ask` does not allow (a client that took all
+        three as offered hears APPROVAL_ALLOW_ALWAYS_UNAVAILABLE)."""
         kind = args.get("kind", "exec")
         if kind not in ("exec", "plugin"):
             raise ValueError("approval-request kind is exec or plugin")
@@ -256,7 +270,7 @@ class ApprovalControl:
             kind=kind, command=str(args.get("command", "echo hello")), ask=args.get("ask", "on-miss"),
             unavailable=args.get("unavailableDecisions"), expires_in_ms=args.get("expiresInMs"),
             reviewer_device_ids=args.get("reviewerDeviceIds"), request_extra=args.get("request"),
-            approval_id=args.get("id"))
+            approval_id=args.get("id"), legacy_shape=bool(args.get("legacyShape")))
         await broadcast_requested(self.gateway, record)
         receivers = [c.conn_id for c in self.gateway.connections.values()
                      if receives(c, kind) and visible(c, record)]
