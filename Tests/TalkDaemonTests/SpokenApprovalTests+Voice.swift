@@ -34,6 +34,27 @@ extension SpokenApprovalTests {
         }
     }
 
+    /// A plugin's tool call asks too (`plugin.approval.*`): read out by its title, answered by voice, and decided with
+    /// plugin.approval.resolve for exactly its `plugin:` id.
+    @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
+    func `a plugin approval is read out by its title and a spoken "allow once" decides it`() async throws {
+        try await Self.withListeningDaemon { d in
+            let id = try await d.request("Post to the channel", #","kind":"plugin""#)
+            try await Self.answer(id, with: "allow once", d)
+            let decided = await Self.waitForStep(d.running, id: id, "allow-once", upTo: .seconds(30))
+            let gw = d.gw
+            let list = try await offPool { try gw.control("approvals") }["resolutions"]?.arrayValue ?? []
+            let frames = try await offPool { try gw.control(#"{"cmd":"frames","last":200}"#) }["frames"]?.arrayValue ?? []
+            let r = try await d.finish()
+            #expect(decided, "steps: \(Self.approvalEvents(r.stdout, id: id))\n\(r.stderr)")
+            let asked = RunCommandTests.events(r.stdout).first { $0["event"] == "approvalPrompt" && $0["step"] == "asked" }
+            #expect(asked?["detail"] == "A plugin asks: Post to the channel. Allow once, always, or deny?", "\(String(describing: asked))")
+            #expect(list.map { [$0["id"]?.stringValue, $0["kind"]?.stringValue, $0["decision"]?.stringValue] } == [[id, "plugin", "allow-once"]])
+            #expect(frames.compactMap { $0["frame"]?["method"]?.stringValue }.filter { $0.hasSuffix("approval.resolve") } == ["plugin.approval.resolve"])
+            #expect(d.server.notifications.isEmpty, "a notification was left for an approval decided by voice")
+        }
+    }
+
     @Test(.requires(.builtBinary, PrivatePulse.utilities), .requires(voiceTools[0], voiceTools[1]))
     func `a spoken "deny" denies the approval read out`() async throws {
         try await Self.withListeningDaemon { d in
