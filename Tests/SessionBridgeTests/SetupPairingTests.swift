@@ -75,7 +75,7 @@ import Testing
         #expect(seen.pending(.operator).last == approved[1], "then the operator's: \(seen.list)")
         #expect(seen.list.contains { if case .pairingPending(.operator, _, _, true) = $0 { true } else { false } },
                 "the operator was held until the node's request was approved: \(seen.list)")
-        #expect(seen.list.contains { if case .pairingPending(.operator, _, "role-upgrade", false) = $0 { true } else { false } })
+        #expect(seen.list.contains { if case .pairingPending(.operator, _, .roleUpgrade?, false) = $0 { true } else { false } })
         let stored = await (try CredentialStore(paths: h.paths)).snapshot
         #expect(Set(stored.deviceTokens.keys) == ["node", "operator"])
         #expect(stored.bootstrapToken == nil, "the bootstrap token is dropped once both roles hold device tokens")
@@ -145,7 +145,7 @@ import Testing
                                            ask: { prompted ? secret : nil }, seen: seen)
         #expect(outcome.complete, "\(outcome)")
         let approved = try await approvals.value
-        #expect(seen.list.contains { if case .pairingPending(.operator, approved.first, "role-upgrade", false) = $0 { true } else { false } },
+        #expect(seen.list.contains { if case .pairingPending(.operator, approved.first, .roleUpgrade?, false) = $0 { true } else { false } },
                 "the operator's role upgrade was shown: \(seen.list)")
         let stored = await (try CredentialStore(paths: h.paths)).snapshot
         #expect(Set(stored.deviceTokens.keys) == ["node", "operator"])

@@ -173,10 +173,10 @@ extension GatewaySetup {
             }
         }
 
-        /// `details.reason` of a pairing refusal (not-paired, role-upgrade, scope-upgrade), when it is one of those.
-        static func pairingReason(_ error: ConnectError) -> String? {
+        /// `details.reason` of a pairing refusal, when it is one `PairingReason` knows.
+        static func pairingReason(_ error: ConnectError) -> PairingReason? {
             guard case .rejected(let shape) = error, let reason = shape.details?["reason"]?.stringValue else { return nil }
-            return ["not-paired", "role-upgrade", "scope-upgrade", "metadata-upgrade"].contains(reason) ? reason : nil
+            return PairingReason(rawValue: reason)
         }
 
         /// Why a refused bootstrap token leaves the operator role without a credential.

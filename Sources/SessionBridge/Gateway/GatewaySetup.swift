@@ -46,9 +46,9 @@ package struct GatewaySetup: Sendable {
         case trusted(fingerprint: String)
         /// The pin changes, as the user asked (`--trust NEW` or `--replace-pin`).
         case pinReplaced(old: String, new: String)
-        /// A role waits for the owner's approval of `requestId` (`reason`: not-paired, role-upgrade, scope-upgrade);
+        /// A role waits for the owner's approval of `requestId` (`reason`: why the Gateway asks, when it says);
         /// `waitsOnNode`: the Gateway holds the operator's connect until the node's request (same id) is approved.
-        case pairingPending(role: GatewayRole, requestId: String?, reason: String?, waitsOnNode: Bool)
+        case pairingPending(role: GatewayRole, requestId: String?, reason: PairingReason?, waitsOnNode: Bool)
         /// The Gateway replaced a role's request with a new one (its role or scopes changed): approve the new id.
         case pairingSuperseded(role: GatewayRole, old: String, new: String)
         case rolePaired(role: GatewayRole, scopes: [String])

@@ -13,3 +13,15 @@ package enum PairingStatus {
         + "Run 'openclaw-talk setup' again with a setup code that includes operator access (openclaw qr, not a Node host link), or "
         + "with --token-file FILE (the Gateway's shared token) or --password-file FILE"
 }
+
+/// Why the Gateway asks the owner to approve a role (`details.reason` of the refused connect; its wire words).
+package enum PairingReason: String, Sendable, Equatable, CaseIterable {
+    /// The device is not paired for the role yet.
+    case notPaired = "not-paired"
+    /// The device is paired, for another role: the operator's request after the node's.
+    case roleUpgrade = "role-upgrade"
+    /// The role asks for scopes beyond the ones approved.
+    case scopeUpgrade = "scope-upgrade"
+    /// The device's announced metadata changed since its approval.
+    case metadataUpgrade = "metadata-upgrade"
+}

@@ -154,7 +154,7 @@ extension OpenClawTalk {
             case .pairingPending(.operator, let id?, _, true) where GatewayText.isRequestId(id):
                 return "The operator role waits until the node's request \(id) is approved (the Gateway pairs the node first)."
             case .pairingPending(let role, let id?, let reason, _) where GatewayText.isRequestId(id):
-                return "Pairing request for the \(role.rawValue) role\(reason == "role-upgrade" ? " (a role upgrade)" : ""): \(id)\n"
+                return "Pairing request for the \(role.rawValue) role\(reason == .roleUpgrade ? " (a role upgrade)" : ""): \(id)\n"
                     + "  On the Gateway host run: openclaw devices approve \(id)\n"
                     + "  Retrying until it is approved, while the setup code lives; Ctrl-C to stop."
             case .pairingPending(let role, _, _, _):
