@@ -27,6 +27,7 @@ struct RealtimeBargeInGuard {
     private var evidence: BargeInEvidenceMeter
     private let evidencePolicy: BargeInPolicy.Evidence
     private var lastSequence: UInt64 = 0
+    private var loudFrames = 0
 
     init(_ policy: BargeInPolicy = BargeInPolicy()) {
         energy = SpeechEnergy(policy.energy)
@@ -35,13 +36,21 @@ struct RealtimeBargeInGuard {
         evidencePolicy = policy.evidence
     }
 
-    mutating func hear(_ frame: AudioFrame) {
+    /// Takes the next frame; returns whether it makes an onset (`SpeechEnergy.onsetFrames` loud
+    /// frames in a row): sound that may be the user starting to speak, long before the relay can say so.
+    @discardableResult
+    mutating func hear(_ frame: AudioFrame) -> Bool {
         let samples = frame.samples
         evidence.add(frame)
         lastSequence = frame.sequence
-        energy.add(samples)
+        let loud = energy.add(samples)
         loudest = samples.isEmpty ? 0 : (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        loudFrames = loud ? loudFrames + 1 : 0
+        return loudFrames == SpeechEnergy.onsetFrames
     }
+
+    /// Whether the microphone hears sound loud enough over its floor to be speech (the last 300 ms).
+    var hearsSound: Bool { energy.isSpeech }
 
     mutating func userPartial(_ text: String, atNs: UInt64) {
         relayTranscribesUser = true

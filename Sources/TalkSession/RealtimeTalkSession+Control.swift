@@ -73,7 +73,7 @@ extension RealtimeTalkSession {
         if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
-        stopSpeaking(completed: false, ending: nil)
+        await stopSpeaking(completed: false, ending: nil)
         if speaking { try? await relay.cancelOutput(turnId: turn, reason: reason) }
     }
 }

@@ -10,7 +10,8 @@ import TalkLogging
 /// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
 /// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
 /// output (the native loop's guards, `RealtimeBargeInGuard`; 250 ms after the output started, 900 ms apart)
-/// stops it and cancels that turn, whose late audio is dropped. The session is closed at the end.
+/// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
+/// lower (`RealtimeReplyLevel`, `+Level`). The session is closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
         /// The native loop's policy: its energy and text guards, and `forcedOff` (`--no-barge-in`).
@@ -47,8 +48,8 @@ package actor RealtimeTalkSession {
     let capture: any AudioCaptureDevice
     let playback: any AudioPlaybackDevice
     let relay: any RealtimeRelay
-    private let settings: Settings
-    private let clock: TalkClock
+    let settings: Settings
+    let clock: TalkClock
     private let logger: Logger
     private var originNs: UInt64 = 0
     var state: TalkState = .idle
@@ -68,7 +69,10 @@ package actor RealtimeTalkSession {
     var microphone: Task<Void, Never>?
     var microphoneGeneration = 0
     private var assistantText = ""
-    private var bargeInGuard: RealtimeBargeInGuard
+    var bargeInGuard: RealtimeBargeInGuard
+    /// The reply lowered while the user may be cutting in (`+Level`), and its onset hold.
+    var replyLevel: RealtimeReplyLevel
+    var timers = NamedTimers()
 
     package init(capture: any AudioCaptureDevice, playback: any AudioPlaybackDevice, relay: any RealtimeRelay,
                  settings: Settings = Settings(), clock: TalkClock = .live, logger: Logger)
@@ -81,6 +85,7 @@ package actor RealtimeTalkSession {
         self.logger = logger
         output = RealtimeOutputQueue(limits: settings.outputLimits)
         bargeInGuard = RealtimeBargeInGuard(settings.bargeIn)
+        replyLevel = RealtimeReplyLevel(settings.bargeIn.lowering)
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -99,6 +104,7 @@ package actor RealtimeTalkSession {
         tasks = []
         for task in toolCalls.values { task.cancel() }
         toolCalls = [:]
+        timers.cancelAll()
         closeMicrophoneStream()
         output.removeAll()
         wakePlayer()
@@ -131,9 +137,11 @@ package actor RealtimeTalkSession {
 
     func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
-        bargeInGuard.hear(frame)
-        if outputStartNs != nil {
+        let now = clock.nowNs()
+        let onset = bargeInGuard.hear(frame)
+        if let started = outputStartNs {
             if !settings.bargeIn.forcedOff {
+                if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
                 await considerBargeIn(samples)
             } else {
                 samples = [Int16](repeating: 0, count: samples.count)   // no barge-in: the relay must not hear the reply
@@ -169,7 +177,7 @@ package actor RealtimeTalkSession {
         flush()
         await playback.stop()
         emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: 0, partial: ""))
-        stopSpeaking(completed: false, ending: .bargeIn)
+        await stopSpeaking(completed: false, ending: .bargeIn)
         do { try await relay.cancelOutput(turnId: turn, reason: "barge-in") } catch {
             emit(.error("cancelling the relay's output failed: \(error)"))
         }
@@ -207,9 +215,13 @@ package actor RealtimeTalkSession {
         case .clear:
             flush()
             await playback.stop()
+            await perform(replyLevel.replyCut())
             emit(.relayNote("output cleared"))
+        case .speechStart:
+            await userSpeaks()
         case .partial(let text):
             bargeInGuard.userPartial(text, atNs: clock.nowNs())
+            await userSpeaks()
             emit(.partialTranscript(text))
         case .transcript(let role, let text, let final):
             guard !text.isEmpty else { return }
@@ -217,7 +229,10 @@ package actor RealtimeTalkSession {
                 bargeInGuard.assistantSaid(text)
             } else if !final {
                 bargeInGuard.userPartial(text, atNs: clock.nowNs())
+                await userSpeaks()
                 emit(.partialTranscript(text))   // the user's words so far, shown as the native loop shows them
+            } else {
+                await perform(replyLevel.utteranceCloses())
             }
             guard final else { return }
             if role == "assistant" {
@@ -266,7 +281,7 @@ package actor RealtimeTalkSession {
     private func play() async {
         while !Task.isCancelled {
             guard let item = output.next() else {
-                if outputStartNs != nil { stopSpeaking(completed: true, ending: .replyDone) }
+                if outputStartNs != nil { await stopSpeaking(completed: true, ending: .replyDone) }
                 await withCheckedContinuation { playerWaiter = $0 }
                 continue
             }
@@ -295,9 +310,10 @@ package actor RealtimeTalkSession {
 
     /// The answer stops playing and, `ending` its turn (done or cut by barge-in), the session listens again. With
     /// `ending` nil (`pause`, `talk stop`: they set their own state) no turn ends.
-    func stopSpeaking(completed: Bool, ending reason: TurnEndReason?) {
+    func stopSpeaking(completed: Bool, ending reason: TurnEndReason?) async {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
+        await perform(completed ? replyLevel.replyEnded() : replyLevel.replyCut())
         emit(.speakingStopped(sentence: assistantText, completed: completed))
         guard let reason else { return }
         setState(.listening, reason: reason.rawValue)
@@ -323,5 +339,5 @@ package actor RealtimeTalkSession {
         if case .error(let message) = kind { logger.warning("\(message)") }
     }
 
-    private static func ns(_ d: Duration) -> UInt64 { UInt64(max(0, RelayTranscription.nanoseconds(d))) }
+    static func ns(_ d: Duration) -> UInt64 { UInt64(max(0, RelayTranscription.nanoseconds(d))) }
 }

@@ -11,6 +11,8 @@ actor PacedSpeaker: AudioPlaybackDevice {
     let speed: Double
     private(set) var played: [(samples: Int, at: ContinuousClock.Instant)] = []
     private(set) var stops = 0
+    /// The levels set (`setGain`), in order.
+    private(set) var gains: [Float] = []
     /// When the last buffer finished playing (wall clock, to compare with the Gateway's records).
     private(set) var lastFinished: Date?
     private var generation = 0
@@ -35,7 +37,7 @@ actor PacedSpeaker: AudioPlaybackDevice {
         stops += 1
     }
 
-    func setGain(_ gain: Float) {}
+    func setGain(_ gain: Float) { gains.append(gain) }
     func close() {}
     var playedSamples: Int { played.reduce(0) { $0 + $1.samples } }
     var playedSeconds: Double { Double(playedSamples) / 24_000 }
@@ -150,9 +152,10 @@ struct RealtimeRig {
     let session: RealtimeTalkSession
     let log = EventLog()
 
-    init(speed: Double = 1, settings: RealtimeTalkSession.Settings = RealtimeTalkSession.Settings()) async throws {
+    init(speed: Double = 1, settings: RealtimeTalkSession.Settings = RealtimeTalkSession.Settings(),
+         clock: TalkClock = .live) async throws {
         speaker = PacedSpeaker(speed: speed)
-        session = RealtimeTalkSession(capture: mic, playback: speaker, relay: relay, settings: settings,
+        session = RealtimeTalkSession(capture: mic, playback: speaker, relay: relay, settings: settings, clock: clock,
                                       logger: Logger(label: "realtime-test", handler: InMemoryLogHandler()))
         let log = log
         let events = session.events
