@@ -38,8 +38,12 @@ package actor ApprovalClient {
     private var pending: [String: PendingApproval] = [:]
     /// Ids decided or expired lately: a list answer taken before the decision must not bring one back. Bounded.
     private var finished: [String] = []
-    /// Bumped by every event, so a list answer knows what arrived while it was on its way.
-    private var eventGeneration = 0
+    /// For each list on its way (by token), the ids events have touched since it was asked for: the list cannot
+    /// speak for those, and speaks for every other.
+    private var touchedWhileListing: [Int: Set<String>] = [:]
+    private var nextListToken = 0
+    /// Lists on their way that can speak for no approval (an event without a usable id, or too many events).
+    private var touchedAll: Set<Int> = []
     private var subscribers: [Int: AsyncStream<Change>.Continuation] = [:]
     private var nextSubscriber = 0
     private var expiryTimer: Task<Void, Never>?
@@ -47,6 +51,8 @@ package actor ApprovalClient {
     private var deciding: [String: String] = [:]
 
     static let finishedLimit = 256
+    /// Ids remembered per list on its way; beyond, the list drops nothing (a hostile Gateway cannot grow us).
+    static let touchedLimit = 1024
 
     package init(connection: any GatewayCalling, settings: Settings = Settings(), dependencies: Dependencies = Dependencies(),
                  logger: Logger) {
@@ -103,7 +109,13 @@ package actor ApprovalClient {
     package func refreshReportingFailure() async -> ApprovalResolveError? {
         var failure: ApprovalResolveError?
         let hello = await connection.hello
-        let generation = eventGeneration
+        nextListToken += 1
+        let token = nextListToken
+        touchedWhileListing[token] = []
+        defer {
+            touchedWhileListing[token] = nil
+            touchedAll.remove(token)
+        }
         let knownBefore = Set(pending.keys)
         var listed: [PendingApproval] = []
         var complete = true
@@ -123,10 +135,12 @@ package actor ApprovalClient {
             add(approval)
         }
         // Gone from a complete list: decided or expired while we were not listening. Only what we knew before the
-        // list was asked for, and only if no event touched it meanwhile.
-        if complete, generation == eventGeneration {
+        // list was asked for, and only what no event touched meanwhile (an event about one approval says nothing
+        // about the others).
+        if complete, !touchedAll.contains(token) {
             let listedIds = Set(listed.map(\.id))
-            for id in knownBefore.subtracting(listedIds) where pending[id] != nil {
+            let touched = touchedWhileListing[token] ?? []
+            for id in knownBefore.subtracting(listedIds).subtracting(touched) where pending[id] != nil {
                 finish(id)
                 emit(.resolved(id: id, decision: nil, resolvedBy: nil, byUs: false))
             }
@@ -160,7 +174,7 @@ package actor ApprovalClient {
         guard let kind = ApprovalKind(eventName: event.name) else { return }
         let family = "\(kind.rawValue).approval."
         if event.name == family + "requested" {
-            eventGeneration += 1
+            touch(event.payload?["id"]?.stringValue)
             let approval: PendingApproval
             do { approval = try PendingApproval(payload: event.payload, kind: kind, nowMs: dependencies.nowMs()) } catch {
                 logger.info("ignored a malformed approval request", metadata: ["error": "\(error)"])
@@ -170,8 +184,8 @@ package actor ApprovalClient {
             if pending[approval.id] == nil { add(approval) } else { pending[approval.id] = approval }
             scheduleExpiry()
         } else if event.name == family + "resolved" {
-            eventGeneration += 1
             guard let id = event.payload?["id"]?.stringValue, !id.isEmpty, id.utf8.count <= 256 else { return }
+            touch(id)
             guard pending[id] != nil else {
                 // Not ours yet: a list answer on its way may still hold it.
                 finish(id)
@@ -184,6 +198,19 @@ package actor ApprovalClient {
             let ours = deciding[id] != nil && deciding[id] == decision
             emit(.resolved(id: id, decision: decision, resolvedBy: ours ? nil : by, byUs: ours))
             scheduleExpiry()
+        }
+    }
+
+    /// Tells the lists on their way that an event spoke about `id`. Past `touchedLimit` ids (a flood) a list no
+    /// longer speaks for any approval (`touchedAll`), and nothing is dropped on its word.
+    private func touch(_ id: String?) {
+        guard !touchedWhileListing.isEmpty else { return }
+        for token in touchedWhileListing.keys {
+            if let id, id.utf8.count <= PendingApproval.Limits.idBytes, touchedWhileListing[token, default: []].count < Self.touchedLimit {
+                touchedWhileListing[token]?.insert(id)
+            } else {
+                touchedAll.insert(token)
+            }
         }
     }
 
