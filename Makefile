@@ -36,10 +36,10 @@ HEAVY_TESTS = SpeechRecognitionTests|SayCommandTests|SoakCommandTests|GatewayVoi
 # PulseAudio stream each) timed Gateway connections out; capped, it also finishes sooner (57 s against 70 s).
 PASS1_WIDTH = --experimental-maximum-parallelization-width 8
 NET_TESTS = ControlSocketTests|ControlServerLimitsTests|ClientCommandTests|RealtimeTalkSession|RealtimeBargeInTests|TalkRelayClientTests
-# Suites run on their own: PulseAudio's module-echo-cancel test (among all the other suites its server stopped
-# answering), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
+# Suites run on their own: PulseAudio's module-echo-cancel tests (among all the other suites its server stopped
+# answering, for the module's own suite and for a session loading it), and the fuzz suites, whose memory checks read the whole process's resident size, which suites
 # running beside them would grow.
-SOLO_TESTS = PulseEchoCancelModuleTests|FuzzTests
+SOLO_TESTS = PulseEchoCancelModuleTests|SessionEchoModuleTests|FuzzTests
 # The hostile-payload memory bound reads the peak resident size, which the fuzz suites' checks must not see grow.
 ALONE_TESTS = HostilePayloadMemoryTests
 # The hostile-input fuzz pass (issue 25): talk.speak clips of every format, chat and relay event streams. Their

@@ -90,18 +90,4 @@ import Testing
         #expect(audio.capture is FileCaptureDevice)
         await audio.close()
     }
-
-    @Test func `the server's echo canceller is loaded for the session and unloaded by close`() async throws {
-        try await PulseTestServer.with { server in
-            let before = try await server.pactl(["list", "short", "modules"])
-            let audio = try await SessionAudio.open(
-                .init(mode: .pulse, devices: AudioDeviceChoice(source: "vmic", sink: "vsink"), server: server.address), logger: logger)
-            #expect(audio.echoCancelMode == .pulse)
-            #expect(audio.echoCancellation.hasPrefix("pulse (module-echo-cancel #"), "\(audio.echoCancellation)")
-            #expect(audio.echoCancellation.hasSuffix("-aec-\(getpid()).sink, openclaw-talk-aec-\(getpid()).source)"), "\(audio.echoCancellation)")
-            #expect(try await server.pactl(["list", "short", "modules"]).contains("module-echo-cancel"))
-            await audio.close()
-            #expect(try await server.pactl(["list", "short", "modules"]) == before)
-        }
-    }
 }
