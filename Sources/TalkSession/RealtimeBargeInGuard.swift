@@ -28,6 +28,9 @@ struct RealtimeBargeInGuard {
     private let evidencePolicy: BargeInPolicy.Evidence
     private var lastSequence: UInt64 = 0
     private var loudFrames = 0
+    /// When the first loud frame of the sound the microphone hears now came (session clock): where the user's
+    /// speech starts as the capture stream saw it, for the barge-in's detection latency. Nil once it is quiet.
+    private(set) var soundStartNs: UInt64?
 
     init(_ policy: BargeInPolicy = BargeInPolicy()) {
         energy = SpeechEnergy(policy.energy)
@@ -36,16 +39,18 @@ struct RealtimeBargeInGuard {
         evidencePolicy = policy.evidence
     }
 
-    /// Takes the next frame; returns whether it makes an onset (`SpeechEnergy.onsetFrames` loud
+    /// Takes the next frame, heard at `atNs`; returns whether it makes an onset (`SpeechEnergy.onsetFrames` loud
     /// frames in a row): sound that may be the user starting to speak, long before the relay can say so.
     @discardableResult
-    mutating func hear(_ frame: AudioFrame) -> Bool {
+    mutating func hear(_ frame: AudioFrame, atNs: UInt64) -> Bool {
         let samples = frame.samples
         evidence.add(frame)
         lastSequence = frame.sequence
         let loud = energy.add(samples)
         loudest = samples.isEmpty ? 0 : (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
         loudFrames = loud ? loudFrames + 1 : 0
+        if loud, soundStartNs == nil { soundStartNs = atNs }
+        if !energy.isSpeech { soundStartNs = nil }
         return loudFrames == SpeechEnergy.onsetFrames
     }
 

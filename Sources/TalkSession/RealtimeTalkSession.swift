@@ -138,7 +138,7 @@ package actor RealtimeTalkSession {
     func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
         let now = clock.nowNs()
-        let onset = bargeInGuard.hear(frame)
+        let onset = bargeInGuard.hear(frame, atNs: now)
         if let started = outputStartNs {
             if !settings.bargeIn.forcedOff {
                 if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
@@ -176,7 +176,9 @@ package actor RealtimeTalkSession {
         if let turn { output.dropTurn(turn) }
         flush()
         await playback.stop()
-        emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: 0, partial: ""))
+        // From the first loud frame of the user's sound, as the capture stream brought it, to this decision.
+        let latencyNs = now &- min(now, bargeInGuard.soundStartNs ?? now)
+        emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: Double(latencyNs) / 1e6, partial: ""))
         await stopSpeaking(completed: false, ending: .bargeIn)
         do { try await relay.cancelOutput(turnId: turn, reason: "barge-in") } catch {
             emit(.error("cancelling the relay's output failed: \(error)"))

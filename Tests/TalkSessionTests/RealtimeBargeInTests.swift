@@ -7,7 +7,7 @@ import Testing
 
 /// Barge-in over the realtime relay's answer, with the native loop's guards: when the relay transcribes the
 /// user, only new words cut the answer off (its own words, transcribed back from the echo, do not), and quiet
-/// sound never does.
+/// sound never does; the detection latency runs from the start of the user's sound.
 @Suite struct RealtimeBargeInTests {
     static func isBargeIn(_ kind: TalkEvent.Kind) -> Bool { if case .bargeIn = kind { true } else { false } }
 
@@ -45,6 +45,28 @@ import Testing
         #expect(await rig.speakHeard(amplitude: 100, frames: 15))
         await Self.transcript(rig, role: "user", text: "wait stop now")   // the log has caught up with those frames
         #expect(await rig.log.count(Self.isBargeIn) == 0, "quiet sound cut the answer off")
+        await rig.session.stop()
+    }
+
+    @Test func `a barge-in's detection latency runs from the first loud frame of the user's sound, not of a knock before it`() async throws {
+        let clock = ManualClock()
+        let rig = try await RealtimeReplyLevelTests.answering(clock)
+        await Self.transcript(rig, role: "assistant", text: "a long answer that takes a good few seconds")
+        await Self.transcript(rig, role: "user", text: "a long answer")   // the relay transcribes the user
+        // A knock, then 400 ms of quiet (over the energy guard's 300 ms): not the start of what the user says next.
+        #expect(await rig.speakHeard(amplitude: 6_000, frames: 5))
+        #expect(await rig.speakHeard(amplitude: 0, frames: 20))
+        clock.advance(.seconds(1))
+        #expect(await rig.speakHeard(amplitude: 6_000, frames: 5))   // the user starts
+        #expect(await rig.log.count(Self.isBargeIn) == 0, "the answer's own words cut it off")
+        clock.advance(.milliseconds(420))
+        await Self.transcript(rig, role: "user", text: "wait stop")
+        #expect(await rig.speakHeard(amplitude: 6_000, frames: 5))
+        #expect(await rig.log.waitFor(Self.isBargeIn))
+        let latencies = await rig.log.events.compactMap { event -> Double? in
+            if case .bargeIn(_, let latency, _) = event.kind { latency } else { nil }
+        }
+        #expect(latencies == [420])
         await rig.session.stop()
     }
 }
