@@ -54,6 +54,39 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
+    /// A request in older Gateways' shape lists no decisions, so its notification offers all three; the Gateway
+    /// refuses a click on "Allow always" (the command is ask-always). Nothing is decided, the refusal is shown, and
+    /// since the click took the notification away, a new one offers what the Gateway still takes.
+    @Test(.requires(.builtBinary)) func `a click the Gateway refuses decides nothing and leaves a notification of what is left`() async throws {
+        let server = try NotificationServer()
+        defer { server.stop() }
+        let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
+        defer { h.tearDown() }
+        _ = try await h.start(["--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+        #expect(try await h.eventually {
+            (try? await Self.control(h, #"{"cmd":"approval-request","command":"true","id":"probe"}"#)["deliveredTo"]?.arrayValue?.isEmpty) == false
+        })
+        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"probe","decision":"deny"}"#)
+
+        let id = try #require(try await Self.control(
+            h, #"{"cmd":"approval-request","command":"rm -rf build","ask":"always","legacyShape":true}"#)["approval"]?["id"]?.stringValue)
+        #expect(await server.wait { calls in calls.contains { $0.call == "Notify" && $0.body.hasPrefix("rm -rf build") } })
+        let first = try #require(server.notifications.last { $0.body.hasPrefix("rm -rf build") })
+        #expect(first.actions.map { $0[0] } == ["allow-once", "allow-always", "deny"])
+
+        server.click(first.id, "allow-always")
+        let refused = await server.wait { calls in calls.contains { $0.call == "Notify" && $0.summary == "Approval not decided" } }
+        let again = await server.wait { calls in calls.filter { $0.call == "Notify" && $0.body.hasPrefix("rm -rf build") }.count == 2 }
+        #expect(refused, "the refusal was not shown")
+        #expect(server.notifications.last { $0.summary == "Approval not decided" }?.body.contains("'Allow always' is not offered") == true)
+        #expect(again, "no notification is left to decide it")
+        #expect(server.notifications.last { $0.body.hasPrefix("rm -rf build") }?.actions == [["allow-once", "Allow once"], ["deny", "Deny"]])
+        let resolutions = try await Self.control(h, "approvals")["resolutions"]?.arrayValue ?? []
+        #expect(!resolutions.contains { $0["id"]?.stringValue == id }, "something was decided")
+        #expect(try await h.status()?.state == "approval needed")
+    }
+
     @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency, and an empty one refused`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }

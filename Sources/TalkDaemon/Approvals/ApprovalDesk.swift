@@ -128,7 +128,9 @@ actor ApprovalDesk: ApprovalAnswers {
         await notifier?.close(handle)
     }
 
-    /// A button: the decision for the approval that notification showed, never another.
+    /// A button: the decision for the approval that notification showed, never another. Refused while the approval
+    /// is still pending, a new notification offers what the Gateway still takes (the click took the old one away, or,
+    /// on a server that keeps clicked notifications, it is closed).
     private func clicked(_ click: DesktopNotifier.ActionClick) async {
         guard let id = approvalOf[click.handle], let decision = ApprovalDecision(rawValue: click.action) else { return }
         do {
@@ -136,6 +138,10 @@ actor ApprovalDesk: ApprovalAnswers {
         } catch {
             logger.warning("approval decision from the notification failed", metadata: ["approval.id": "\(id)", "error": "\(error)"])
             try? await notifier?.show(.init(title: "Approval not decided", body: "\(error)", urgency: .normal))
+            if let still = await client.approval(id: id) {
+                await closeNotification(of: id)
+                await leaveNotification(for: still)
+            }
         }
     }
 }
