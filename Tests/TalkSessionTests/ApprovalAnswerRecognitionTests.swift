@@ -42,8 +42,8 @@ import Testing
         return try await recognizer.endUtterance()
     }
 
-    static func recognizer() throws -> PocketSphinxRecognizer {
-        try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: .dictation()), logger: Logger(label: "test.answers"))
+    static func recognizer() async throws -> PocketSphinxRecognizer {
+        try await offPool { try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: .dictation()), logger: Logger(label: "test.answers")) }
     }
 
     @Test(.requires(espeak, sox), arguments: [
@@ -51,7 +51,7 @@ import Testing
         ("deny", .decision(.deny)), ("cancel", .cancel), ("repeat", .repeatQuestion), ("yes", .yes), ("no", .no),
     ])
     func `each spoken answer means what it says`(spoken: String, meaning: ApprovalPrompt.Answer) async throws {
-        let hypothesis = try await Self.heard(try await Self.speech(spoken), by: try Self.recognizer())
+        let hypothesis = try await Self.heard(try await Self.speech(spoken), by: try await Self.recognizer())
         #expect(ApprovalPrompt.interpret(hypothesis.text, allowed: ApprovalDecision.allCases) == meaning, "heard \(hypothesis.text)")
     }
 
@@ -63,7 +63,7 @@ import Testing
         "hmm let me think", "okay", "stop", "i don't know",
     ])
     func `everyday speech heard in the answers' grammar never allows a command once`(sentence: String) async throws {
-        let hypothesis = try await Self.heard(try await Self.speech(sentence), by: try Self.recognizer())
+        let hypothesis = try await Self.heard(try await Self.speech(sentence), by: try await Self.recognizer())
         #expect(ApprovalPrompt.interpret(hypothesis.text, allowed: ApprovalDecision.allCases) != .decision(.allowOnce),
                 "heard \(hypothesis.text)")
     }

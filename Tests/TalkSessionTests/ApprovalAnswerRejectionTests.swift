@@ -50,7 +50,7 @@ import Testing
 
     @Test(.requires(ApprovalAnswerRecognitionTests.espeak, ApprovalAnswerRecognitionTests.sox), .requires(.sharedCorpus))
     func `answers said are taken; sentences and noise outside the grammar are not understood`() async throws {
-        let recognizer = try ApprovalAnswerRecognitionTests.recognizer()
+        let recognizer = try await ApprovalAnswerRecognitionTests.recognizer()
         let allowed = ApprovalDecision.allCases
         func taken(_ h: Hypothesis) -> Bool { !h.text.isEmpty && (h.confidence ?? 1) >= ApprovalPrompt.minimumConfidence }
 

@@ -223,7 +223,7 @@ actor EventLog {
         events.compactMap { if case .stateChanged(_, let to, _) = $0.kind { to } else { nil } }
     }
 
-    /// Waits (at most 10 s: a bound that only catches a loop that never gets there) for an event.
+    /// Waits (at most 30 s: a bound that only catches a loop that never gets there) for an event.
     func waitFor(times: Int = 1, _ predicate: @Sendable (TalkEvent.Kind) -> Bool) async -> Bool {
         // A bound that only catches a loop that never gets there, not a loaded machine.
         let deadline = ContinuousClock.now + .seconds(30)
@@ -369,7 +369,7 @@ final class ManualClock: @unchecked Sendable {
         return due.count
     }
 
-    /// Waits (at most 10 s) until a sleep ends exactly `after` from now: the timer a test is about to run out.
+    /// Waits (at most 30 s) until a sleep ends exactly `after` from now: the timer a test is about to run out.
     func waitForSleep(endingIn after: Duration) async -> Bool {
         let ns = UInt64(after.components.seconds) * 1_000_000_000 + UInt64(after.components.attoseconds / 1_000_000_000)
         // Generous: only a session that never sleeps should fail here, not a loaded machine.
