@@ -60,8 +60,9 @@ LIVE_WIDTH = --experimental-maximum-parallelization-width 1
 # Sound compared with its echo reference to the sample, live on the loopback: they need the sound server's real
 # time, which pass 1's eight tests at once starve (the sink's sound gapped by whole 20 ms windows, a lowering heard
 # 100 ms off its reference: PlaybackGainLoopbackTests failed 2 runs in 3 there on a loaded machine). Two at a time,
-# after pass 1: 4 of 4 clean at load 15, in about 25 s.
-AUDIO_TIMING_TESTS = PlaybackGainLoopbackTests|ReferencePlacementLoopbackTests|EchoCancellationLoopbackTests|PulseLoopbackTests|PulsePlaybackTests
+# after pass 1: 4 of 4 clean at load 15, in about 25 s. `record` and `play` through the loopback too: in pass 1
+# beside three other builds the recording held the clip at correlation 0.77 (of 0.8 needed), the sink gapped.
+AUDIO_TIMING_TESTS = PlaybackGainLoopbackTests|ReferencePlacementLoopbackTests|EchoCancellationLoopbackTests|PulseLoopbackTests|PulsePlaybackTests|AudioCommandLineTests
 # The audio round trips, device loss and return, server crash and restart, and a Talk turn again against
 # PipeWire's Pulse server (pipewire + wireplumber + pipewire-pulse, headless: scripts/with-pipewire.sh), which most
 # desktops run instead of PulseAudio; last in `make test`, `make test-pipewire` alone. Two tests at a time: all nine
