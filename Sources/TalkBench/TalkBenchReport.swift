@@ -167,7 +167,7 @@ package struct LiveTalkFigures {
     }
 
     package var text: [String] {
-        var lines = ["  live conditions: \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words, "
+        var lines = ["  live conditions: \(conditions["mode"]?.stringValue ?? "talk") mode, \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words, "
             + (conditions["recognition"]?.stringValue ?? "dictation")]
         lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
@@ -195,6 +195,8 @@ package struct LiveBargeInFigures {
     /// From the start of the user's speech (the clip's first voiced frame, as handed to the sink) to the decision.
     package var detectionMs: [Double] = []
     package var noReply = 0
+    /// False in realtime mode: the reference relay's words are a matched clip's, so recall and WER are not measured.
+    package var wordsMeasured = true
 
     package static let werTarget = 0.25
     /// The user starts this long into the session's first sentence.
@@ -206,7 +208,7 @@ package struct LiveBargeInFigures {
         func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
         return [
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
-            "noReply": .int(Int64(noReply)), "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
+            "noReply": .int(Int64(noReply)), "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
             "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
         ]
     }
@@ -215,8 +217,9 @@ package struct LiveBargeInFigures {
         let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
         let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
-        return "  barge-in over the reply: stopped it in \(stopped) of \(trials), with the user's words (WER <= \(Self.werTarget)) in \(withWords); "
-            + "mean WER \(meanWER); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
+        let words = wordsMeasured ? "with the user's words (WER <= \(Self.werTarget)) in \(withWords); mean WER \(meanWER)"
+            : "the user's words not measured (the reference relay matches clips)"
+        return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
             + (noReply > 0 ? " (\(noReply) without a reply)" : "")
     }
 }

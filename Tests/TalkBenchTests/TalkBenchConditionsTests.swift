@@ -39,4 +39,18 @@ import Testing
         #expect(dictation["replyWords"] == .int(Int64(TalkBenchConditions(replySeconds: 10).reply.split(separator: " ").count)))
         #expect(TalkBenchConditions(grammar: "/x/answers.gram").json["recognition"] == .string("grammar answers.gram"))
     }
+
+    /// In realtime mode the reference relay speaks the condition's reply, a little faster than real time: slower, the
+    /// session's queue runs dry mid-reply and ends the turn; twice as fast (refgw's default), a 25 s reply passes the
+    /// queue's 10 s and is cut.
+    @Test func `in realtime mode the relay speaks the condition's reply at a pace the session's queue keeps up with`() throws {
+        let conditions = TalkBenchConditions(replySeconds: 25, realtime: true)
+        let data = Data(conditions.realtimeRelay.utf8)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["cmd"] as? String == "talk-relay" && object["reply"] as? String == conditions.reply)
+        let pace = try #require(object["audioPace"] as? Double)
+        let queuedSeconds = 25 * (1 - pace)   // what piles up while 25 s of reply arrive at 1/pace of real time
+        #expect(pace < 1 && queuedSeconds < 10, "pace \(pace): \(queuedSeconds) s queued")
+        #expect(conditions.json["mode"] == .string("realtime") && TalkBenchConditions().json["mode"] == .string("talk"))
+    }
 }

@@ -14,12 +14,23 @@ package struct TalkBenchConditions: Sendable {
     package var server: SoundServerKind?
     /// `--grammar`: the live sessions' `run --grammar` (an absolute path); nil: dictation.
     package var grammar: String?
+    /// `--mode realtime`: the live sessions run `run --mode realtime`, the reference Gateway's realtime relay
+    /// hearing the microphone and speaking the reply (espeak-ng on its side) as audio the session plays.
+    package var realtime = false
 
     /// The file session's: the short reply in the local voice.
     package static let fileSession = TalkBenchConditions()
 
-    package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil) {
-        (self.voice, self.replySeconds, self.server, self.grammar) = (voice, replySeconds, server, grammar)
+    package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil,
+                 realtime: Bool = false) {
+        (self.voice, self.replySeconds, self.server, self.grammar, self.realtime) = (voice, replySeconds, server, grammar, realtime)
+    }
+
+    /// The realtime relay's settings (`talk-relay`): it answers every turn with `reply`, sent at a little over real
+    /// time (pace 0.9), so the session's queue neither runs dry mid-reply (which ends the turn) nor passes its 10 s
+    /// (which cuts it).
+    package var realtimeRelay: String {
+        #"{"cmd": "talk-relay", "reply": "\#(reply)", "audioPace": 0.9}"#
     }
 
     /// About 6 s of speech in words the corpus's clips hardly use, so a clip cuts in (the text guard) and the
@@ -96,7 +107,8 @@ package struct TalkBenchConditions: Sendable {
 
     package var json: JSONValue {
         [
-            "voice": .string(voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
+            "mode": .string(realtime ? "realtime" : "talk"),
+            "voice": .string(realtime ? "gateway-realtime" : voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
             "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
         ]
     }

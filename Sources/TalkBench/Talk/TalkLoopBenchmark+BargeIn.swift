@@ -11,6 +11,7 @@ extension TalkLoopBenchmark {
         _ trials: Int, plan: LivePlan, speaker: PulsePlayback, clip: PCMBuffer, gateway: ReferenceGatewayProcess
     ) async throws -> LiveBargeInFigures {
         var figures = LiveBargeInFigures()
+        figures.wordsMeasured = !plan.conditions.realtime
         // Where the clip's speech starts: its first frame over the loopback tests' voiced level.
         let onsetSeconds = Double(firstVoicedSample(clip.samples)) / Double(clip.sampleRate)
         for trial in 0..<trials {
@@ -33,7 +34,11 @@ extension TalkLoopBenchmark {
             try await Task.sleep(for: LiveBargeInFigures.userAfter)
             let userStarted = Date().addingTimeInterval(onsetSeconds)
             _ = try await speaker.play(clip)
-            _ = await child.waitFor(#""event":"transcriptSent""#, count: 2, upTo: .seconds(20))
+            if plan.conditions.realtime {
+                _ = await child.waitFor(#""event":"bargeIn""#, upTo: .seconds(20))
+            } else {
+                _ = await child.waitFor(#""event":"transcriptSent""#, count: 2, upTo: .seconds(20))
+            }
             try await Task.sleep(for: .milliseconds(500))
             await child.stop()
             let events = child.events
@@ -42,6 +47,8 @@ extension TalkLoopBenchmark {
             if let time = bargeIn["time"]?.stringValue, let decided = eventTime(time) {
                 figures.detectionMs.append(decided.timeIntervalSince(userStarted) * 1000)
             }
+            // The reference relay's words come from matching the clip, not from recognition: no WER in realtime mode.
+            guard !plan.conditions.realtime else { continue }
             let messages = try transcripts(gateway).dropFirst(before + 1)
             guard let message = messages.first else { continue }
             let words = message.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: "")

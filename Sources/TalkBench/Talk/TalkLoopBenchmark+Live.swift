@@ -19,6 +19,9 @@ extension TalkLoopBenchmark {
         /// `--record DIR`: each session's echo stages are recorded to DIR/<session> (`bench aec --replay`).
         var record: String?
 
+        /// What a turn sent to the Gateway shows as: in realtime mode the relay's final of the user's words.
+        var turnEvent: JSONValue { conditions.realtime ? "finalTranscript" : "transcriptSent" }
+
         /// A reply of `replySeconds` needs this long to play, with the local voice at its slowest.
         var replyWait: Duration { .seconds(30 + 2 * (conditions.replySeconds ?? 10)) }
 
@@ -26,7 +29,7 @@ extension TalkLoopBenchmark {
             try await TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
                  "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"]
-                    + (conditions.grammar.map { ["--grammar", $0] } ?? []),
+                    + (conditions.grammar.map { ["--grammar", $0] } ?? []) + (conditions.realtime ? ["--mode", "realtime"] : []),
                 home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
         }
     }
@@ -99,7 +102,7 @@ extension TalkLoopBenchmark {
                     echo.selfInterruptions += 1
                     echo.interruptingPartials.append(cut["partial"]?.stringValue ?? "")
                 }
-                if events.filter({ $0["event"] == "transcriptSent" }).count > 1 { echo.echoTurns += 1 }
+                if events.filter({ $0["event"] == plan.turnEvent }).count > 1 { echo.echoTurns += 1 }
                 if mode == "webrtc" {
                     figures.idleCPUPercent.append(idle)
                     if let speaking { figures.speakingCPUPercent.append(speaking) }

@@ -65,6 +65,7 @@ package enum TalkLoopBenchmark {
                 let (sinkName, sourceName) = try await Self.loopbackDevices(sink: plan.sink, source: plan.source, logger: logger)
                 _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(plan.conditions.reply)", "delayMs": 0}"#)
                 _ = try gateway.control(plan.conditions.talkConfig(silenceMs: Self.silenceMs))
+                if plan.conditions.realtime { _ = try gateway.control(plan.conditions.realtimeRelay) }
                 let live = LivePlan(
                     trials: plan.trials, offTrials: plan.offTrials, bargeInTrials: plan.bargeInTrials, conditions: plan.conditions,
                     sink: sinkName, source: sourceName, folder: root + "/live", record: plan.record)

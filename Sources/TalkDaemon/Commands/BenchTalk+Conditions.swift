@@ -1,7 +1,7 @@
 import Foundation
 import TalkBench
 
-/// `bench talk`'s condition options (`--voice`, `--reply-seconds`, `--server`, `--grammar`) as TalkBench's
+/// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--server`, `--grammar`) as TalkBench's
 /// `TalkBenchConditions`.
 extension TalkBenchConditions {
     init(_ parsed: ParsedArguments) throws {
@@ -18,8 +18,17 @@ extension TalkBenchConditions {
             }
             grammar = absolute
         }
+        var realtime = false
+        switch parsed.option("mode") {
+        case nil, "talk": break
+        case "realtime": realtime = true
+        case let other?: throw ValidationError("Invalid value '\(other)' for '--mode': expected talk or realtime")
+        }
+        if realtime, let option = ["grammar", "voice"].first(where: { parsed.option($0) != nil }) {
+            throw ValidationError("'--\(option)' goes with '--mode talk'; in realtime mode the Gateway's relay hears and speaks")
+        }
         self.init(
             voice: voice, replySeconds: try parsed.intOption("reply-seconds", range: 2...120), server: try SoundServerOption.kind(parsed),
-            grammar: grammar)
+            grammar: grammar, realtime: realtime)
     }
 }

@@ -23,6 +23,7 @@ extension OpenClawTalk.Bench {
                 .option("trials", value: "n", help: "Live self-echo sessions with echo cancellation (default 3; 0 skips the live half)."),
                 .option("off-trials", value: "n", help: "Live self-echo sessions without echo cancellation (default: as --trials)."),
                 .option("barge-in-trials", value: "n", help: "Live sessions with the user speaking over the reply (default: as --trials)."),
+                .option("mode", value: "talk|realtime", help: "How the live sessions run (default talk; realtime: run --mode realtime on the reference Gateway's realtime relay)."),
                 .option("voice", value: "local|gateway", help: "Whose voice speaks the live replies (default local: a Gateway without a Talk provider)."),
                 .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
                 .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
