@@ -125,6 +125,22 @@ import Testing
         #expect(try await Self.control(h, "violations")["count"] == 0)
     }
 
+    /// A bare `send` typed at a terminal would otherwise sit waiting, like `cat`, for an end of input nobody means
+    /// to type: it says how to give the message and ends, whatever is typed, with nothing sent.
+    @Test func `a bare send on a terminal stops at once and says how to give the message`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        let running = try h.command.start(["send", "--no-reply"], input: .terminal(answer: "typed at the prompt"))
+        // Far beyond a refusal's start-up, far below the minutes a user would wait before pressing Ctrl-C.
+        let refused = try await running.finish(timeout: .seconds(20))
+        #expect(refused.status != 0, "a bare send on a terminal did not refuse")
+        for way in ["send TEXT", "send --file", "| openclaw-talk send -"] {
+            #expect(refused.stderr.contains(way), "the refusal does not name '\(way)': \(refused.stderr)")
+        }
+        let frames = try await Self.control(h, #"{"cmd":"frames","last":200}"#)["frames"]?.arrayValue ?? []
+        #expect(!frames.contains { $0["frame"]?["method"] == "chat.send" }, "a chat.send went out")
+    }
+
     @Test func `an oversize file is refused before anything is sent`() async throws {
         let h = try await DaemonHarness.make(gatewayArguments: ["--attachment-max-bytes", "4000"])
         defer { h.tearDown() }

@@ -14,7 +14,8 @@ extension OpenClawTalk {
         static let configuration = CommandConfiguration(
             commandName: "send",
             abstract: "Send text and files to the assistant's chat and print (or speak) the reply.",
-            discussion: "Without TEXT (or with '-') the text is read from standard input, unless files are given. Images "
+            discussion: "Without TEXT (or with '-') the text is read from standard input, unless files are given; a bare "
+                + "'send' on a terminal stops at once instead of waiting for typed input. Images "
                 + "over the Gateway's limit are re-encoded as JPEG to fit; other files go where the Gateway's policy allows. "
                 + "Every limit is checked before anything is sent.",
             options: [
@@ -80,6 +81,9 @@ extension OpenClawTalk {
         func send(logger: Logger) async throws -> String? {
             var typed = text ?? ""
             let fromStandardInput = text == "-" || (text == nil && files.isEmpty)
+            if text == nil, files.isEmpty, isatty(STDIN_FILENO) == 1 {
+                throw ValidationError(Self.nothingGivenOnTerminal)
+            }
             if fromStandardInput {
                 typed = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             }
@@ -105,6 +109,11 @@ extension OpenClawTalk {
             if speak, let reply, !reply.isEmpty { try await Self.speakAloud(reply, on: devices, logger: logger) }
             return reply
         }
+
+        /// Why a bare `send` on a terminal stops at once instead of waiting, like `cat`, for an end of input the user
+        /// never meant to type.
+        static let nothingGivenOnTerminal = "Nothing to send: give the message as 'send TEXT', attach files with "
+            + "'send --file PATH', or pipe it in ('... | openclaw-talk send -')."
 
         /// Reads one file, refusing what no Gateway could take before reading it.
         static func read(_ path: String) throws -> ChatAttachment {
