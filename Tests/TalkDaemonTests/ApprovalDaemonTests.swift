@@ -87,7 +87,7 @@ import Testing
         #expect(try await h.status()?.state == "approval needed")
     }
 
-    @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency, and an empty one refused`() async throws {
+    @Test(.requires(.builtBinary)) func `the Gateway's system.notify is shown with its urgency and sound, and an empty one refused`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
         let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
@@ -100,6 +100,14 @@ import Testing
         #expect(result["payloadJSON"] == #"{"ok":true}"#)
         let call = try #require(server.notifications.last)
         #expect((call.summary, call.body, call.urgency) == ("Build", "Done", 0))
+        #expect(call.hints["suppress-sound"] == nil, "a notification with no sound asked was silenced: \(call.hints)")
+        // timeSensitive is critical, and `sound: none` (as iOS reads it) a silent notification.
+        let urgent = try #require(try await Self.control(
+            h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":"Door","body":"Someone rang","priority":"timeSensitive","sound":"none"},"timeoutMs":15000}"#)["result"])
+        #expect(urgent["ok"] == true, "\(urgent)")
+        let silent = try #require(server.notifications.last)
+        #expect((silent.summary, silent.urgency) == ("Door", 2))
+        #expect(silent.hints["suppress-sound"] == "true" || silent.hints["suppress-sound"] == "1", "\(silent.hints)")
         let empty = try #require(try await Self.control(h, #"{"cmd":"node-invoke","command":"system.notify","params":{"title":""},"timeoutMs":15000}"#)["result"])
         #expect(empty["error"]?["message"] == "INVALID_REQUEST: empty notification")
         #expect(try await Self.control(h, "violations")["count"] == 0)
