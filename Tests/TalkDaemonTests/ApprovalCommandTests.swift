@@ -155,6 +155,23 @@ import Testing
         #expect(try await Self.control(h, "chat-transcripts")["transcripts"]?.arrayValue?.isEmpty == true)
     }
 
+    /// Each file within its own limit, the message is still refused when its frame, base64 included, would exceed
+    /// `policy.maxPayload`: nothing half-sent, the Gateway never sees it.
+    @Test func `a message whose frame would exceed maxPayload is refused before anything is sent`() async throws {
+        let maxPayloadBytes = 100_000
+        let h = try await DaemonHarness.make(gatewayArguments: ["--max-payload", "\(maxPayloadBytes)", "--attachment-max-bytes", "300000"])
+        defer { h.tearDown() }
+        let path = h.command.home + "/notes.txt"
+        // 90 000 bytes fit the attachment limit; their base64 (120 000) does not fit the frame.
+        try Data(repeating: UInt8(ascii: "a"), count: 90_000).write(to: URL(fileURLWithPath: path))
+        let refused = try await h.command.run(["send", "read this", "--file", path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("per message. Nothing was sent."), "\(refused.stderr)")
+        let frames = try await Self.control(h, #"{"cmd":"frames","last":200}"#)["frames"]?.arrayValue ?? []
+        #expect(!frames.contains { $0["frame"]?["method"] == "chat.send" }, "a chat.send went out")
+        #expect(try await Self.control(h, "chat-transcripts")["transcripts"]?.arrayValue?.isEmpty == true)
+    }
+
     @Test func `an image over the Gateway's image limit is re-encoded to fit`() async throws {
         let h = try await DaemonHarness.make(gatewayArguments: ["--attachment-max-image-bytes", "60000"])
         defer { h.tearDown() }
