@@ -90,7 +90,9 @@ import Testing
         let corpus = URL(fileURLWithPath: try TestInput.sharedCorpus.path())
         let logger = Logger(label: "test.bench")
         let manifest = try BenchManifest.load(path: corpus.appendingPathComponent("manifest.tsv").path)
-        let recognizer = try PocketSphinxRecognizer(configuration: RecognizerConfiguration(tuning: .streaming(for: .dictation())), logger: logger)
+        let recognizer = try await offPool {
+            try PocketSphinxRecognizer(configuration: RecognizerConfiguration(tuning: .streaming(for: .dictation())), logger: logger)
+        }
         let report = try await SpeechBenchmark(manifest: manifest, transcriber: FileTranscriber(recognizer: recognizer, logger: logger)).run()
         #expect(report.files.count == 36)
         #expect(report.wer < 0.46, "WER \(report.wer)")

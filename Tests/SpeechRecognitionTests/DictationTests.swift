@@ -5,11 +5,11 @@ import Testing
 @testable import SpeechRecognition
 
 /// Dictation with the generic en-us language model on real recordings.
-@Suite struct DictationTests {
+@Suite(.offPool) struct DictationTests {
     static let librivox = TestAudio.testData + "/librivox/sense_and_sensibility_01_austen_64kb-0930.wav"
 
     @Test func `a read sentence gives plausible words with times inside the audio`() async throws {
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         let audio = try TestAudio.wav(Self.librivox)
         let hypothesis = try await TestAudio.decode(audio, with: recognizer)
         // Reference: "he might even have been made amiable himself".
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func `partials grow while audio is fed and the engine reports speech`() async throws {
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         let audio = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         try await recognizer.startUtterance()
         var partials: [String] = []
@@ -49,7 +49,7 @@ import Testing
     @Test func `the engine does not report speech in steady room noise once it has learnt the noise floor`()
         async throws
     {
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         try await recognizer.startUtterance()
         let noise = SynthesizedSpeech.silence(ms: 3000)
         var speechFramesAfterOneSecond = 0
@@ -62,7 +62,7 @@ import Testing
     }
 
     @Test func `reset discards the utterance in progress`() async throws {
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         let goForward = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         try await recognizer.startUtterance()
         _ = try await recognizer.process(goForward)
@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func `successive utterances on one warm decoder are independent`() async throws {
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         let goForward = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         let first = try await TestAudio.decode(goForward, with: recognizer)
         let second = try await TestAudio.decode(goForward, with: recognizer)
@@ -97,7 +97,7 @@ import Testing
 
     @Test(.requires(.sharedCorpus)) func `dictation WER on the dev set stays below its measured bound`() async throws {
         let corpus = try TestInput.sharedCorpus.path()
-        let recognizer = try TestAudio.recognizer(.dictation())
+        let recognizer = try await TestAudio.recognizer(.dictation())
         let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
         // A rate over no words would be 0 and pass: the manifest must list clips, each with words to say.
         let rows = manifest.split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }

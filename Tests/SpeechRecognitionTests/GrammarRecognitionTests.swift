@@ -5,9 +5,9 @@ import Testing
 
 @testable import SpeechRecognition
 
-@Suite struct GrammarRecognitionTests {
+@Suite(.offPool) struct GrammarRecognitionTests {
     @Test func `goforward is recognised exactly with its grammar`() async throws {
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
         let audio = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         let hypothesis = try await TestAudio.decode(audio, with: recognizer)
         #expect(hypothesis.text == "go forward ten meters")
@@ -16,7 +16,7 @@ import Testing
 
     @Test(.requires(.sharedCorpus)) func `the corpus goforward recording is recognised exactly with its grammar`() async throws {
         let corpus = try TestInput.sharedCorpus.path()
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
         let hypothesis = try await TestAudio.decode(try TestAudio.wav(corpus + "/ps_goforward.wav"), with: recognizer)
         #expect(hypothesis.text == "go forward ten meters")
     }
@@ -35,7 +35,7 @@ import Testing
 
     @Test func `every cards clip is recognised exactly with the cards grammar`() async throws {
         #expect(Self.cardsTranscripts.count == 5)
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.testData + "/cards/cards.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.testData + "/cards/cards.gram"))
         // One warm decoder for all clips, as the daemon keeps it.
         for (file, expected) in Self.cardsTranscripts {
             let hypothesis = try await TestAudio.decode(try TestAudio.wav(file), with: recognizer)
@@ -47,7 +47,7 @@ import Testing
     /// "nine" are heard as other digits, so these strings are ones its voice renders recognisably.
     @Test(arguments: ["four two", "one seven nine", "oh four one nine", "two five eight six zero"])
     func `synthesised digit strings are recognised with the digits grammar`(digits: String) async throws {
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
         let hypothesis = try await TestAudio.decode(try await SynthesizedSpeech.samples(digits), with: recognizer)
         #expect(hypothesis.text == digits)
     }
@@ -58,7 +58,7 @@ import Testing
         async throws
     {
         let corpus = try TestInput.sharedCorpus.path()
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.projectModels + "/grammars/digits.gram"))
         let hypothesis = try await TestAudio.decode(try TestAudio.wav(corpus + "/" + file), with: recognizer)
         #expect(hypothesis.text == expected)
     }
@@ -66,7 +66,7 @@ import Testing
     @Test(arguments: ["stop talking", "pause", "resume", "cancel", "never mind", "new conversation", "speak slower"])
     func `synthesised Talk commands are recognised with the talk-commands grammar`(command: String) async throws {
         let path = TestAudio.projectModels + "/grammars/talk-commands.gram"
-        let recognizer = try TestAudio.recognizer(.grammar(path: path))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: path))
         let hypothesis = try await TestAudio.decode(try await SynthesizedSpeech.samples(command), with: recognizer)
         #expect(hypothesis.text == command)
     }
@@ -79,7 +79,7 @@ import Testing
         async throws
     {
         let mode: RecognitionMode = grammarMode ? .grammar(path: TestAudio.projectModels + "/grammars/talk-commands.gram") : .dictation()
-        let recognizer = try TestAudio.recognizer(mode)
+        let recognizer = try await TestAudio.recognizer(mode)
         let path = try SpeechTestAudio.writeTemporaryWAV(try await SynthesizedSpeech.samples(answer), name: "answer")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let device = FileCaptureDevice(path: path, options: .init(pacing: .asFastAsPossible, trailingSilenceMs: 1000), logger: TestAudio.logger)

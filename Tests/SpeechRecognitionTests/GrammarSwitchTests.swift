@@ -6,19 +6,19 @@ import Testing
 
 /// A dictation recogniser switched to a small grammar (an approval's answers) and back, as the Talk loop does while
 /// it asks: real PocketSphinx, real (synthesised) speech.
-@Suite struct GrammarSwitchTests {
+@Suite(.offPool) struct GrammarSwitchTests {
     /// The answers the Talk loop listens for (`ApprovalPrompt.grammar`, which this target cannot see).
     static let answers = ["allow once", "once", "allow always", "always", "deny", "cancel", "repeat", "yes", "no"]
     static func grammar(_ phrases: [String] = answers) -> String {
         "#JSGF V1.0;\ngrammar approval;\npublic <answer> = " + phrases.joined(separator: " | ") + " ;\n"
     }
 
-    static func dictation() throws -> PocketSphinxRecognizer { try TestAudio.recognizer(.dictation()) }
+    static func dictation() async throws -> PocketSphinxRecognizer { try await TestAudio.recognizer(.dictation()) }
 
     @Test func `with the answers' grammar a dictation recogniser hears only its sentences, and dictation again after`()
         async throws
     {
-        let recognizer = try Self.dictation()
+        let recognizer = try await Self.dictation()
         // espeak-ng's "I don't know" is a sentence the language model gets exactly (and the grammar cannot hold).
         let sentence = try await SynthesizedSpeech.samples("i don't know")
         #expect(try await TestAudio.decode(sentence, with: recognizer).text == "i don't know")
@@ -35,7 +35,7 @@ import Testing
     /// crash this test: the allocator handed the freed block to the new search. The precondition in `addGrammar`
     /// is the guard.)
     @Test func `a new grammar replaces the one in use, and the next utterance is heard with it`() async throws {
-        let recognizer = try Self.dictation()
+        let recognizer = try await Self.dictation()
         let deny = try await SynthesizedSpeech.samples("deny")
         try await recognizer.useGrammar(Self.grammar())
         #expect(try await TestAudio.decode(deny, with: recognizer).text == "deny")
@@ -48,7 +48,7 @@ import Testing
 
     /// As the daemon goes: an approval asked and withdrawn (back to dictation), then the next one asked.
     @Test func `the answers' grammar asked for a second time, after dictation, is the one heard with`() async throws {
-        let recognizer = try Self.dictation()
+        let recognizer = try await Self.dictation()
         let answer = try await SynthesizedSpeech.samples("allow once")
         let sentence = try await SynthesizedSpeech.samples("i don't know")
         for round in 1...3 {
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func `a switch asked for during an utterance takes effect from the next one`() async throws {
-        let recognizer = try Self.dictation()
+        let recognizer = try await Self.dictation()
         let sentence = try await SynthesizedSpeech.samples("i don't know")
         try await recognizer.startUtterance()
         _ = try await recognizer.process(Array(sentence.prefix(3200)))
@@ -75,7 +75,7 @@ import Testing
     @Test func `a grammar with a word the dictionary lacks is refused with PocketSphinx's reason, and dictation goes on`()
         async throws
     {
-        let recognizer = try Self.dictation()
+        let recognizer = try await Self.dictation()
         do {
             try await recognizer.useGrammar(Self.grammar(["allow once", "zorbleflap"]))
             Issue.record("a grammar with an unknown word was taken")

@@ -1,4 +1,5 @@
 import Foundation
+import TalkTestSupport
 import Testing
 
 @testable import SpeechRecognition
@@ -22,9 +23,10 @@ import Testing
         }
     }
 
-    private func makeError(_ configuration: RecognizerConfiguration) -> SpeechRecognitionError? {
+    /// The error of loading a recogniser, loaded on a thread of its own (as `TestAudio.recognizer`).
+    private func makeError(_ configuration: RecognizerConfiguration) async -> SpeechRecognitionError? {
         do {
-            _ = try PocketSphinxRecognizer(configuration: configuration, logger: TestAudio.logger)
+            _ = try await offPool { try PocketSphinxRecognizer(configuration: configuration, logger: TestAudio.logger) }
             return nil
         } catch let error as SpeechRecognitionError {
             return error
@@ -34,8 +36,8 @@ import Testing
         }
     }
 
-    @Test func `a model folder that does not exist is named in the error`() throws {
-        let error = makeError(RecognizerConfiguration(modelDirectory: "/nonexistent/models"))
+    @Test func `a model folder that does not exist is named in the error`() async throws {
+        let error = await makeError(RecognizerConfiguration(modelDirectory: "/nonexistent/models"))
         #expect(error == .modelDirectoryNotFound(path: "/nonexistent/models"))
         #expect(error?.description.contains("/nonexistent/models") == true)
     }
@@ -52,9 +54,9 @@ import Testing
         #expect(error?.description.contains("pocketsphinx-en-us") == true)
     }
 
-    @Test func `an empty model folder is an error, not a silent fallback`() throws {
+    @Test func `an empty model folder is an error, not a silent fallback`() async throws {
         let scratch = try Scratch()
-        let error = makeError(RecognizerConfiguration(modelDirectory: scratch.path))
+        let error = await makeError(RecognizerConfiguration(modelDirectory: scratch.path))
         guard case .modelNotFound(let part, let searched)? = error else {
             Issue.record("expected modelNotFound, got \(String(describing: error))")
             return
@@ -64,7 +66,7 @@ import Testing
     }
 
     /// Copies Debian's acoustic model into a scratch model folder and lets `damage` break one file.
-    private func brokenModel(_ damage: (String) throws -> Void) throws -> (Scratch, SpeechRecognitionError?) {
+    private func brokenModel(_ damage: (String) throws -> Void) async throws -> (Scratch, SpeechRecognitionError?) {
         let scratch = try Scratch()
         let acoustic = scratch.path + "/en-us/en-us"
         try FileManager.default.createDirectory(atPath: scratch.path + "/en-us", withIntermediateDirectories: true)
@@ -72,12 +74,12 @@ import Testing
         try damage(acoustic)
         let grammar = TestAudio.testData + "/goforward.gram"
         return (
-            scratch, makeError(RecognizerConfiguration(mode: .grammar(path: grammar), modelDirectory: scratch.path))
+            scratch, await makeError(RecognizerConfiguration(mode: .grammar(path: grammar), modelDirectory: scratch.path))
         )
     }
 
-    @Test func `a truncated mdef gives a broken-model error naming the file`() throws {
-        let (scratch, error) = try brokenModel { acoustic in
+    @Test func `a truncated mdef gives a broken-model error naming the file`() async throws {
+        let (scratch, error) = try await brokenModel { acoustic in
             let mdef = acoustic + "/mdef"
             let head = try Data(contentsOf: URL(fileURLWithPath: mdef)).prefix(1000)
             try head.write(to: URL(fileURLWithPath: mdef))
@@ -90,8 +92,8 @@ import Testing
         #expect(reason.contains("mdef"))
     }
 
-    @Test func `a model missing its means file is broken`() throws {
-        let (_, error) = try brokenModel { acoustic in try FileManager.default.removeItem(atPath: acoustic + "/means") }
+    @Test func `a model missing its means file is broken`() async throws {
+        let (_, error) = try await brokenModel { acoustic in try FileManager.default.removeItem(atPath: acoustic + "/means") }
         guard case .modelBroken(_, let reason)? = error else {
             Issue.record("expected modelBroken, got \(String(describing: error))")
             return
@@ -99,10 +101,10 @@ import Testing
         #expect(reason.contains("means"))
     }
 
-    @Test func `a grammar with a syntax error is rejected with PocketSphinx's reason`() throws {
+    @Test func `a grammar with a syntax error is rejected with PocketSphinx's reason`() async throws {
         let scratch = try Scratch()
         let file = try scratch.write("bad.gram", "#JSGF V1.0;\ngrammar bad;\npublic <cmd> = stop | ( pause ;\n")
-        let error = makeError(RecognizerConfiguration(mode: .grammar(path: file)))
+        let error = await makeError(RecognizerConfiguration(mode: .grammar(path: file)))
         guard case .grammarInvalid(let path, let details)? = error else {
             Issue.record("expected grammarInvalid, got \(String(describing: error))")
             return
@@ -111,10 +113,10 @@ import Testing
         print("syntax error: \(error.map(String.init(describing:)) ?? "")")
     }
 
-    @Test func `a grammar word missing from the dictionary is named`() throws {
+    @Test func `a grammar word missing from the dictionary is named`() async throws {
         let scratch = try Scratch()
         let file = try scratch.write("unknown.gram", "#JSGF V1.0;\ngrammar unknown;\npublic <cmd> = stop | florbix;\n")
-        let error = makeError(RecognizerConfiguration(mode: .grammar(path: file)))
+        let error = await makeError(RecognizerConfiguration(mode: .grammar(path: file)))
         guard case .grammarInvalid(_, let details)? = error else {
             Issue.record("expected grammarInvalid, got \(String(describing: error))")
             return
@@ -122,13 +124,13 @@ import Testing
         #expect(details.contains { $0.contains("florbix") })
     }
 
-    @Test func `a missing grammar file is reported before PocketSphinx runs`() {
-        let error = makeError(RecognizerConfiguration(mode: .grammar(path: "/nonexistent/commands.gram")))
+    @Test func `a missing grammar file is reported before PocketSphinx runs`() async {
+        let error = await makeError(RecognizerConfiguration(mode: .grammar(path: "/nonexistent/commands.gram")))
         #expect(error == .grammarNotFound(path: "/nonexistent/commands.gram"))
     }
 
-    @Test func `a wake phrase with a word missing from the dictionary is rejected`() {
-        let error = makeError(RecognizerConfiguration(mode: .keyphrase("hey florbix")))
+    @Test func `a wake phrase with a word missing from the dictionary is rejected`() async {
+        let error = await makeError(RecognizerConfiguration(mode: .keyphrase("hey florbix")))
         guard case .keyphraseInvalid(_, let details)? = error else {
             Issue.record("expected keyphraseInvalid, got \(String(describing: error))")
             return
@@ -136,13 +138,13 @@ import Testing
         #expect(details.contains { $0.contains("florbix") })
     }
 
-    @Test func `a missing keyword list is reported`() {
-        let error = makeError(RecognizerConfiguration(mode: .keywordList(path: "/nonexistent/wake.kws")))
+    @Test func `a missing keyword list is reported`() async {
+        let error = await makeError(RecognizerConfiguration(mode: .keywordList(path: "/nonexistent/wake.kws")))
         #expect(error == .keywordListNotFound(path: "/nonexistent/wake.kws"))
     }
 
     @Test func `audio before startUtterance is refused`() async throws {
-        let recognizer = try TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
+        let recognizer = try await TestAudio.recognizer(.grammar(path: TestAudio.testData + "/goforward.gram"))
         await #expect(throws: SpeechRecognitionError.notInUtterance(operation: "process")) {
             _ = try await recognizer.process([0, 0, 0])
         }

@@ -26,10 +26,12 @@ enum TestAudio {
 
     static let logger = Logger(label: "test.speech")
 
-    static func recognizer(_ mode: RecognitionMode, tuning: DecoderTuning? = nil) throws
+    /// Loads the models on a thread of its own: a synchronous load of about a second that, on the cooperative pool
+    /// (two threads here), would hold up every other suite's waits.
+    static func recognizer(_ mode: RecognitionMode, tuning: DecoderTuning? = nil) async throws
         -> PocketSphinxRecognizer
     {
-        try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: mode, tuning: tuning), logger: logger)
+        try await offPool { try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: mode, tuning: tuning), logger: logger) }
     }
 
     /// Feeds the samples in 20 ms frames as a live stream would, and returns the final hypothesis.

@@ -5,7 +5,7 @@ import Testing
 @testable import SpeechRecognition
 
 /// Wake-phrase spotting on real recordings: found where it is said, silent where it is not.
-@Suite struct WakePhraseTests {
+@Suite(.offPool) struct WakePhraseTests {
     static let withoutGoForward = [
         "/cards/001.wav", "/cards/005.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0870.wav",
     ]
@@ -26,14 +26,14 @@ import Testing
     }
 
     @Test func `a keyphrase is found in a clip that says it`() async throws {
-        let recognizer = try TestAudio.recognizer(.keyphrase("go forward", threshold: 1e-20))
+        let recognizer = try await TestAudio.recognizer(.keyphrase("go forward", threshold: 1e-20))
         let audio = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         #expect(try await spotted("go forward", in: audio, by: recognizer))
     }
 
     @Test(arguments: withoutGoForward)
     func `a keyphrase is not found in clips that do not say it`(clip: String) async throws {
-        let recognizer = try TestAudio.recognizer(.keyphrase("go forward", threshold: 1e-20))
+        let recognizer = try await TestAudio.recognizer(.keyphrase("go forward", threshold: 1e-20))
         let audio = try TestAudio.wav(TestAudio.testData + clip)
         #expect(try await spotted("go forward", in: audio, by: recognizer) == false)
     }
@@ -41,7 +41,7 @@ import Testing
     @Test func `a keyword list spots its phrases and only where they are said`() async throws {
         let scratch = try RecognizerErrorTests.Scratch()
         let list = try scratch.write("wake.kws", "go forward /1e-20/\nqueen of hearts /1e-20/\n")
-        let recognizer = try TestAudio.recognizer(.keywordList(path: list))
+        let recognizer = try await TestAudio.recognizer(.keywordList(path: list))
         let goForward = try TestAudio.raw(TestAudio.testData + "/goforward.raw")
         #expect(try await spotted("go forward", in: goForward, by: recognizer))
         for clip in Self.withoutGoForward {
@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func `the project's wake list loads and stays quiet on speech without it`() async throws {
-        let recognizer = try TestAudio.recognizer(.keywordList(path: TestAudio.projectModels + "/keyphrases/wake.kws"))
+        let recognizer = try await TestAudio.recognizer(.keywordList(path: TestAudio.projectModels + "/keyphrases/wake.kws"))
         let clips =
             Self.withoutGoForward + ["/cards/002.wav", "/librivox/sense_and_sensibility_01_austen_64kb-0880.wav"]
         for clip in clips {
@@ -67,7 +67,7 @@ import Testing
 
     /// Which of the project's wake phrases the recogniser spots in `audio` (partials or final).
     private func wakePhrases(in audio: [Int16]) async throws -> Set<String> {
-        let recognizer = try TestAudio.recognizer(.keywordList(path: Self.projectWakeList))
+        let recognizer = try await TestAudio.recognizer(.keywordList(path: Self.projectWakeList))
         var found: Set<String> = []
         for phrase in ["hey open claw", "okay claw"] where try await spotted(phrase, in: audio, by: recognizer) {
             found.insert(phrase)
@@ -130,7 +130,7 @@ import Testing
     @Test(.requires(.sharedCorpus))
     func `a recorded command phrase is spotted in the corpus clips that hold it and no others`() async throws {
         let corpus = try TestInput.sharedCorpus.path()
-        let recognizer = try TestAudio.recognizer(.keyphrase("turn on", threshold: 1e-2))
+        let recognizer = try await TestAudio.recognizer(.keyphrase("turn on", threshold: 1e-2))
         let manifest = try String(contentsOfFile: corpus + "/manifest.tsv", encoding: .utf8)
         for row in manifest.split(separator: "\n").dropFirst() {
             let columns = row.split(separator: "\t").map(String.init)

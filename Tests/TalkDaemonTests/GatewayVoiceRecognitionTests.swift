@@ -12,7 +12,7 @@ import Testing
 /// The Gateway's voice end to end: refgw synthesises the sentence asked for (espeak-ng, then sox, opusenc or
 /// lame), `talk.speak` brings the clip over a real socket, AudioIO decodes it, and PocketSphinx must hear the
 /// same sentence in the PCM. Recognition is CPU-heavy: this suite runs in `make test`'s second pass.
-@Suite(.serialized) struct GatewayVoiceRecognitionTests {
+@Suite(.serialized, .offPool) struct GatewayVoiceRecognitionTests {
     static let root = TestInputs.packageRoot
     static let token = "voice-test-token"
     /// What refgw makes the clips with.
@@ -75,12 +75,15 @@ import Testing
     }
 
     /// What PocketSphinx hears with the digits grammar, fed in 20 ms frames with quiet room noise under and
-    /// around the speech (digital silence throws the decoder's cepstral mean off).
+    /// around the speech (digital silence throws the decoder's cepstral mean off). The models load off the
+    /// cooperative pool: a synchronous load there would hold up the other suites of the pass.
     static func recognise(_ pcm: PCMBuffer) async throws -> String {
         #expect(pcm.sampleRate == 16_000)
-        let recognizer = try PocketSphinxRecognizer(
-            configuration: RecognizerConfiguration(mode: .grammar(path: root + "/models/grammars/digits.gram")),
-            logger: Logger(label: "voice-test.speech", handler: InMemoryLogHandler()))
+        let recognizer = try await offPool {
+            try PocketSphinxRecognizer(
+                configuration: RecognizerConfiguration(mode: .grammar(path: root + "/models/grammars/digits.gram")),
+                logger: Logger(label: "voice-test.speech", handler: InMemoryLogHandler()))
+        }
         var state: UInt32 = 0x1234_5678
         let padding = [Int16](repeating: 0, count: 4_800)
         let samples = (padding + pcm.samples + padding).map { sample -> Int16 in
