@@ -211,9 +211,19 @@ class Walkthrough(WalkthroughBase):
         answer = os.path.join(self.work, "allow-once.wav")
         subprocess.run(["espeak-ng", "-v", "en-us+klatt", "-s", "150", "-w", answer + ".22k.wav", "allow once"], check=True)
         subprocess.run(["sox", answer + ".22k.wav", "-r", "16000", "-c", "1", "-b", "16", answer, "pad", "0", "1"], check=True)
-        subprocess.run([self.bin, "play", answer, "--sink", "vsink"], env=self.env, check=True, timeout=30, capture_output=True)
+        # As a person would: asked again ("Sorry, I did not get that"), the voice says it again, once, when the
+        # answer window has reopened; not understood twice, the daemon leaves it pending and the step fails.
         try:
-            self.wait_for("the spoken decision", lambda: "allow-once" in steps(), timeout=30)
+            for attempt in (1, 2):
+                subprocess.run([self.bin, "play", answer, "--sink", "vsink"], env=self.env, check=True, timeout=30,
+                               capture_output=True)
+                self.wait_for("the spoken decision", lambda: "allow-once" in steps()
+                              or steps().count("not understood") >= attempt or "left pending" in steps(), timeout=30)
+                if "allow-once" in steps() or attempt == 2 or "left pending" in steps():
+                    break
+                self.show("not understood; the daemon asks again and the voice answers again")
+                self.wait_for("the answer window to reopen", lambda: steps().count("listening") >= 2, timeout=30)
+            self.check("allow-once" in steps(), "the spoken answer decided it (steps: %s)" % ", ".join(steps()))
         except Exception:
             print("events: %s" % json.dumps(self.events[mark:]), flush=True)
             raise
