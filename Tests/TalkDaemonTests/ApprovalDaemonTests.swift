@@ -14,18 +14,23 @@ import Testing
         return try await offPool { try gateway.control(line) as JSONValue }
     }
 
+    /// Starts an idle daemon on `h` and waits until it is connected and the Gateway counts its operator socket as an
+    /// approval client (a probe approval delivered to it, then denied).
+    static func startApprovalClient(_ h: DaemonHarness) async throws {
+        _ = try await h.start(["--idle"] + (try h.fileDevices))
+        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
+        #expect(try await h.eventually {
+            (try? await Self.control(h, #"{"cmd":"approval-request","command":"true","id":"probe"}"#)["deliveredTo"]?.arrayValue?.isEmpty) == false
+        })
+        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"probe","decision":"deny"}"#)
+    }
+
     @Test(.requires(.builtBinary)) func `an approval shows in the status and as a notification whose button decides it`() async throws {
         let server = try NotificationServer()
         defer { server.stop() }
         let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
         defer { h.tearDown() }
-        _ = try await h.start(["--idle"] + (try h.fileDevices))
-        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
-        // Wait until the Gateway counts this device's operator socket as an approval client.
-        #expect(try await h.eventually {
-            (try? await Self.control(h, #"{"cmd":"approval-request","command":"true","id":"probe"}"#)["deliveredTo"]?.arrayValue?.isEmpty) == false
-        })
-        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"probe","decision":"deny"}"#)
+        try await Self.startApprovalClient(h)
 
         let id = try #require(try await Self.control(h, #"{"cmd":"approval-request","command":"rm -rf build"}"#)["approval"]?["id"]?.stringValue)
         let other = try #require(try await Self.control(h, #"{"cmd":"approval-request","command":"ls","ask":"always"}"#)["approval"]?["id"]?.stringValue)
@@ -62,12 +67,7 @@ import Testing
         defer { server.stop() }
         let h = try await DaemonHarness.make(environment: ["DBUS_SESSION_BUS_ADDRESS": server.busAddress])
         defer { h.tearDown() }
-        _ = try await h.start(["--idle"] + (try h.fileDevices))
-        #expect(try await h.eventually { try await h.status()?.gateway.connected == true }, "the daemon did not connect: \(h.log)")
-        #expect(try await h.eventually {
-            (try? await Self.control(h, #"{"cmd":"approval-request","command":"true","id":"probe"}"#)["deliveredTo"]?.arrayValue?.isEmpty) == false
-        })
-        _ = try await Self.control(h, #"{"cmd":"approval-resolve","id":"probe","decision":"deny"}"#)
+        try await Self.startApprovalClient(h)
 
         let id = try #require(try await Self.control(
             h, #"{"cmd":"approval-request","command":"rm -rf build","ask":"always","legacyShape":true}"#)["approval"]?["id"]?.stringValue)
