@@ -20,6 +20,18 @@ import Testing
         #expect(words >= wanted && words < wanted + longest, "\(words) words for \(seconds) s (\(wanted) wanted)")
     }
 
+    /// A faster local voice (`--rate`) must still fill the reply's seconds, and the daemon must be told the rate.
+    @Test func `at a faster rate the reply has more words, and run is given the rate`() {
+        let fast = TalkBenchConditions(replySeconds: 25, rateWPM: 260)
+        let words = fast.reply.split(separator: " ").count
+        let longest = TalkBenchConditions.sentences.map { $0.split(separator: " ").count }.max() ?? 0
+        #expect(words >= 25 * 260 / 60 && words < 25 * 260 / 60 + longest, "\(words) words")
+        #expect(fast.runArguments == ["--rate", "260"])
+        #expect(fast.json["rateWPM"] == .int(260) && TalkBenchConditions().json["rateWPM"] == .int(175))
+        #expect(TalkBenchConditions(replySeconds: 25).runArguments.isEmpty)
+        #expect(TalkBenchConditions(grammar: "/x/a.gram", realtime: true).runArguments == ["--grammar", "/x/a.gram", "--mode", "realtime"])
+    }
+
     @Test func `the Gateway's voice speaks only when its condition names it`() throws {
         func talk(_ conditions: TalkBenchConditions) throws -> [String: Any] {
             let data = Data(conditions.talkConfig(silenceMs: 650).utf8)

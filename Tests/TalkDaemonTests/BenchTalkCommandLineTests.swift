@@ -34,6 +34,18 @@ import Testing
         }
     }
 
+    @Test func `--rate speeds the local voice up, and is refused where the Gateway speaks`() throws {
+        let fast = try #require(try parser.command(["bench", "talk", "--rate", "260"]) as? OpenClawTalk.Bench.Talk)
+        #expect(fast.conditions.rateWPM == 260 && fast.conditions.runArguments == ["--rate", "260"])
+        #expect(throws: ValidationError("'--rate' is the local voice's speed; with '--voice gateway' the Gateway speaks")) {
+            _ = try parser.command(["bench", "talk", "--rate", "260", "--voice", "gateway"])
+        }
+        #expect(throws: ValidationError("'--rate' is the local voice's speed; with '--mode realtime' the Gateway speaks")) {
+            _ = try parser.command(["bench", "talk", "--rate", "260", "--mode", "realtime"])
+        }
+        #expect(throws: (any Error).self) { _ = try parser.command(["bench", "talk", "--rate", "500"]) }
+    }
+
     @Test(arguments: [["bench", "talk"], ["bench", "soak"]])
     func `bench talk and bench soak take the same --server`(command: [String]) throws {
         #expect(throws: ValidationError("Invalid value 'alsa' for '--server': expected pulse or pipewire")) {

@@ -17,13 +17,25 @@ package struct TalkBenchConditions: Sendable {
     /// `--mode realtime`: the live sessions run `run --mode realtime`, the reference Gateway's realtime relay
     /// hearing the microphone and speaking the reply (espeak-ng on its side) as audio the session plays.
     package var realtime = false
+    /// `--rate`: the local voice's words per minute (`run --rate`); nil: its default, `defaultRateWPM`.
+    package var rateWPM: Int?
+
+    /// The local voice's default speed (espeak-ng's 175 words per minute), which `replySeconds` is counted at.
+    package static let defaultRateWPM = 175
 
     /// The file session's: the short reply in the local voice.
     package static let fileSession = TalkBenchConditions()
 
     package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil,
-                 realtime: Bool = false) {
+                 realtime: Bool = false, rateWPM: Int? = nil) {
         (self.voice, self.replySeconds, self.server, self.grammar, self.realtime) = (voice, replySeconds, server, grammar, realtime)
+        self.rateWPM = rateWPM
+    }
+
+    /// What `run` is given for these conditions beyond the session's own options: the grammar, the mode, the rate.
+    package var runArguments: [String] {
+        (grammar.map { ["--grammar", $0] } ?? []) + (realtime ? ["--mode", "realtime"] : [])
+            + (rateWPM.map { ["--rate", "\($0)"] } ?? [])
     }
 
     /// The realtime relay's settings (`talk-relay`): it answers every turn with `reply`, sent at a little over real
@@ -49,10 +61,10 @@ package struct TalkBenchConditions: Sendable {
     ]
 
     /// The reply the scripted agent gives: the short one, or sentences enough for about `replySeconds` at the
-    /// local voice's 175 words per minute.
+    /// local voice's rate (175 words per minute unless `rateWPM` says otherwise).
     package var reply: String {
         guard let replySeconds else { return Self.shortReply }
-        let words = replySeconds * 175 / 60
+        let words = replySeconds * (rateWPM ?? Self.defaultRateWPM) / 60
         var text: [String] = []
         var count = 0
         while count < words {
@@ -110,6 +122,7 @@ package struct TalkBenchConditions: Sendable {
             "mode": .string(realtime ? "realtime" : "talk"),
             "voice": .string(realtime ? "gateway-realtime" : voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
             "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
+            "rateWPM": .int(Int64(rateWPM ?? Self.defaultRateWPM)),
         ]
     }
 }

@@ -29,7 +29,7 @@ extension TalkLoopBenchmark {
             try await TalkChild(
                 ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
                  "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"]
-                    + (conditions.grammar.map { ["--grammar", $0] } ?? []) + (conditions.realtime ? ["--mode", "realtime"] : []),
+                    + conditions.runArguments,
                 home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
         }
     }

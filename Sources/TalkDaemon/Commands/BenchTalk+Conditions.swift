@@ -1,7 +1,7 @@
 import Foundation
 import TalkBench
 
-/// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--server`, `--grammar`) as TalkBench's
+/// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--rate`, `--server`, `--grammar`) as TalkBench's
 /// `TalkBenchConditions`.
 extension TalkBenchConditions {
     init(_ parsed: ParsedArguments) throws {
@@ -27,8 +27,12 @@ extension TalkBenchConditions {
         if realtime, let option = ["grammar", "voice"].first(where: { parsed.option($0) != nil }) {
             throw ValidationError("'--\(option)' goes with '--mode talk'; in realtime mode the Gateway's relay hears and speaks")
         }
+        let rate = try parsed.intOption("rate", range: 80...450)
+        if rate != nil, realtime || voice == .gateway {
+            throw ValidationError("'--rate' is the local voice's speed; with \(realtime ? "'--mode realtime'" : "'--voice gateway'") the Gateway speaks")
+        }
         self.init(
             voice: voice, replySeconds: try parsed.intOption("reply-seconds", range: 2...120), server: try SoundServerOption.kind(parsed),
-            grammar: grammar, realtime: realtime)
+            grammar: grammar, realtime: realtime, rateWPM: rate)
     }
 }

@@ -26,6 +26,7 @@ extension OpenClawTalk.Bench {
                 .option("mode", value: "talk|realtime", help: "How the live sessions run (default talk; realtime: run --mode realtime on the reference Gateway's realtime relay)."),
                 .option("voice", value: "local|gateway", help: "Whose voice speaks the live replies (default local: a Gateway without a Talk provider)."),
                 .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
+                .option("rate", value: "wpm", help: "The local voice's speed in the live sessions, 80-450 words per minute (default 175; not with --voice gateway or --mode realtime)."),
                 .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
                 SoundServerOption.spec(help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
