@@ -52,7 +52,7 @@ import Testing
         var judged = 0
         for (index, (r, f)) in zip(Self.frames(raw), Self.frames(far)).enumerated() {
             let explained = explanation.add(raw: r, far: f, echoAlone: true)
-            guard index >= 25, let explained, ResidualEchoSuppressor.energy(r).squareRoot() >= 1000 * coupling else { continue }
+            guard index >= 25, let explained, AudioLevel.meanSquare(r).squareRoot() >= 1000 * coupling else { continue }
             judged += 1
             #expect(explained >= 0.5, "frame \(index) (\(Double(index) / 50) s) only \(explained) explained")
         }

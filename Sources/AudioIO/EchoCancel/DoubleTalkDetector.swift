@@ -55,8 +55,8 @@ struct DoubleTalkDetector {
             return false
         }
         silentFrames = 0
-        LevelHistory.push(ResidualEchoSuppressor.energy(near), into: &raw, keep: Tuning.windowFrames)
-        LevelHistory.push(ResidualEchoSuppressor.energy(out), into: &linear, keep: Tuning.windowFrames)
+        LevelHistory.push(AudioLevel.meanSquare(near), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(AudioLevel.meanSquare(out), into: &linear, keep: Tuning.windowFrames)
         frames += 1
         if frames % Tuning.windowFrames == 0 {
             judgeWindow(settling: settling)

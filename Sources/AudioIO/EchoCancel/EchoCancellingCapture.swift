@@ -160,7 +160,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private func playedAround(_ start: UInt64) -> Double {
         let span = EchoTuning.Residual.aroundNs
         let samples = reference.samples(from: start > span ? start - span : 0, count: EchoTuning.Residual.aroundSamples)
-        return ResidualEchoSuppressor.loudestFrameRMS(samples)
+        return AudioLevel.loudestFrameRMS(samples)
     }
 
     /// An energy ratio in whole decibels, for a log line.
@@ -170,7 +170,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     }
 
     private static func rms(_ samples: [Int16]) -> Int {
-        Int(ResidualEchoSuppressor.energy(samples).squareRoot())
+        Int(AudioLevel.rms(samples))
     }
 
     /// Writes what `recordTo` asked for; a failure is logged, never thrown: the session it records goes on.

@@ -23,8 +23,8 @@ struct EchoExplanation {
     /// the echo's reach (nothing to explain) or the coupling is not learnt yet. `echoAlone`: the later stages took this frame for the echo alone,
     /// so it teaches the coupling.
     mutating func add(raw frame: [Int16], far reference: [Int16], echoAlone: Bool) -> Double? {
-        LevelHistory.push(ResidualEchoSuppressor.energy(frame), into: &raw, keep: Tuning.windowFrames)
-        LevelHistory.push(ResidualEchoSuppressor.energy(reference), into: &far, keep: Tuning.windowFrames + Tuning.reachFrames)
+        LevelHistory.push(AudioLevel.meanSquare(frame), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(AudioLevel.meanSquare(reference), into: &far, keep: Tuning.windowFrames + Tuning.reachFrames)
         let played = far.max() ?? 0
         guard played >= Tuning.playingRMS * Tuning.playingRMS else { return nil }
         let heard = LevelHistory.mean(raw)

@@ -46,7 +46,7 @@ struct EchoFrameProcessor {
     }
 
     /// `far` is the reference fed with the frame, `playedAround` the loudest 20 ms of reference within 300 ms
-    /// either side of it (`ResidualEchoSuppressor.loudestFrameRMS`).
+    /// either side of it (`AudioLevel.loudestFrameRMS`).
     /// - Throws: `EchoCancelError` for a frame the canceller refuses.
     mutating func process(raw: [Int16], far: [Int16], playedAround: Double) throws -> Outcome {
         try canceller.analyzeReverse(far)

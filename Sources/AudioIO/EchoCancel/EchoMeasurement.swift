@@ -45,10 +45,10 @@ package enum EchoMeasurement {
         var cleanedEnergy = 0.0
         let end = min(raw.count, cleaned.count)
         for start in stride(from: max(0, fromSample), to: end - frame + 1, by: frame) {
-            let r = energy(raw[start..<start + frame])
+            let r = AudioLevel.sumOfSquares(raw[start..<start + frame])
             guard r >= threshold else { continue }
             rawEnergy += r
-            cleanedEnergy += energy(cleaned[start..<start + frame])
+            cleanedEnergy += AudioLevel.sumOfSquares(cleaned[start..<start + frame])
         }
         guard rawEnergy > 0 else { return nil }
         // A cleaned capture of pure digital silence would be infinitely better: count it as one LSB of noise.
@@ -140,9 +140,5 @@ package enum EchoMeasurement {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return scale * (Float(Int64(bitPattern: state) >> 11) / Float(1 << 52))
         }
-    }
-
-    private static func energy(_ samples: ArraySlice<Int16>) -> Double {
-        samples.reduce(0.0) { $0 + Double($1) * Double($1) }
     }
 }

@@ -14,7 +14,7 @@ struct ReferenceOnset {
     /// Takes the reference fed with the next frame; returns whether that frame is within `settlingFrames` of
     /// an onset.
     mutating func add(far: [Int16]) -> Bool {
-        if ResidualEchoSuppressor.energy(far) >= Tuning.pauseRMS * Tuning.pauseRMS {
+        if AudioLevel.meanSquare(far) >= Tuning.pauseRMS * Tuning.pauseRMS {
             if quietFrames >= Tuning.pauseFrames { sinceOnset = 0 }
             quietFrames = 0
         } else {

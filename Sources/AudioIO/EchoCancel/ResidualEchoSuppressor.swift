@@ -53,12 +53,12 @@ struct ResidualEchoSuppressor {
     }
 
     /// Judges one frame: `far` is the reference fed to the canceller with it, `playedAround` the loudest 20 ms
-    /// of reference around it (see `loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
+    /// of reference around it (see `AudioLevel.loudestFrameRMS`). Returns `cleaned`, or it 40 dB down.
     mutating func pass(far: [Int16], playedAround: Double, raw near: [Int16], cleaned out: [Int16], settling: Bool = false) -> [Int16] {
         mutedLast = false
-        LevelHistory.push(Self.energy(near), into: &raw, keep: Tuning.windowFrames)
-        LevelHistory.push(Self.energy(out), into: &cleaned, keep: Tuning.windowFrames)
-        LevelHistory.push(Self.energy(far), into: &before, keep: 15)
+        LevelHistory.push(AudioLevel.meanSquare(near), into: &raw, keep: Tuning.windowFrames)
+        LevelHistory.push(AudioLevel.meanSquare(out), into: &cleaned, keep: Tuning.windowFrames)
+        LevelHistory.push(AudioLevel.meanSquare(far), into: &before, keep: 15)
         guard playedAround >= Tuning.playingRMS else {
             silentFrames += 1
             hangover = 0
@@ -106,18 +106,5 @@ struct ResidualEchoSuppressor {
 
     private static func muted(_ samples: [Int16]) -> [Int16] {
         samples.map { Int16(Int32($0) / Tuning.mutedGain) }
-    }
-
-    /// The loudest 20 ms frame's RMS in `samples`.
-    static func loudestFrameRMS(_ samples: [Int16]) -> Double {
-        stride(from: 0, to: samples.count, by: AudioFrame.samplesPerFrame).map { start in
-            energy(samples[start..<min(samples.count, start + AudioFrame.samplesPerFrame)])
-        }.max().map { $0.squareRoot() } ?? 0
-    }
-
-    /// Mean square of the samples.
-    static func energy<C: Collection<Int16>>(_ samples: C) -> Double {
-        guard !samples.isEmpty else { return 0 }
-        return samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
     }
 }

@@ -66,7 +66,7 @@ package struct Endpointer: Sendable {
 
     /// Judges one frame. `voiceActivity` is the recogniser's signal for this frame when it was fed one.
     package mutating func process(_ frame: AudioFrame, voiceActivity: Bool? = nil) -> [EndpointerEvent] {
-        let level = SignalLevel.dbfs(frame.samples)
+        let level = AudioLevel.dbfsWithoutOffset(frame.samples)
         let floorDb = floor.floorDb ?? level
         let startThreshold = max(floorDb + settings.startMarginDb, settings.minimumSpeechDbfs)
         let keepThreshold = startThreshold - settings.hysteresisDb
