@@ -122,7 +122,7 @@ struct SpeechEnergy: Sendable {
     @discardableResult
     mutating func add(_ samples: [Int16], sequence: UInt64? = nil) -> Bool {
         guard !samples.isEmpty else { return false }
-        let rms = (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+        let rms = AudioLevel.rms(samples)
         let loud = rms >= Swift.max(minimumRMS, (floor ?? rms) * ratioOverFloor)
         if let current = floor {
             floor = rms < current ? rms : current + (rms - current) * 0.01

@@ -53,7 +53,7 @@ struct BargeInEvidenceMeter {
 
     mutating func add(_ frame: AudioFrame) {
         let samples = frame.samples
-        let energy = samples.isEmpty ? 0 : samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+        let energy = AudioLevel.meanSquare(samples)
         frames.append(Frame(sequence: frame.sequence, audible: energy >= audibleRMS * audibleRMS, explained: frame.echoExplained))
         if frames.count > Self.keepFrames { frames.removeFirst(frames.count - Self.keepFrames) }
         if frame.echoExplained != nil {
