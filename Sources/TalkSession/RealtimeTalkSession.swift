@@ -9,13 +9,16 @@ import TalkLogging
 /// behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
 /// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
 /// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
-/// output (the native loop's guards, `RealtimeBargeInGuard`; 250 ms after the output started, 900 ms apart)
+/// output (the native loop's guards, or the user's own sound when the relay sends no words: `RealtimeBargeInGuard`;
+/// 250 ms after the output started, 900 ms apart)
 /// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
 /// lower (`RealtimeReplyLevel`, `+Level`). The session is closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
         /// The native loop's policy: its energy and text guards, and `forcedOff` (`--no-barge-in`).
         package var bargeIn = BargeInPolicy()
+        /// Apple's level rule (RMS of full scale 32 767): speech over the answer this loud stops it, where nothing
+        /// better is known (no user words from the relay, no canceller's measure of the echo: `RealtimeBargeInGuard`).
         package var bargeInRMS = 0.08 * 32_767
         package var bargeInAfterOutput: Duration = .milliseconds(250)
         package var bargeInCooldown: Duration = .milliseconds(900)

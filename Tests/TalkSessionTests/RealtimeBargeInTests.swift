@@ -69,4 +69,27 @@ import Testing
         #expect(latencies == [420])
         await rig.session.stop()
     }
+
+    @Test func `with a relay that sends no words, the user's own sound under Apple's level stops the answer, timed from it`() async throws {
+        let clock = ManualClock()
+        let rig = try await RealtimeReplyLevelTests.answering(clock)
+        // The answer's echo, loud (over 0.08 of full scale) and explained by its audio, then a short pause.
+        #expect(await rig.speakHeard(amplitude: 3_000, frames: 10, explained: 1))
+        #expect(await rig.speakHeard(amplitude: 0, frames: 5))
+        #expect(await RealtimeReplyLevelTests.relayCaughtUp(rig))   // (a user's words would be text to judge)
+        #expect(await rig.log.count(Self.isBargeIn) == 0, "the answer's echo cut it off")
+        clock.advance(.seconds(1))
+        // The user, at RMS 2 000 (under Apple's level), unexplained: 100 ms of it, then 100 ms more, 100 ms later.
+        #expect(await rig.speakHeard(amplitude: 2_000, frames: 5, explained: 0.1))
+        #expect(await RealtimeReplyLevelTests.relayCaughtUp(rig))   // (a user's words would be text to judge)
+        #expect(await rig.log.count(Self.isBargeIn) == 0, "100 ms of sound cut the answer off")
+        clock.advance(.milliseconds(100))
+        #expect(await rig.speakHeard(amplitude: 2_000, frames: 5, explained: 0.1))
+        #expect(await rig.log.waitFor(Self.isBargeIn))
+        let latencies = await rig.log.events.compactMap { event -> Double? in
+            if case .bargeIn(_, let latency, _) = event.kind { latency } else { nil }
+        }
+        #expect(latencies == [100])
+        await rig.session.stop()
+    }
 }

@@ -166,9 +166,10 @@ struct RealtimeRig {
     /// `frames` 20 ms frames of a square wave of `amplitude` (0: silence), returning once the session has sent them
     /// all to the relay (a multiple of 5 frames fills whole 100 ms appends), which it does only after it has
     /// weighed each frame for barge-in.
-    func speakHeard(amplitude: Int16, frames: Int) async -> Bool {
+    /// `explained`: how much of each frame the answer's audio explains (echo cancellation's measure; nil: none).
+    func speakHeard(amplitude: Int16, frames: Int, explained: Float? = nil) async -> Bool {
         let before = await relay.appendedBytes
-        await mic.push(amplitude: amplitude, count: frames)
+        await mic.push(amplitude: amplitude, count: frames, echoExplained: explained)
         return await eventually { await relay.appendedBytes >= before + frames * 640 }
     }
 
