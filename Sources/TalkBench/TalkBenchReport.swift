@@ -192,8 +192,12 @@ package struct LiveBargeInFigures {
     /// ... and the Gateway got the user's words (WER ≤ `werTarget` after the interruption prefix).
     package var withWords = 0
     package var wer: [Double] = []
-    /// From the start of the user's speech (the clip's first voiced frame, as handed to the sink) to the decision.
+    /// From the start of the user's speech (the clip's first voiced frame, as the sink played it:
+    /// `UserSpeechStart.inTheRoom`) to the decision.
     package var detectionMs: [Double] = []
+    /// The same from the clip's first voiced frame as handed to the sound server (`UserSpeechStart.handedOver`
+    /// plus its leading silence): the bench's own playback buffer counted as the user's, as this figure was before.
+    package var detectionFromHandoverMs: [Double] = []
     package var noReply = 0
     /// False in realtime mode: the reference relay's words are a matched clip's, so recall and WER are not measured.
     package var wordsMeasured = true
@@ -210,6 +214,7 @@ package struct LiveBargeInFigures {
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
             "noReply": .int(Int64(noReply)), "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
             "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
+            "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
         ]
     }
 
@@ -219,7 +224,26 @@ package struct LiveBargeInFigures {
         let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
         let words = wordsMeasured ? "with the user's words (WER <= \(Self.werTarget)) in \(withWords); mean WER \(meanWER)"
             : "the user's words not measured (the reference relay matches clips)"
+        let handover = BenchStatistics.percentile(detectionFromHandoverMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
+            + " (p95 \(handover) ms from the clip handed to the sound server)"
             + (noReply > 0 ? " (\(noReply) without a reply)" : "")
+    }
+}
+
+/// When the bench's user began to speak over the reply: the clip's first voiced sample, placed by when the sink
+/// finished playing the clip (`heardToEnd`), and, as the figure was first taken, by when it was handed over.
+package struct UserSpeechStart: Sendable, Equatable {
+    /// When the clip was handed to the sound server, plus its leading silence.
+    package var handedOver: Date
+    /// When the sink played the clip's first voiced sample: what a microphone in the room hears first. Never
+    /// before `handedOver` (a late completion cannot put the sound before it was given).
+    package var inTheRoom: Date
+
+    /// `heardToEnd`: when `play` returned, the sink having played the clip's last sample (within one of the
+    /// playback stream's write requests, 10 ms); `onsetSeconds`: the clip's leading silence; `clipSeconds`: its length.
+    package init(handedOver: Date, heardToEnd: Date, onsetSeconds: Double, clipSeconds: Double) {
+        self.handedOver = handedOver.addingTimeInterval(onsetSeconds)
+        inTheRoom = max(self.handedOver, heardToEnd.addingTimeInterval(onsetSeconds - clipSeconds))
     }
 }

@@ -14,6 +14,7 @@ extension TalkLoopBenchmark {
         figures.wordsMeasured = !plan.conditions.realtime
         // Where the clip's speech starts: its first frame over the loopback tests' voiced level.
         let onsetSeconds = Double(firstVoicedSample(clip.samples)) / Double(clip.sampleRate)
+        let clipSeconds = Double(clip.samples.count) / Double(clip.sampleRate)
         for trial in 0..<trials {
             let home = "\(plan.folder)/bargein-\(trial)"
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -32,8 +33,12 @@ extension TalkLoopBenchmark {
                 continue
             }
             try await Task.sleep(for: LiveBargeInFigures.userAfter)
-            let userStarted = Date().addingTimeInterval(onsetSeconds)
+            let handedOver = Date()
             _ = try await speaker.play(clip)
+            // `play` returns once the sink has played the clip's last sample: the user's first word was in the room
+            // the clip's length before that, less its leading silence. The bench's own playback buffer (up to
+            // `PulsePlaybackEngine.targetLatency` and the stream's start) lies before it, and is not the user's.
+            let spoken = UserSpeechStart(handedOver: handedOver, heardToEnd: Date(), onsetSeconds: onsetSeconds, clipSeconds: clipSeconds)
             if plan.conditions.realtime {
                 _ = await child.waitFor(#""event":"bargeIn""#, upTo: .seconds(20))
             } else {
@@ -45,7 +50,8 @@ extension TalkLoopBenchmark {
             guard let bargeIn = events.first(where: { $0["event"] == "bargeIn" }) else { continue }
             figures.stopped += 1
             if let time = bargeIn["time"]?.stringValue, let decided = eventTime(time) {
-                figures.detectionMs.append(decided.timeIntervalSince(userStarted) * 1000)
+                figures.detectionMs.append(decided.timeIntervalSince(spoken.inTheRoom) * 1000)
+                figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
             }
             // The reference relay's words come from matching the clip, not from recognition: no WER in realtime mode.
             guard !plan.conditions.realtime else { continue }
