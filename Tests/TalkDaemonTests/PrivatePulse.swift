@@ -3,22 +3,32 @@ import Foundation
 import Synchronization
 import TalkTestSupport
 
-/// A headless PulseAudio of one test's own, set up as `scripts/with-pulse.sh` does (null sink `vsink` at 16 kHz
+/// A headless Pulse server of one test's own, set up as `scripts/with-pulse.sh` does (null sink `vsink` at 16 kHz
 /// mono, `vmic` remapping its monitor, so what is played into vsink comes back on vmic as a loudspeaker's sound
-/// reaches a microphone), so no other suite's sound can reach the session under test. `launcher` runs the built
-/// binary against it; `play` and `record` use pulseaudio-utils. Blocking waits run off the cooperative pool.
+/// reaches a microphone), so no other suite's sound can reach the session under test: PulseAudio, or under
+/// `scripts/with-pipewire.sh` (`SoundServer.current == .pipewire`) a headless PipeWire with its Pulse server
+/// (`PipeWireLauncher`), as most desktops have it. `launcher` runs the built binary against it; `play` and
+/// `record` use pulseaudio-utils. Blocking waits run off the cooperative pool.
 final class PrivatePulse: Sendable {
     let directory: String
     let address: String
+    let kind = SoundServer.current
     /// A script that runs its arguments with PULSE_SERVER set to this server (for `BuiltCommand(through:)`).
     let launcher: String
+    private let microphone: Microphone
     private let serverArguments: [String]
     private let serverPID = Mutex<pid_t?>(nil)
 
-    static let utilities = TestInput(name: "pulseaudio and pulseaudio-utils", remedy: "apt-get install pulseaudio pulseaudio-utils") {
-        ["/usr/bin/pulseaudio", "/usr/bin/pactl", "/usr/bin/paplay", "/usr/bin/parec"].allSatisfy {
-            FileManager.default.isExecutableFile(atPath: $0)
-        } ? "/usr/bin/pulseaudio" : nil
+    /// The sound server's programs (each in the Debian package of its name).
+    private static let serverPrograms = SoundServer.current == .pipewire ? ["pipewire", "wireplumber", "pipewire-pulse"] : ["pulseaudio"]
+
+    static let utilities = TestInput(
+        name: serverPrograms.joined(separator: ", ") + " and pulseaudio-utils",
+        remedy: "apt-get install " + (serverPrograms + ["pulseaudio-utils"]).joined(separator: " ")
+    ) {
+        (serverPrograms + ["pactl", "paplay", "parec"]).allSatisfy {
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0)
+        } ? "/usr/bin/" + serverPrograms[0] : nil
     }
 
     /// Where `vmic` takes its sound from.
@@ -35,7 +45,8 @@ final class PrivatePulse: Sendable {
 
     private init(directory: String, microphone: Microphone) throws {
         self.directory = directory
-        address = "unix:\(directory)/pulse.sock"
+        self.microphone = microphone
+        address = kind == .pipewire ? PipeWireLauncher.address(in: directory) : "unix:\(directory)/pulse.sock"
         launcher = directory + "/with-this-pulse.sh"
         // Written through a close-on-exec descriptor: a child another test forks meanwhile would otherwise hold it open
         // for writing, and running the script then fails with "Text file busy" (seen with two suites at once).
@@ -73,15 +84,39 @@ final class PrivatePulse: Sendable {
 
     private func startBlocking() throws {
         _ = try Self.utilities.path()
-        let pid = try PulseAudioLauncher.start(serverArguments, in: directory, environment: TestInputs.environment)
+        let pid = try kind == .pipewire
+            ? PipeWireLauncher.start(in: directory, environment: TestInputs.environment)
+            : PulseAudioLauncher.start(serverArguments, in: directory, environment: TestInputs.environment)
         serverPID.withLock { $0 = pid }
+        // The server that answers is the one the pass asked for: pipewire-pulse calls itself "PulseAudio (on PipeWire x.y)".
+        let name = try pactlBlocking(["info"]).split(separator: "\n").first { $0.hasPrefix("Server Name:") } ?? "(no name)"
+        guard name.contains("PipeWire") == (kind == .pipewire) else {
+            throw CommandFailure("a \(kind.rawValue) test server was asked for, and \(name) answers")
+        }
+        if kind == .pipewire, microphone == .ownSink { try moveMicrophoneToOwnSink() }
     }
 
-    /// SIGKILL: a server deadlocked in module-echo-cancel does not answer SIGTERM.
+    /// PipeWire's Pulse server loads vmic on vsink's monitor at its start: vmic is made again on micsink's.
+    private func moveMicrophoneToOwnSink() throws {
+        let modules = try pactlBlocking(["list", "short", "modules"]).split(separator: "\n")
+        guard let remap = modules.first(where: { $0.contains("module-remap-source") && $0.contains("source_name=vmic") }) else {
+            throw CommandFailure("no module makes vmic: \(modules)")
+        }
+        try pactlBlocking(["unload-module", String(remap.prefix { $0 != "\t" })])
+        try pactlBlocking(["load-module", "module-null-sink", "sink_name=micsink", "rate=16000", "channels=1"])
+        try pactlBlocking(["load-module", "module-remap-source", "master=micsink.monitor", "source_name=vmic", "channels=1"])
+    }
+
+    /// A PulseAudio deadlocked in module-echo-cancel does not answer SIGTERM: SIGKILL. PipeWire's script SIGKILLs
+    /// its three processes when told to stop.
     private func stop() {
         if let pid = serverPID.withLock({ p in defer { p = nil }; return p }) {
-            kill(pid, SIGKILL)
-            Spawned.wait(pid)
+            if kind == .pipewire {
+                PipeWireLauncher.stop(pid, in: directory)
+            } else {
+                kill(pid, SIGKILL)
+                Spawned.wait(pid)
+            }
         }
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -101,7 +136,12 @@ final class PrivatePulse: Sendable {
     /// Runs `pactl` against this server; its stdout.
     @discardableResult
     func pactl(_ arguments: [String]) async throws -> String {
-        let (status, output) = try await offPool { try self.run("/usr/bin/pactl", arguments) }
+        try await offPool { try self.pactlBlocking(arguments) }
+    }
+
+    @discardableResult
+    private func pactlBlocking(_ arguments: [String]) throws -> String {
+        let (status, output) = try run("/usr/bin/pactl", arguments)
         guard status == 0 else { throw CommandFailure("pactl \(arguments.joined(separator: " ")) exited with \(status): \(output)") }
         return output
     }

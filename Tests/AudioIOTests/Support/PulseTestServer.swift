@@ -32,8 +32,7 @@ final class PulseTestServer: Sendable {
                 at: directory.appendingPathComponent(sub), withIntermediateDirectories: false,
                 attributes: [.posixPermissions: 0o700])
         }
-        let socket = kind == .pipewire ? "runtime/pulse/native" : "pulse.sock"
-        address = "unix:" + directory.appendingPathComponent(socket).path
+        address = kind == .pipewire ? PipeWireLauncher.address(in: directory.path) : "unix:" + directory.appendingPathComponent("pulse.sock").path
     }
 
     /// Starts a server, runs `body`, and stops the server and removes its folder whatever happens.
@@ -66,34 +65,8 @@ final class PulseTestServer: Sendable {
     }
 
     private func startPipeWireBlocking() throws {
-        let script = TestInputs.packageRoot + "/scripts/pipewire-headless.sh"
-        let child = try ChildProcess.spawn(
-            "/bin/bash", [script, directory.path, String(getpid())], environment: ProcessInfo.processInfo.environment)
+        let child = try PipeWireLauncher.start(in: directory.path, environment: ProcessInfo.processInfo.environment)
         pid.withLock { $0 = child }
-        // Ready once the Pulse server answers and WirePlumber has made the two devices the defaults, as
-        // PulseAudio has them when its socket opens. The wait ends at once if the supervisor script exits (one of
-        // the three died); the bound only catches a server that hangs.
-        var info = ""
-        var exited = false
-        let deadline = ContinuousClock.now + PulseAudioLauncher.hangBound
-        while ContinuousClock.now < deadline {
-            info = (try? pactlBlocking(["info"])) ?? "(no answer)"
-            if Set(info.split(separator: "\n")).isSuperset(of: ["Default Sink: vsink", "Default Source: vmic"]) { return }
-            var status: Int32 = 0
-            if waitpid(child, &status, WNOHANG) == child {
-                pid.withLock { $0 = nil }
-                exited = true
-                break
-            }
-            usleep(25_000)
-        }
-        let devices = ["sinks", "sources", "modules"].map { "\($0): " + ((try? pactlBlocking(["list", "short", $0])) ?? "-") }
-        let logs = ["pipewire", "wireplumber", "pipewire-pulse"].map { name in
-            let text = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? "(none)"
-            return "\(name).log: \(text.prefix(1500))"
-        }
-        throw TestServerError("the test PipeWire \(exited ? "exited" : "did not answer with vsink and vmic within \(PulseAudioLauncher.hangBound)") at \(address); "
-            + ([info] + devices + logs).joined(separator: "; "))
     }
 
     /// Kills the server at once (SIGKILL: no goodbye to clients, as when it crashes).
@@ -104,8 +77,8 @@ final class PulseTestServer: Sendable {
     /// SIGKILL ends the server at once, so waiting for it is short: fine on the way out of a test.
     private func killBlocking() {
         guard let pid = pid.withLock({ p in defer { p = nil }; return p }) else { return }
-        // PipeWire's supervisor script SIGKILLs its three processes when told to stop.
-        Foundation.kill(pid, kind == .pipewire ? SIGTERM : SIGKILL)
+        if kind == .pipewire { return PipeWireLauncher.stop(pid, in: directory.path) }
+        Foundation.kill(pid, SIGKILL)
         ChildProcess.wait(pid)
     }
 
