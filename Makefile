@@ -70,6 +70,15 @@ AUDIO_TIMING_TESTS = PlaybackGainLoopbackTests|ReferencePlacementLoopbackTests|E
 # 15); two at a time, 2 of 2 clean there in 55-58 s.
 PIPEWIRE_TESTS = PulseLoopbackTests|PulsePlaybackTests|PulseDeviceReturnTests|PulseRecoveryTests|PulseDeviceListTests|PulseEchoCancelModuleTests|EchoCancellationLoopbackTests|AudioCommandLineTests|LiveTalkTurnTests
 PIPEWIRE_WIDTH = --experimental-maximum-parallelization-width 2
+# The live pass again on PipeWire, last, one test at a time as on PulseAudio: each test starts a headless PipeWire
+# of its own (`PrivatePulse`), as a user on most desktops has it; about 3 min. Left out there: RunLoopbackTests'
+# `with echo cancellation a user speaking over the reply cuts it off…` (PIPEWIRE_LIVE_LEFT_OUT). On PipeWire the
+# reply's residual echo is louder (ERLE 18-27 dB against 45-49 dB) and the user's words do not reach the Gateway as
+# said: clean in 2 runs of 3 with the machine to itself and 0 of 2 under load (lost whole with the grammar, "go
+# forward" lost, the echo's "play the beatles" sent before them), where PulseAudio's run with the same code was
+# clean. The self-echo cases and `bench talk --json` were clean in 5 runs of 5 there and run.
+PIPEWIRE_LIVE_LEFT_OUT = RunLoopbackTests/.?with echo cancellation a user speaking over the reply
+PIPEWIRE_LIVE = WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(LIVE_IN_TEST)' --skip '$(PIPEWIRE_LIVE_LEFT_OUT)' $(LIVE_WIDTH)
 TEST_TIME_LIMIT ?= 900
 export SWIFT TEST_TIME_LIMIT
 test: deps
@@ -83,6 +92,7 @@ test: deps
 	scripts/swift-test-pass.sh --filter '$(ALONE_TESTS)'
 	scripts/swift-test-pass.sh --filter '$(LIVE_IN_TEST)' $(LIVE_WIDTH)
 	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)' $(PIPEWIRE_WIDTH)
+	$(PIPEWIRE_LIVE)
 	python3 -m unittest discover -s tools/reference-gateway -t tools/reference-gateway
 	python3 -m unittest discover -s tools/bench-report -t tools/bench-report
 	timeout 600 scripts/with-pulse.sh python3 scripts/walkthrough.py $(BIN)
@@ -90,6 +100,7 @@ test: deps
 test-loopback: deps
 	$(SWIFT) build --build-tests
 	scripts/swift-test-pass.sh --filter '$(LIVE_IN_TEST)' $(LIVE_WIDTH)
+	$(PIPEWIRE_LIVE)
 
 # The App Review walkthrough as an acceptance test (scripts/walkthrough.py): setup, the daemon in a terminal that
 # is then closed, Talk turns through the virtual microphone, heartbeat, reconnect, stop, a killed daemon.
@@ -100,6 +111,7 @@ acceptance: deps
 test-pipewire: deps
 	$(SWIFT) build --build-tests
 	WITH_SOUND_SERVER=with-pipewire.sh scripts/swift-test-pass.sh --filter '$(PIPEWIRE_TESTS)' $(PIPEWIRE_WIDTH)
+	$(PIPEWIRE_LIVE)
 
 # CI runs it too (.ci/run): a step that fails or a wrong transcript fails the build.
 demo: deps
