@@ -11,12 +11,16 @@ package protocol TalkListener: Sendable {
     func stop() async
     /// Recognition takes only the sentences of this JSGF grammar (an approval's answers); nil: back to its own.
     func useGrammar(_ jsgf: String?) async
+    /// Partial hypotheses every `frames` 20 ms frames from now on; nil: the listener's own cadence.
+    func reportPartials(everyFrames frames: Int?) async
 }
 
 extension TalkListener {
     /// A listener that cannot switch grammars keeps its own: the answer is then read from what it hears
     /// (`ApprovalPrompt.interpret`).
     package func useGrammar(_ jsgf: String?) async {}
+    /// A listener with a fixed cadence keeps it.
+    package func reportPartials(everyFrames frames: Int?) async {}
 }
 
 extension UtterancePipeline: TalkListener {}

@@ -15,6 +15,7 @@ extension TalkSession {
         for action in actions { await perform(action, afterwards: &afterwards) }
         // A reply held for the user speaks once they are done.
         if !machine.userSpeaking { releaseFloor() }
+        await followPartialCadence()
         for after in afterwards {
             switch after {
             case .stopSpeaker: await dependencies.playback.stop()
@@ -91,6 +92,15 @@ extension TalkSession {
         case .leavePending(let approval):
             await leavePending(approval)
         }
+    }
+
+    /// While a partial may decide a barge-in, the listener reports them at `BargeInPolicy.Partials`' cadence, and at its
+    /// own otherwise.
+    private func followPartialCadence() async {
+        let quick = machine.bargeInWaitsOnPartials
+        guard quick != partialsQuick else { return }
+        partialsQuick = quick
+        await listener?.reportPartials(everyFrames: quick ? bargeIn.partials.overReplyEveryFrames : nil)
     }
 
     /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and

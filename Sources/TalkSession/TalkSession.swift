@@ -35,6 +35,8 @@ package actor TalkSession {
     package var state: TalkState { machine.state.talkState }
     /// The recogniser over the gate: made at `start`, its stream opened and closed with Talk.
     var listener: (any TalkListener)?
+    /// The listener was asked for partials at barge-in's cadence (`followPartialCadence`).
+    var partialsQuick = false
     /// Reads the microphone's stream into `handle`: cancelled when the microphone closes.
     var listenTask: Task<Void, Never>?
     /// The microphone's stream, opened and not yet read (`Action.openMicrophone` starts reading it).

@@ -10,8 +10,13 @@ private actor CountingRecognizer: SpeechRecognizer {
     var samplesPerUtterance: [Int] = []
     var open = false
     let failAfterSamples: Int?
+    /// Partials name how much audio the utterance has had, so each one is new.
+    let partialsNameAudio: Bool
 
-    init(failAfterSamples: Int? = nil) { self.failAfterSamples = failAfterSamples }
+    init(failAfterSamples: Int? = nil, partialsNameAudio: Bool = false) {
+        self.failAfterSamples = failAfterSamples
+        self.partialsNameAudio = partialsNameAudio
+    }
 
     func startUtterance() throws {
         samplesPerUtterance.append(0)
@@ -27,7 +32,10 @@ private actor CountingRecognizer: SpeechRecognizer {
         return nil
     }
 
-    func partial() -> Hypothesis? { open ? Hypothesis(text: "partial \(samplesPerUtterance.count)") : nil }
+    func partial() -> Hypothesis? {
+        guard open else { return nil }
+        return Hypothesis(text: partialsNameAudio ? "heard \(samplesPerUtterance.last ?? 0)" : "partial \(samplesPerUtterance.count)")
+    }
 
     func endUtterance() throws -> Hypothesis {
         open = false
@@ -146,6 +154,29 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
         let events = try await run(clip.samples, recognizer: CountingRecognizer(failAfterSamples: 16_000))
         guard case .failed(let message) = events.last else { Issue.record("expected a failure, got \(events.suffix(2))"); return }
         #expect(message.contains("process"))
+    }
+
+    /// Barge-in over a reply waits for a partial: while it does, the owner asks for them more often.
+    @Test(arguments: [(nil as Int?, 100), (2, 40)])
+    func `partials come every 100 ms, or at the cadence the owner asks for`(everyFrames: Int?, spacingMs: Int) async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer(partialsNameAudio: true)
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        await pipeline.reportPartials(everyFrames: everyFrames)
+        let speech = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        for frame in SpeechTestAudio.frames(SpeechTestAudio.noise(ms: 500, dbfs: -70) + speech.prefix(2 * 16_000)) {
+            await capture.send(.frame(frame))
+        }
+        await capture.stop()
+        var ends: [Int] = []
+        var utterances = 0
+        for await event in events {
+            if case .partial(_, let endMs?) = event { ends.append(endMs) }
+            if case .speechStarted = event { utterances += 1 }
+        }
+        let gaps = zip(ends.dropFirst(), ends).map { $0 - $1 }
+        #expect(utterances == 1 && gaps.count >= 10 && Set(gaps) == [spacingMs], "\(utterances) utterances, partials \(gaps) ms apart")
     }
 
     @Test func `stop drops the utterance in progress: no final arrives after it`() async throws {

@@ -46,6 +46,8 @@ actor ScriptedListener: TalkListener {
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
     private var reader: Task<Void, Never>?
     private(set) var peaks: [Int] = []
+    /// Every `reportPartials(everyFrames:)`, in order.
+    private(set) var partialCadences: [Int?] = []
 
     init(capture: any AudioCaptureDevice) {
         self.capture = capture
@@ -67,6 +69,15 @@ actor ScriptedListener: TalkListener {
         reader?.cancel()
         await capture.stop()
         continuation?.finish()
+    }
+
+    func reportPartials(everyFrames frames: Int?) { partialCadences.append(frames) }
+
+    /// Waits (bounded) until `count` cadences have been asked for; returns them.
+    func cadences(count: Int) async -> [Int?] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while partialCadences.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return partialCadences
     }
 
     private func note(_ frame: AudioFrame) { peaks.append(frame.samples.map { abs(Int($0)) }.max() ?? 0) }

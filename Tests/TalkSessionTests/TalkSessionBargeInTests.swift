@@ -194,6 +194,19 @@ import Testing
         await rig.session.stop()
     }
 
+    /// The decision waits for a partial that passes the guards: while the reply plays they are read every 40 ms
+    /// (`BargeInPolicy.Partials`), and at the listener's own cadence again once the user has cut it off.
+    @Test func `partials are read every 40 ms while the reply plays, and at the listener's own cadence after it is cut off`() async throws {
+        let rig = try await Self.speaking()
+        #expect(await rig.listener.cadences(count: 1) == [2])
+        try await Self.speakLoudly(into: rig)
+        await rig.listener.hear(.speechStarted(positionMs: 5000))
+        await rig.listener.hear(.partial("stop right there"))
+        #expect(await rig.log.waitFor(Self.isBargeIn))
+        #expect(await rig.listener.cadences(count: 2) == [2, nil])
+        await rig.session.stop()
+    }
+
     @Test func `with barge-in off the microphone is muted while the reply plays`() async throws {
         var settings = TalkSession.Settings()
         settings.bargeIn.forcedOff = true
@@ -204,6 +217,7 @@ import Testing
         await Self.expectNoInterruption(rig, saying: "stop right there")
         let peaks = await rig.listener.peaks
         #expect(peaks.count >= 20 && peaks.allSatisfy { $0 == 0 }, "the listener heard sound while the reply played: \(peaks.max() ?? 0)")
+        #expect(await rig.listener.partialCadences.isEmpty, "no partial decides anything: the listener keeps its own cadence")
         await rig.session.stop()
     }
 }

@@ -235,6 +235,24 @@ import Testing
         #expect(machine.handle(.final("and tomorrow")).first == .sendTurn(number: 2, transcript: "and tomorrow", interruptedAtSeconds: nil))
     }
 
+    /// While the reply plays with barge-in on, the next partial may stop it: the owner has partials read sooner then.
+    @Test func `barge-in waits on partials exactly while the reply plays with barge-in on`() {
+        func waits(after events: [E], interruptOnSpeech: Bool = true) -> Bool {
+            var machine = TurnTaking()
+            machine.interruptOnSpeech = interruptOnSpeech
+            for event in events { _ = machine.handle(event) }
+            return machine.bargeInWaitsOnPartials
+        }
+        #expect(!waits(after: [.control(.activate)]))
+        #expect(!waits(after: [.control(.activate), .final("how is the weather")]), "thinking: nothing plays yet")
+        #expect(waits(after: Self.speaking))
+        #expect(!waits(after: Self.speaking, interruptOnSpeech: false))
+        #expect(!waits(after: Self.speaking + [.replyEnded(atNs: 3_000_000_000)]))
+        let cutIn: [E] = [.speechStarted(positionMs: 5000, atNs: 1_500_000_000),
+                          .bargeInEvidence(partial: "stop right there", BargeInEvidence(speechMs: 300), loudEnough: true, atNs: 1_800_000_000)]
+        #expect(!waits(after: Self.speaking + cutIn), "the reply was cut off")
+    }
+
     @Test func `the minimum speech duration holds a partial until the user has spoken that long`() {
         var configuration = TurnTaking.Configuration()
         configuration.policy.evidence.minimumSpeechMs = 500

@@ -25,6 +25,8 @@ package actor UtterancePipeline {
     private let settings: EndpointerSettings
     private let timing: Timing
     private let partialEveryFrames: Int
+    /// `reportPartials(everyFrames:)`: the cadence asked for now; nil: `partialEveryFrames`.
+    private var partialsAskedEveryFrames: Int?
     private let segmentation: DecoderSegmentation?
     private let recorder: UtteranceRecorder?
     private let logger: Logger
@@ -101,6 +103,13 @@ package actor UtterancePipeline {
         endpointer.reset()
         continuation?.finish()
         continuation = nil
+    }
+
+    /// Partial hypotheses every `frames` frames from now on (at least 1), the utterance being heard included; nil: back
+    /// to the pipeline's own `partialEveryFrames`. A partial costs a search of the lattice so far: the owner asks for
+    /// them more often only while it waits on them (barge-in over a reply).
+    package func reportPartials(everyFrames frames: Int?) {
+        partialsAskedEveryFrames = frames.map { max(1, $0) }
     }
 
     /// From the next utterance on, the recogniser takes only the sentences of this JSGF grammar (an approval's
@@ -232,7 +241,7 @@ package actor UtterancePipeline {
     }
 
     private func reportPartial(generation gen: Int) async throws {
-        guard let open = utterance, open.framesSincePartial >= partialEveryFrames else { return }
+        guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
         let current = await recognizer.partial() ?? .empty
         let text = DecoderSegmentation.joined(open.segments + [current]).text

@@ -84,6 +84,13 @@ package struct TurnTaking: Sendable {
 
     package var bargeInActive: Bool { interruptOnSpeech && !configuration.policy.forcedOff }
 
+    /// The next partial may decide a barge-in: the reply plays and barge-in is on (the owner then has the listener
+    /// report partials at `BargeInPolicy.Partials`' cadence).
+    package var bargeInWaitsOnPartials: Bool {
+        guard case .speaking = state else { return false }
+        return bargeInActive
+    }
+
     /// Where the loop rests between turns in its mode.
     var restingState: State { restsListening ? .listening : .resting }
 
