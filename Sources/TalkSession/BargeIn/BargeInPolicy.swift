@@ -55,8 +55,36 @@ package struct BargeInPolicy: Sendable, Equatable {
         /// `--barge-in-min-chars`, default 3: one short word of the user's own ("stop", "wait"); fewer lets a
         /// misheard syllable of the echo ("oh", "a") through.
         package var minimumNewCharacters = 3
+        /// A partial one letter short of `minimumNewCharacters` (2 by default: a short first word, "go", "no", or
+        /// dictation's "oh" for one) stops the reply when the canceller's frames say the sound is the user's: measured,
+        /// and at most this share (0...1) of its audible frames the reply's echo (`BargeInEvidence.echoExplained`), or
+        /// begun before the reply's sound reached the microphone; nil: never. 0.5, twice the margin of
+        /// `Evidence.maximumEchoExplained` under the echo's own share (1: no audible frame of echo alone was less
+        /// than 61 % explained): echo misheard as a syllable is commoner than as a word. The user's "go" then
+        /// stops the reply when heard, not a word later ("go for(ward)", 150 to 400 ms on, and with a grammar the
+        /// whole of "forward", whose partial comes only once the word has ended).
+        package var shortPartialMaximumEchoExplained: Double? = 0.5
 
         package init() {}
+
+        /// The fewest new letters or digits a partial needs to be weighed at all.
+        package var weighedFrom: Int {
+            shortPartialMaximumEchoExplained == nil ? minimumNewCharacters : max(1, minimumNewCharacters - 1)
+        }
+
+        /// Why a partial with fewer than `minimumNewCharacters` new letters (but `weighedFrom`) does not stop the
+        /// reply on `evidence`, or nil when it does.
+        package func shortPartialHoldReason(_ evidence: BargeInEvidence) -> String? {
+            guard let limit = shortPartialMaximumEchoExplained else { return "fewer than \(minimumNewCharacters) new letters" }
+            if evidence.startedBeforeReplyAudio == true { return nil }
+            guard let explained = evidence.echoExplained else {
+                return "fewer than \(minimumNewCharacters) new letters, and no echo measure to tell them from the reply's"
+            }
+            guard explained <= limit else {
+                return "fewer than \(minimumNewCharacters) new letters, and the reply's audio explains \(Int((explained * 100).rounded())) % of what the microphone heard"
+            }
+            return nil
+        }
     }
 
     /// How soon what the user says over the reply is read: barge-in is decided on a partial, so it waits for one.

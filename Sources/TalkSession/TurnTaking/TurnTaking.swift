@@ -221,7 +221,7 @@ package struct TurnTaking: Sendable {
     /// ("go for" against "… a light jacket for the evenings") held them 300 ms, for their next word.
     private func mayBargeIn(_ text: String) -> Bool {
         guard case .speaking(_, let progress, _) = state, bargeInActive, userSpeechStartNs != nil else { return false }
-        return BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: configuration.policy.text.minimumNewCharacters)
+        return BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: configuration.policy.text.weighedFrom)
     }
 
     private mutating func weighed(_ text: String, _ evidence: BargeInEvidence, loudEnough: Bool, atNs: UInt64) -> [Action] {
@@ -231,6 +231,12 @@ package struct TurnTaking: Sendable {
             // Judged again shortly, while it is still the latest partial of the same utterance: a user's "stop" whose
             // first frames met the reply at full level is explained less once it is lowered.
             return [.held(partial: text, reason: reason), .arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)]
+        }
+        // One letter short of the text guard ("go"): only on the canceller's word that the sound is the user's.
+        let guardPolicy = configuration.policy.text
+        if !BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: guardPolicy.minimumNewCharacters),
+           let reason = guardPolicy.shortPartialHoldReason(evidence) {
+            return [.held(partial: text, reason: reason)]
         }
         guard loudEnough else {
             return [.held(partial: text, reason: "the words are not loud enough over the noise floor and the reply's echo")]
