@@ -409,6 +409,12 @@ def main():
         if os.path.exists(log):
             print("--- daemon.log (last lines)\n" + "".join(open(log).readlines()[-40:]), file=sys.stderr)
         print("--- terminal output (last)\n" + "".join(getattr(walk, "daemon_output", []))[-int(os.environ.get("WALK_TAIL", "2000")):], file=sys.stderr)
+        # The reference Gateways' own logs: a Gateway that failed to start or to answer its control port says why.
+        for name in sorted(os.listdir(walk.work)) if os.path.isdir(walk.work) else []:
+            if name.startswith("gateway") and name.endswith(".log"):
+                lines = open(os.path.join(walk.work, name), errors="replace").readlines()[-20:]
+                if lines:
+                    print("--- %s (last lines)\n%s" % (name, "".join(lines)), file=sys.stderr)
         return 1
     finally:
         walk.cleanup()

@@ -32,8 +32,10 @@ import Testing
         await rig.session.stop()
         // At most the sentences whose synthesis had started can have asked, whenever they ran.
         let asked = gateway ? await voice.asked : rig.synthesizer.synthesised
-        // The one playing and at most two ahead of it, in order.
-        #expect(asked.count <= 3 && asked == Array(sentences.prefix(asked.count)), "synthesis asked for \(asked.count) of 12 sentences")
+        // The one playing and at most two ahead of it. Each synthesis runs in a task of its own, so on a busy machine
+        // the second and third may ask in either order; which were asked is the point, not in what order.
+        #expect(asked.count <= 3 && Set(asked).isSubset(of: sentences.prefix(3)) && asked.count == Set(asked).count,
+                "synthesis asked for \(asked) of 12 sentences")
         #expect(await rig.speaker.played.count == 1)
     }
 

@@ -1,10 +1,14 @@
 """The control channel's reply matching: a tagged command's reply carries its tag back, whatever the
 command and however it ends, so a client can never take another command's reply for its own."""
 
+import asyncio
+import contextlib
+import io
 import json
 import socket
 import unittest
 
+from gateway.control import ControlServer
 from refgw_harness import GatewayProcess
 
 
@@ -40,6 +44,24 @@ class ControlTagTests(unittest.TestCase):
         reply = self.exchange(["status"])[0]
         self.assertTrue(reply["ok"])
         self.assertNotIn("controlId", reply)
+
+
+class ControlBugTests(unittest.TestCase):
+    """A bug in a command's handler is answered as an error that names it (and logged), never a closed connection
+    that the caller can only read as an empty reply."""
+
+    def test_an_unexpected_exception_is_answered_and_logged(self):
+        class Broken(ControlServer):
+            async def cmd_boom(self, args):
+                raise RuntimeError("dictionary changed size during iteration")
+
+        log = io.StringIO()
+        with contextlib.redirect_stderr(log):
+            reply, after = asyncio.run(Broken(gateway=None, host="127.0.0.1").execute("boom"))
+        self.assertIsNone(after)
+        self.assertFalse(reply["ok"])
+        self.assertIn("internal error in 'boom': RuntimeError: dictionary changed size", reply["error"])
+        self.assertIn("Traceback", log.getvalue())
 
 
 if __name__ == "__main__":

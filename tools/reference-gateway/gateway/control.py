@@ -8,6 +8,8 @@ client can tell its reply from any other (ReferenceGatewayProcess.control tags e
 
 import asyncio
 import json
+import sys
+import traceback
 
 from .approvals import ApprovalControl
 from .chat_control import ChatControlCommands
@@ -132,6 +134,9 @@ class ControlServer(
             result = await handler(args)
         except (ControlError, ValueError, KeyError, TypeError) as failure:
             return {"ok": False, "error": str(failure)}, None
+        except Exception as failure:  # noqa: BLE001 - a bug in a handler: said to the caller and logged, not an EOF
+            traceback.print_exc(file=sys.stderr)
+            return {"ok": False, "error": "internal error in %r: %s: %s" % (line.strip()[:80], type(failure).__name__, failure)}, None
         after = result.pop("_after", None) if isinstance(result, dict) else None
         reply = {"ok": True}
         reply.update(result or {})
