@@ -45,7 +45,7 @@ class RealtimeRelayTests(RelayTestCase):
         sid = await self._turn(client)
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
         seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
-        user = [p for p in seen if p["type"] == "transcript" and p["role"] == "user"]
+        user = [p for p in seen if p["type"] == "transcript" and p["role"] == "user" and p["final"]]
         self.assertEqual(user[0]["text"], "hello there")
         audio = [p for p in seen if p["type"] == "audio"]
         self.assertGreater(len(audio), 3)

@@ -204,6 +204,24 @@ class ClipIndex:
                 best = (name, transcript, value)
         return best if best and best[2] >= threshold else None
 
+    def match_start(self, samples, rate, threshold=0.8, max_lag=20):
+        """(file, transcript, clip duration in ms) of the clip whose start the speech heard so far matches best
+        (loudness envelopes, the heard one against as much of each clip), or None below `threshold`: what a
+        streaming recogniser knows of an utterance before it ends."""
+        if self._clips is None:
+            self._load()
+        heard = _trimmed(envelope(samples, rate))
+        if len(heard) < 10:
+            return None
+        best = None
+        for name, transcript, clip in self._clips:
+            if len(clip) < len(heard) * 0.8:
+                continue  # the speech heard already outlasts this clip
+            value, _ = best_correlation(heard, clip[:len(heard) + max_lag], max_lag=max_lag)
+            if best is None or value > best[3]:
+                best = (name, transcript, len(clip) * ENVELOPE_MS, value)
+        return best[:3] if best and best[3] >= threshold else None
+
 
 def _trimmed(env):
     """The envelope between its first and last window above a tenth of its peak."""

@@ -9,7 +9,8 @@ extensions/deepgram/realtime-transcription-provider.ts, OpenAI's server VAD with
 extensions/openai/realtime-transcription-provider.ts). `idleMs` (0 = off, the default) is a test knob
 that ends a turn when no audio arrives for that long. The final's text is the next configured text, else the
 transcript of the corpus clip the audio matches (by loudness envelope), else "". Every received turn is
-kept (decoded) so tests can compare what the Gateway got with what was spoken.
+kept (decoded) so tests can compare what the Gateway got with what was spoken. In realtime mode the provider's
+server VAD and the user's words are upstream's (`talk_relay_user`).
 """
 
 import asyncio
@@ -19,6 +20,7 @@ import uuid
 
 from .codec import now_ms
 from .talk_audio import AudioError, UplinkDecoder, best_correlation, envelope, read_wav, rms
+from .talk_relay_user import RealtimeUser, UserTurn, fragments
 
 MAX_AUDIO_BASE64 = 512 * 1024
 MAX_IN_FLIGHT = 4
@@ -46,6 +48,9 @@ DEFAULT_SETTINGS = {
     "toolCall": None,             # realtime: {name, args} asked before answering
     "toolCallCopies": 1,          # realtime: the tool call asked this many times at once (a client's limit)
     "markName": "reply-end",
+    "interruptResponseOnInputAudio": True,   # realtime: the provider's server VAD clears the answer (upstream's)
+    "userTranscripts": "streaming",          # realtime: when the user's words come (talk_relay_user.USER_TRANSCRIPTS)
+    "vadStartMs": 100,                       # realtime: loud audio in a row that starts speech (the VAD)
     "audioPace": 0.5,             # realtime: send output at twice real time
 }
 ERAS = ("unified", "transitional", "legacy")
@@ -88,7 +93,7 @@ class RelayState:
 
 
 class Turn:
-    def __init__(self, index):
+    def __init__(self, index, vad_start_ms=DEFAULT_SETTINGS["vadStartMs"]):
         self.turn_id = str(uuid.uuid4())
         self.index = index
         self.samples = []
@@ -99,9 +104,10 @@ class Turn:
         self.silent_ms = 0
         self.next_partial_ms = 0
         self.started_ms = now_ms()
+        self.user = UserTurn(vad_start_ms)   # realtime: the user as the provider hears them
 
 
-class RelaySession:
+class RelaySession(RealtimeUser):
     """One relay session; `legacy` sessions speak the old event names without `talkEvent`."""
 
     def __init__(self, gateway, conn, mode, legacy):
@@ -141,7 +147,7 @@ class RelaySession:
         return {"inputEncoding": self.encoding, "inputSampleRateHz": self.rate,
                 "outputEncoding": "pcm16", "outputSampleRateHz": 24000}
 
-    async def emit(self, kind, fields=None, talk_type=None, turn_id=None, final=None):
+    async def emit(self, kind, fields=None, talk_type=None, turn_id=None, final=None, talk_payload=None):
         if self.closed or self.conn.ws.close_code is not None:
             return
         payload = {self.id_key: self.session_id, "type": kind}
@@ -152,7 +158,7 @@ class RelaySession:
                          "seq": self.seq, "timestamp": now_ms(), "mode": self.mode,
                          "transport": "gateway-relay",
                          "brain": "none" if self.mode == "transcription" else "agent-consult",
-                         "provider": "refgw", "payload": {}}
+                         "provider": "refgw", "payload": talk_payload or {}}
             if turn_id:
                 envelope_["turnId"] = turn_id
             if final is not None:
@@ -175,7 +181,7 @@ class RelaySession:
         s = self.relay.settings
         if self.turn is None:
             self.turns += 1
-            self.turn = Turn(self.turns)
+            self.turn = Turn(self.turns, int(s["vadStartMs"]))
             if self.mode == "transcription":
                 await self.emit("speechStart", None, "turn.started", self.turn.turn_id)
         turn = self.turn
@@ -185,11 +191,17 @@ class RelaySession:
         turn.samples.extend(samples)
         await self.emit("inputAudio", {"byteLength": len(payload)}, "input.audio.delta", turn.turn_id)
         window = max(1, self.rate // 50)
+        base = len(turn.samples) - len(samples)
         for start in range(0, len(samples) - window + 1, window):
-            if rms(samples[start:start + window]) >= SPEECH_RMS:
+            loud = rms(samples[start:start + window]) >= SPEECH_RMS
+            if loud:
                 turn.speech, turn.silent_ms = True, 0
             else:
                 turn.silent_ms += 20
+            if self.mode == "realtime" and turn.user.window(loud, base + start, window, self.rate // 10):
+                await self.provider_heard_speech(turn)
+        if self.mode == "realtime":
+            await self.user_words(turn)
         heard_ms = len(turn.samples) * 1000 // self.rate
         if self.mode == "transcription" and turn.speech and heard_ms >= turn.next_partial_ms:
             turn.next_partial_ms = heard_ms + int(s["partialEveryMs"])
@@ -247,9 +259,15 @@ class RelaySession:
                             turn.turn_id, True)
             await self.emit("transcript", {"text": "", "final": True}, "turn.ended", turn.turn_id, True)
         else:
-            await self.emit("transcript", {"role": "user", "text": text, "final": True},
-                            "transcript.done", turn.turn_id, True)
-            await self.answer(text)
+            timing = self.relay.settings["userTranscripts"]
+            if timing == "late":
+                await self.answer(text)
+            if timing in ("after", "late"):
+                for fragment in fragments(text):
+                    await self.user_transcript(turn, fragment, False)
+            await self.user_transcript(turn, text, True)
+            if timing != "late":
+                await self.answer(text)
 
     async def fail(self, message):
         self.relay.record("relay-error", sessionId=self.session_id, message=message)

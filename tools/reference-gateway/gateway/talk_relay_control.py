@@ -17,6 +17,7 @@ def write_wav(folder, turn):
         handle.writeframes(pcm16_bytes(turn["samples"]))
     return path
 from .talk_relay_methods import check_era
+from .talk_relay_user import USER_TRANSCRIPTS
 
 
 def parse_contract(value):
@@ -52,6 +53,8 @@ class TalkRelayControl:
                 args[key] = parse_contract(args[key])
         if "era" in args:
             check_era(args["era"])
+        if "userTranscripts" in args and args["userTranscripts"] not in USER_TRANSCRIPTS:
+            raise ValueError("userTranscripts is one of %s" % ", ".join(USER_TRANSCRIPTS))
         if "texts" in args:
             args["texts"] = [str(t) for t in args["texts"]]
         if "finalDelaysMs" in args:
