@@ -12,7 +12,9 @@ import TalkLogging
 /// output (the native loop's guards, or the user's own sound when the relay sends no words: `RealtimeBargeInGuard`;
 /// 250 ms after the output started, 900 ms apart)
 /// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
-/// lower (`RealtimeReplyLevel`, `+Level`). The session is closed at the end.
+/// lower (`RealtimeReplyLevel`, `+Level`). A `clear` while the output plays is the relay's barge-in: upstream's
+/// provider heard the user start (server VAD) and has stopped its response. The user's words come as deltas, each
+/// to append to the ones before, until their final. The session is closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
         /// The native loop's policy: its energy and text guards, and `forcedOff` (`--no-barge-in`).
@@ -34,6 +36,9 @@ package actor RealtimeTalkSession {
         package var maxConcurrentToolCalls = 4
         /// How long a tool call's agent run may take before it is answered with an error (upstream's consult limit).
         package var toolCallTimeout: Duration = .seconds(120)
+        /// The user's words of one utterance kept (characters, the latest): a relay that never sends the final
+        /// cannot grow them without end.
+        package var maxUserWordsCharacters = 1_000
         package init() {}
 
         var outputLimits: RealtimeOutputQueue.Limits {
@@ -72,6 +77,8 @@ package actor RealtimeTalkSession {
     var microphone: Task<Void, Never>?
     var microphoneGeneration = 0
     private var assistantText = ""
+    /// The user's words of the utterance under way: the relay's deltas appended, until its final.
+    private var userWords = ""
     var bargeInGuard: RealtimeBargeInGuard
     /// The reply lowered while the user may be cutting in (`+Level`), and its onset hold.
     var replyLevel: RealtimeReplyLevel
@@ -188,6 +195,24 @@ package actor RealtimeTalkSession {
         }
     }
 
+    /// The relay cleared the output while it played: its provider heard the user start (upstream creates the bridge
+    /// with `interruptResponseOnInputAudio`) and stopped the response itself, so nothing is cancelled here and no turn
+    /// is dropped (upstream's next answer may come under the same turn id). Stopped before the speaker is, so the
+    /// player does not end the turn as a reply played to its end.
+    private func relayHeardUser() async {
+        guard let started = outputStartNs else { return }
+        guard !settings.bargeIn.forcedOff else {
+            await stopSpeaking(completed: false, ending: .replyDone)
+            return
+        }
+        let now = clock.nowNs()
+        lastBargeInNs = now
+        let latencyNs = now &- min(now, bargeInGuard.soundStartNs ?? now)
+        emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: Double(latencyNs) / 1e6,
+                      partial: userWords.trimmingCharacters(in: .whitespaces)))
+        await stopSpeaking(completed: false, ending: .bargeIn)
+    }
+
     // MARK: - Relay events
 
     private func relayEvent(_ event: TalkRelayEvent) async {
@@ -219,8 +244,12 @@ package actor RealtimeTalkSession {
             wakePlayer()
         case .clear:
             flush()
+            if outputStartNs != nil {
+                await relayHeardUser()
+            } else {
+                await perform(replyLevel.replyCut())
+            }
             await playback.stop()
-            await perform(replyLevel.replyCut())
             emit(.relayNote("output cleared"))
         case .speechStart:
             await userSpeaks()
@@ -233,10 +262,14 @@ package actor RealtimeTalkSession {
             if role == "assistant" {
                 bargeInGuard.assistantSaid(text)
             } else if !final {
-                bargeInGuard.userPartial(text, atNs: clock.nowNs())
+                // Upstream forwards the provider's deltas (OpenAI's input transcription deltas, Google Live's
+                // pieces): each is appended, with its own spacing, to the utterance's words so far.
+                userWords = String((userWords + text).suffix(settings.maxUserWordsCharacters))
+                bargeInGuard.userPartial(userWords, atNs: clock.nowNs())
                 await userSpeaks()
-                emit(.partialTranscript(text))   // the user's words so far, shown as the native loop shows them
+                emit(.partialTranscript(userWords.trimmingCharacters(in: .whitespaces)))   // as the native loop shows them
             } else {
+                userWords = ""
                 await perform(replyLevel.utteranceCloses())
             }
             guard final else { return }
