@@ -13,6 +13,9 @@ package protocol TalkListener: Sendable {
     func useGrammar(_ jsgf: String?) async
     /// Partial hypotheses every `frames` 20 ms frames from now on; nil: the listener's own cadence.
     func reportPartials(everyFrames frames: Int?) async
+    /// Recognition starts on an utterance's first voiced frame (`UtterancePipeline.decodeWhileStarting`), or once
+    /// the utterance has started.
+    func decodeWhileStarting(_ on: Bool) async
 }
 
 extension TalkListener {
@@ -21,6 +24,7 @@ extension TalkListener {
     package func useGrammar(_ jsgf: String?) async {}
     /// A listener with a fixed cadence keeps it.
     package func reportPartials(everyFrames frames: Int?) async {}
+    package func decodeWhileStarting(_ on: Bool) async {}
 }
 
 extension UtterancePipeline: TalkListener {}

@@ -95,12 +95,25 @@ extension TalkSession {
     }
 
     /// While a partial may decide a barge-in, the listener reports them at `BargeInPolicy.Partials`' cadence, and at its
-    /// own otherwise.
+    /// own otherwise; while the reply is also lowered for a sound that may be the user, it decodes from an utterance's
+    /// first voiced frame (`BargeInPolicy.Partials.decodeFromFirstVoicedFrame`).
     private func followPartialCadence() async {
         let quick = machine.bargeInWaitsOnPartials
-        guard quick != partialsQuick else { return }
-        partialsQuick = quick
-        await listener?.reportPartials(everyFrames: quick ? bargeIn.partials.overReplyEveryFrames : nil)
+        if quick != partialsQuick {
+            partialsQuick = quick
+            await listener?.reportPartials(everyFrames: quick ? bargeIn.partials.overReplyEveryFrames : nil)
+        }
+        let ahead = quick && bargeIn.partials.decodeFromFirstVoicedFrame && replyLoweredForIntrusion
+        if ahead != decodingAhead {
+            decodingAhead = ahead
+            await listener?.decodeWhileStarting(ahead)
+        }
+    }
+
+    /// The reply plays lowered: a sound over it, or an utterance opening, may be the user cutting in.
+    private var replyLoweredForIntrusion: Bool {
+        if case .speaking(_, _, let intrusion?) = machine.state { return intrusion.lowered }
+        return false
     }
 
     /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and

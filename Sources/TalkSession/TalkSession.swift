@@ -37,6 +37,8 @@ package actor TalkSession {
     var listener: (any TalkListener)?
     /// The listener was asked for partials at barge-in's cadence (`followPartialCadence`).
     var partialsQuick = false
+    /// The listener was asked to decode from an utterance's first voiced frame (`followPartialCadence`).
+    var decodingAhead = false
     /// Reads the microphone's stream into `handle`: cancelled when the microphone closes.
     var listenTask: Task<Void, Never>?
     /// The microphone's stream, opened and not yet read (`Action.openMicrophone` starts reading it).

@@ -12,6 +12,7 @@ private actor CountingRecognizer: SpeechRecognizer {
     let failAfterSamples: Int?
     /// Partials name how much audio the utterance has had, so each one is new.
     let partialsNameAudio: Bool
+    private(set) var resets = 0
 
     init(failAfterSamples: Int? = nil, partialsNameAudio: Bool = false) {
         self.failAfterSamples = failAfterSamples
@@ -42,7 +43,10 @@ private actor CountingRecognizer: SpeechRecognizer {
         return Hypothesis(text: "utterance \(samplesPerUtterance.count)")
     }
 
-    func reset() { open = false }
+    func reset() {
+        if open { resets += 1 }
+        open = false
+    }
 
     func decodeCPUSeconds() -> Double { 0 }
     func useGrammar(_ jsgf: String?) throws {}
@@ -177,6 +181,97 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
         }
         let gaps = zip(ends.dropFirst(), ends).map { $0 - $1 }
         #expect(utterances == 1 && gaps.count >= 10 && Set(gaps) == [spacingMs], "\(utterances) utterances, partials \(gaps) ms apart")
+    }
+
+    /// Started once the endpointer has heard 250 ms of voice, the recogniser has the pre-roll and that window (650
+    /// ms of audio) to decode before its first partial, which came 120 to 370 ms after the start on the loopback.
+    /// Decoding from the first voiced frame, it has the audio while the endpointer is still counting.
+    @Test(arguments: [false, true])
+    func `decoding from the first voiced frame, the recogniser hears a start before the endpointer calls it`(ahead: Bool) async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer()
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        await pipeline.decodeWhileStarting(ahead)
+        let speech = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        // 200 ms of voice: under the 250 ms the endpointer needs to start an utterance.
+        for frame in SpeechTestAudio.frames(SpeechTestAudio.noise(ms: 500, dbfs: -70) + speech.prefix(3200)) {
+            await capture.send(.frame(frame))
+        }
+        await capture.stop()
+        var seen: [UtteranceEvent] = []
+        for await event in events { seen.append(event) }
+        #expect(!seen.contains { if case .speechStarted = $0 { true } else { false } }, "\(seen)")
+        let heard = await recognizer.samplesPerUtterance
+        if ahead {
+            #expect(heard.count == 1 && heard[0] >= 3200, "the recogniser heard \(heard) samples")
+        } else {
+            #expect(heard.isEmpty, "the recogniser heard \(heard) samples")
+        }
+    }
+
+    @Test func `a start the endpointer gives up is decoded ahead and dropped unheard`() async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer(partialsNameAudio: true)
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        await pipeline.decodeWhileStarting(true)
+        let speech = try SpeechTestAudio.speech(SpeechTestAudio.librivox0870)
+        // A 100 ms burst of voice (under the 250 ms start rule), then silence; then the user speaking.
+        let burst = SpeechTestAudio.noise(ms: 500, dbfs: -70) + speech.prefix(1600) + SpeechTestAudio.noise(ms: 800, dbfs: -70)
+        for frame in SpeechTestAudio.frames(burst + speech.prefix(2 * 16_000) + SpeechTestAudio.noise(ms: 1000, dbfs: -70)) {
+            await capture.send(.frame(frame))
+        }
+        await capture.stop()
+        var seen: [UtteranceEvent] = []
+        for await event in events { seen.append(event) }
+        let starts = seen.filter { if case .speechStarted = $0 { true } else { false } }
+        let finals = seen.compactMap { if case .final(let r) = $0 { r } else { nil } }
+        #expect(starts.count == 1 && finals.count == 1, "\(seen)")
+        #expect(await recognizer.resets == 1, "the burst was decoded ahead and dropped")
+        // Dropped when the endpointer gave it up (400 ms of pre-roll, the 100 ms burst, the 220 ms of silence the start
+        // window forgives: 720 ms), not fed the silence after it until the user's start.
+        let heard = await recognizer.samplesPerUtterance
+        #expect(heard.count == 2 && heard[0] <= 720 * 16, "the recogniser heard \(heard) samples")
+        // The utterance the recogniser finished is the user's, not the burst with it.
+        #expect(finals.first.map { $0.audioStartMs >= 900 } == true, "\(finals.first.map(\.audioStartMs) ?? -1)")
+    }
+
+    /// The reply's echo can keep the endpointer counting a start for seconds (voiced frames less than the 200 ms it
+    /// forgives apart). Asked to decode ahead only then (the user's sound lowered the reply), the recogniser must not
+    /// be handed that whole stretch at once: decoding it (a third of its length on the machine) is what the first
+    /// partial waits on. It gets what an uninterrupted start hands over, the pre-roll and the start window (660 ms).
+    @Test func `asked to decode ahead in a start the echo kept open for seconds, the recogniser gets its last 660 ms`() async throws {
+        let capture = ScriptedCapture()
+        let recognizer = CountingRecognizer(partialsNameAudio: true)
+        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
+        let events = try await pipeline.start()
+        var seen = events.makeAsyncIterator()
+        // 2 s in which one loud frame in ten keeps a start counting (10 voiced frames of the 13 it needs), then the
+        // user: loud for a second, then quiet.
+        let quiet = SpeechTestAudio.noise(ms: 180, dbfs: -70)
+        let echo = (0..<10).flatMap { _ in SpeechTestAudio.noise(ms: 20, dbfs: -20) + quiet }
+        let before = SpeechTestAudio.noise(ms: 500, dbfs: -70) + echo
+        let frames = SpeechTestAudio.frames(before + SpeechTestAudio.noise(ms: 1000, dbfs: -20) + SpeechTestAudio.noise(ms: 1000, dbfs: -70))
+        let split = before.count / AudioFrame.samplesPerFrame
+        for frame in frames[..<split] { await capture.send(.frame(frame)) }
+        // In order after those frames: the pipeline has judged them all when this comes back.
+        await capture.send(.resumed(device: "test"))
+        while let event = await seen.next() { if case .resumed = event { break } }
+        #expect(await recognizer.samplesPerUtterance.isEmpty, "nothing decoded before it was asked")
+        await pipeline.decodeWhileStarting(true)
+        for frame in frames[split...] { await capture.send(.frame(frame)) }
+        await capture.stop()
+        var after: [UtteranceEvent] = []
+        while let event = await seen.next() { after.append(event) }
+        let starts = after.filter { if case .speechStarted = $0 { true } else { false } }
+        try #require(starts.count == 1, "\(after)")
+        let first = after.compactMap { if case .partial(let text, _) = $0 { text } else { nil } }.first
+        // The start comes on the third loud frame: 660 ms of pending start, then those two frames.
+        let limit = (660 + 3 * AudioFrame.durationMs) * 16
+        let named = first.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(named.map { $0 <= limit } == true, "the first partial came after \(first ?? "none") samples, not \(limit) at most")
+        #expect(await recognizer.resets == 0, "the start decoded ahead became the utterance")
     }
 
     @Test func `stop drops the utterance in progress: no final arrives after it`() async throws {

@@ -72,6 +72,16 @@ actor ScriptedListener: TalkListener {
     }
 
     func reportPartials(everyFrames frames: Int?) { partialCadences.append(frames) }
+    /// Every `decodeWhileStarting(_:)`, in order.
+    private(set) var decodesAhead: [Bool] = []
+    func decodeWhileStarting(_ on: Bool) { decodesAhead.append(on) }
+
+    /// Waits (bounded) until `decodeWhileStarting` has been asked `count` times; returns the answers.
+    func decodesAhead(count: Int) async -> [Bool] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while decodesAhead.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return decodesAhead
+    }
 
     /// Waits (bounded) until `count` cadences have been asked for; returns them.
     func cadences(count: Int) async -> [Int?] {

@@ -204,6 +204,24 @@ import Testing
         await rig.listener.hear(.partial("stop right there"))
         #expect(await rig.log.waitFor(Self.isBargeIn))
         #expect(await rig.listener.cadences(count: 2) == [2, nil])
+        #expect(await rig.listener.decodesAhead(count: 2) == [true, false])
+        await rig.session.stop()
+    }
+
+    /// Decoding from an utterance's first voiced frame costs CPU on every start the reply's echo makes the endpointer
+    /// count (24 % of a core through a reply, against 4 %): the listener is asked for it only while the reply is
+    /// lowered for a sound that may be the user, and no longer once no utterance followed and the level returned.
+    @Test func `the listener decodes from the first voiced frame only while a sound over the reply has it lowered`() async throws {
+        let (rig, clock) = try await TalkSessionReplyLevelTests.speakingOnManualClock()
+        #expect(await rig.listener.cadences(count: 1) == [2])
+        try await Self.speakLoudly(into: rig)
+        #expect(await TalkSessionReplyLevelTests.eventually { await rig.speaker.gains == [TalkSessionReplyLevelTests.lowered] })
+        #expect(await rig.listener.decodesAhead(count: 1) == [true])
+        let hold = TalkSession.Settings().bargeIn.lowering.onsetHold
+        #expect(await clock.waitForSleep(endingIn: hold))
+        clock.advance(hold)
+        #expect(await TalkSessionReplyLevelTests.eventually { await rig.speaker.gains == [TalkSessionReplyLevelTests.lowered, 1] })
+        #expect(await rig.listener.decodesAhead(count: 2) == [true, false])
         await rig.session.stop()
     }
 

@@ -55,6 +55,15 @@ package struct Endpointer: Sendable {
         return false
     }
 
+    /// While voiced frames are being counted toward a start: the frames a start would hand the recogniser now (the
+    /// pre-roll before the first voiced frame and the window since, oldest first); nil otherwise. An owner may start
+    /// decoding them at once and go on with each frame: if the start comes, `speechStarted` hands over these same frames
+    /// and the ones since; if voiced frames stop first, it is listening again (nil).
+    package var pendingStartFrames: [AudioFrame]? {
+        guard case .starting(let first, _, _) = state else { return nil }
+        return buffer.filter { $0.frame.streamPositionMs >= first - settings.preRollMs }.map(\.frame)
+    }
+
     /// While speaking: how long since the last voiced frame (0 on a voiced frame); nil while listening.
     package var silenceSinceSpeechMs: Int? {
         if case .speaking(_, _, _, let silent) = state { return silent * AudioFrame.durationMs }

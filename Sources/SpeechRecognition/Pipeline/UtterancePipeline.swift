@@ -27,6 +27,8 @@ package actor UtterancePipeline {
     private let partialEveryFrames: Int
     /// `reportPartials(everyFrames:)`: the cadence asked for now; nil: `partialEveryFrames`.
     private var partialsAskedEveryFrames: Int?
+    /// `decodeWhileStarting(_:)`.
+    private var decodesWhileStarting = false
     private let segmentation: DecoderSegmentation?
     private let recorder: UtteranceRecorder?
     private let logger: Logger
@@ -48,6 +50,8 @@ package actor UtterancePipeline {
     private struct OpenUtterance {
         var startMs: Int
         var audioStartMs: Int
+        /// Decoded ahead of the endpointer's start (`decodeWhileStarting`): not an utterance until it starts.
+        var ahead = false
         var frames = 0
         var cpuSeconds = 0.0
         var framesSincePartial = 0
@@ -112,6 +116,23 @@ package actor UtterancePipeline {
         partialsAskedEveryFrames = frames.map { max(1, $0) }
     }
 
+    /// With `on`, the recogniser starts on an utterance's first voiced frame rather than once the endpointer has
+    /// heard `speechToStartMs` of them: the frames the start would hand over are decoded as they come, so at the
+    /// start only the last one is left and the first partial comes with it, not after the pre-roll and the start
+    /// window are decoded in one go. At most `aheadLimitMs` of them: a start window the reply's echo has kept open for
+    /// seconds (its voiced frames less than `startGapToleranceMs` apart) would otherwise be handed over whole, and
+    /// decoding it delays the first partial by a third of its length. What starts an utterance does not change; a
+    /// start the endpointer gives up is dropped unheard, and one already decoded ahead goes on when `on` turns false.
+    /// Sound that never becomes an utterance is decoded too: the owner asks for it only while a sound may be the user
+    /// cutting in (over a reply it lowered for that sound).
+    package func decodeWhileStarting(_ on: Bool) {
+        decodesWhileStarting = on
+    }
+
+    /// How much of a pending start is decoded ahead: what a start hands over when its voice is not interrupted (the
+    /// pre-roll and the start window).
+    private var aheadLimitMs: Int { settings.preRollMs + settings.speechToStartMs }
+
     /// From the next utterance on, the recogniser takes only the sentences of this JSGF grammar (an approval's
     /// answers); nil: back to its own mode. The utterance being heard keeps the search it began with, including
     /// where it is split at a pause. A grammar the recogniser refuses is logged, and recognition goes on as before.
@@ -139,6 +160,7 @@ package actor UtterancePipeline {
                     // What was said before the device vanished is still delivered, once: the utterance ends here.
                     try await finishUtterance(generation: gen)
                     endpointer.reset()
+                    if utterance?.ahead == true { await dropAhead() }
                     emit(.interrupted(reason: reason), generation: gen)
                 case .resumed(let device):
                     emit(.resumed(device: device), generation: gen)
@@ -162,12 +184,20 @@ package actor UtterancePipeline {
         summary.framesIn += 1
         streamEndMs = frame.streamPositionMs + AudioFrame.durationMs
         var voice: Bool?
-        if utterance != nil {
-            voice = try await feed([frame])
+        if let open = utterance {
+            let heard = try await feed([frame])
             guard gen == generation else { return }
+            // Ahead of a start, the recogniser's voice signal is not the endpointer's to hear yet.
+            voice = open.ahead ? nil : heard
         }
         for event in endpointer.process(frame, voiceActivity: voice) {
             switch event {
+            case .speechStarted(let position, _) where utterance?.ahead == true:
+                // Decoded ahead (from `aheadLimitMs` back at most): the recogniser has had the frames it needs.
+                utterance?.ahead = false
+                utterance?.startMs = position
+                lastPartial = ""
+                emit(.speechStarted(positionMs: position), generation: gen)
             case .speechStarted(let position, let frames):
                 await apply(grammar: wantedGrammar)
                 try await recognizer.startUtterance()
@@ -182,8 +212,34 @@ package actor UtterancePipeline {
             }
             guard gen == generation else { return }
         }
-        if utterance != nil { try await splitAtPause(generation: gen) }
+        try await followStart()
+        guard utterance?.ahead == false else { return }
+        try await splitAtPause(generation: gen)
         if utterance != nil { try await reportPartial(generation: gen) }
+    }
+
+    /// `decodeWhileStarting`: a start the endpointer is counting is decoded from its first voiced frame, and one it
+    /// gave up is dropped.
+    private func followStart() async throws {
+        if utterance?.ahead == true {
+            if endpointer.pendingStartFrames == nil { await dropAhead() }
+            return
+        }
+        guard utterance == nil, decodesWhileStarting, let pending = endpointer.pendingStartFrames else { return }
+        let frames = pending.suffix(EndpointerSettings.frames(aheadLimitMs))
+        guard let first = frames.first else { return }
+        await apply(grammar: wantedGrammar)
+        try await recognizer.startUtterance()
+        try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(first.streamPositionMs) / 1000))
+        utterance = OpenUtterance(startMs: first.streamPositionMs, audioStartMs: first.streamPositionMs, ahead: true)
+        _ = try await feed(Array(frames))
+    }
+
+    /// Drops a start decoded ahead that did not come: the recogniser forgets it.
+    private func dropAhead() async {
+        await recognizer.reset()
+        await recorder?.cancel()
+        utterance = nil
     }
 
     /// Finishes the decoder's segment at a pause once it is long, so the search at the endpoint only has
@@ -205,6 +261,7 @@ package actor UtterancePipeline {
 
     private func finishSource(generation gen: Int) async throws {
         try await finishUtterance(generation: gen)
+        if utterance?.ahead == true { await dropAhead() }
         guard gen == generation else { return }
         summary.silentFrames = endpointer.droppedFrames
         emit(.finished(summary), generation: gen)
