@@ -12,8 +12,13 @@ import AudioIO
 ///   audible frames in a row the answer's audio does not explain, frame by frame) must span
 ///   `minimumUserSoundMs` to its latest such frame, within sound that stayed over the floor since, and at most
 ///   `maximumEchoExplained` of the audible frames from its start on may be the answer's echo. Its level does not
-///   matter: a user across the room is as much a user. Without a canceller's measure (`--aec off`, or nothing
-///   audible measured yet) Apple's level rule (RMS ≥ `Settings.bargeInRMS`) stands in.
+///   matter: a user across the room is as much a user. Without a canceller's measure on echo-cancelled capture
+///   (`--aec pulse`, or nothing audible measured yet) Apple's level rule (RMS ≥ `Settings.bargeInRMS`) stands in.
+///
+/// Without echo cancellation (`--aec off`) nothing the microphone hears over the answer stops it: the answer's own
+/// sound reaches the microphone as loud as a user, nothing measures it against what was played, and a level rule
+/// cuts the answer on its own echo. Apple's voice apps are half duplex when capture cannot cancel echo; so is
+/// `RealtimeTalkSession` then (`Settings.halfDuplex`).
 struct RealtimeBargeInGuard {
     /// The frames the text path's echo evidence is taken over (500 ms): about a first word's length.
     static let evidenceFrames = 25
@@ -32,6 +37,8 @@ struct RealtimeBargeInGuard {
     private var energy: SpeechEnergy
     private let minimumCharacters: Int
     private let minimumUserSoundMs: Int
+    /// Whether the microphone's frames are echo-cancelled (`--aec webrtc` or `pulse`).
+    private let echoCancelled: Bool
     private var loudest = 0.0
     private(set) var relayTranscribesUser = false
     private var partial: (text: String, atNs: UInt64)?
@@ -48,7 +55,8 @@ struct RealtimeBargeInGuard {
     /// When each of the last `BargeInEvidenceMeter.shareFrames` frames came (session clock), by sequence.
     private var frameTimes: [(sequence: UInt64, atNs: UInt64)] = []
 
-    init(_ policy: BargeInPolicy = BargeInPolicy(), minimumUserSoundMs: Int = Self.minimumUserSoundMs) {
+    init(_ policy: BargeInPolicy = BargeInPolicy(), minimumUserSoundMs: Int = Self.minimumUserSoundMs, echoCancelled: Bool = true) {
+        self.echoCancelled = echoCancelled
         energy = SpeechEnergy(policy.energy)
         minimumCharacters = policy.text.minimumNewCharacters
         evidence = BargeInEvidenceMeter(audibleRMS: policy.energy.minimumRMS)
@@ -102,7 +110,7 @@ struct RealtimeBargeInGuard {
 
     /// Whether the last frame heard, with what the relay transcribed, is the user cutting in.
     func isUserSpeech(nowNs: UInt64, levelRMS: Double) -> Bool {
-        guard energy.isSpeech else { return false }
+        guard echoCancelled, energy.isSpeech else { return false }
         guard relayTranscribesUser else { return isUserSound(levelRMS: levelRMS) }
         let from = lastSequence >= UInt64(Self.evidenceFrames) ? lastSequence - UInt64(Self.evidenceFrames) : 0
         let heard = evidence.evidence(fromPositionMs: Int(from) * AudioFrame.durationMs + BargeInEvidenceMeter.preRollFrames * AudioFrame.durationMs)

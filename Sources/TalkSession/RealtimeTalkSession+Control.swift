@@ -39,6 +39,30 @@ extension RealtimeTalkSession {
         setState(.listening, reason: "resumed")
     }
 
+    /// Push-to-talk in realtime mode: the relay hears the microphone all the time and finds the turns itself, so
+    /// `start` (and `once`) stops the answer playing, as speaking over it does with echo cancellation; without
+    /// it (`Settings.halfDuplex`) this is how the user cuts in. `stop` and `cancel` have no capture to end.
+    package func pushToTalk(_ command: PushToTalkCommand) async throws -> PushToTalkResult {
+        try checkPushToTalk()
+        guard command == .start || command == .once else { throw Self.pushToTalkNothingToEnd }
+        let result = PushToTalkResult(captureId: UUID().uuidString.lowercased())
+        if outputStartNs != nil {
+            let turn = await cutOutput()
+            await stopSpeaking(completed: false, ending: .pushToTalk)
+            await cancelRelayOutput(turn, reason: TurnEndReason.pushToTalk.rawValue)
+        }
+        emit(.pushToTalk(command: String(command.rawValue.dropFirst("talk.ptt.".count)), captureId: result.captureId,
+                         status: nil, transcript: nil))
+        return result
+    }
+
+    package func checkPushToTalk() throws {
+        guard state != .idle, state != .paused else { throw TalkLoopRefusal.talkOffOrPaused }
+    }
+
+    package static let pushToTalkNothingToEnd = TalkLoopRefusal(
+        "in realtime mode 'ptt start' only stops the answer (the relay hears you all the time): there is no capture to end")
+
     /// Where the session stands (idle with Talk off).
     package var talkState: TalkState { state }
 
@@ -62,6 +86,21 @@ extension RealtimeTalkSession {
         microphoneGeneration += 1
         microphone?.cancel()
         microphone = nil
+    }
+
+    /// The answer playing stops now and the rest of its turn (returned) is dropped.
+    func cutOutput() async -> String? {
+        let turn = outputTurn
+        if let turn { output.dropTurn(turn) }
+        flush()
+        await playback.stop()
+        return turn
+    }
+
+    func cancelRelayOutput(_ turn: String?, reason: String) async {
+        do { try await relay.cancelOutput(turnId: turn, reason: reason) } catch {
+            emit(.error("cancelling the relay's output failed: \(error)"))
+        }
     }
 
     /// The answer being played stops for good: the rest of its turn is dropped, and the relay told so.

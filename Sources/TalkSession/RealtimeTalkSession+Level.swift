@@ -3,7 +3,7 @@
 extension RealtimeTalkSession {
     /// The relay heard the user start (its speech start, their words so far): over the reply, an utterance opened.
     func userSpeaks() async {
-        guard outputStartNs != nil, !settings.bargeIn.forcedOff else { return }
+        guard outputStartNs != nil, !settings.halfDuplex else { return }
         await perform(replyLevel.utteranceOpens())
     }
 

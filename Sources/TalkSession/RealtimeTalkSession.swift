@@ -14,7 +14,9 @@ import TalkLogging
 /// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
 /// lower (`RealtimeReplyLevel`, `+Level`). A `clear` while the output plays is the relay's barge-in: upstream's
 /// provider heard the user start (server VAD) and has stopped its response. The user's words come as deltas, each
-/// to append to the ones before, until their final. The session is closed at the end.
+/// to append to the ones before, until their final. Without echo cancellation or with barge-in off the session is
+/// half duplex instead (`Settings.halfDuplex`), and push-to-talk stops the answer (`+Control`). The session is
+/// closed at the end.
 package actor RealtimeTalkSession {
     package struct Settings: Sendable {
         /// The native loop's policy: its energy and text guards, and `forcedOff` (`--no-barge-in`).
@@ -22,6 +24,9 @@ package actor RealtimeTalkSession {
         /// Apple's level rule (RMS of full scale 32 767): speech over the answer this loud stops it, where nothing
         /// better is known (no user words from the relay, no canceller's measure of the echo: `RealtimeBargeInGuard`).
         package var bargeInRMS = 0.08 * 32_767
+        /// Whether the microphone is echo-cancelled (`--aec webrtc` or `pulse`). Without it the session is half
+        /// duplex while the answer plays (`halfDuplex`).
+        package var echoCancelled = true
         package var bargeInAfterOutput: Duration = .milliseconds(250)
         package var bargeInCooldown: Duration = .milliseconds(900)
         /// Output queued beyond this is cut (`cancelOutput` reason `playback-overflow`), as the browser client does.
@@ -40,6 +45,12 @@ package actor RealtimeTalkSession {
         /// cannot grow them without end.
         package var maxUserWordsCharacters = 1_000
         package init() {}
+
+        /// While the answer plays and for `bargeIn.muteTail` after, the relay gets silence in place of the
+        /// microphone and nothing heard stops or lowers the answer: with barge-in off (`--no-barge-in`), and without
+        /// echo cancellation, where the microphone hears the answer as loud as a user and the provider's server VAD
+        /// would take its echo for the user's turn (`RealtimeBargeInGuard`).
+        var halfDuplex: Bool { bargeIn.forcedOff || !echoCancelled }
 
         var outputLimits: RealtimeOutputQueue.Limits {
             var limits = RealtimeOutputQueue.Limits()
@@ -68,6 +79,8 @@ package actor RealtimeTalkSession {
     private var toolCalls: [String: Task<Void, Never>] = [:]
     private var playerWaiter: CheckedContinuation<Void, Never>?
     var outputStartNs: UInt64?
+    /// When the last answer stopped playing (session clock): half duplex mutes the microphone `muteTail` past it.
+    var outputEndNs: UInt64?
     var outputTurn: String?
     private var lastBargeInNs: UInt64 = 0
     private var behind = false
@@ -94,7 +107,7 @@ package actor RealtimeTalkSession {
         self.clock = clock
         self.logger = logger
         output = RealtimeOutputQueue(limits: settings.outputLimits)
-        bargeInGuard = RealtimeBargeInGuard(settings.bargeIn)
+        bargeInGuard = RealtimeBargeInGuard(settings.bargeIn, echoCancelled: settings.echoCancelled)
         replyLevel = RealtimeReplyLevel(settings.bargeIn.lowering)
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
@@ -103,6 +116,10 @@ package actor RealtimeTalkSession {
     /// (an input contract this client cannot send is an error naming it) and listens.
     package func start(listening: Bool = true) async throws {
         originNs = clock.nowNs()
+        if !settings.echoCancelled, !settings.bargeIn.forcedOff {
+            emit(.microphone(Self.voiceBargeInOff))
+            logger.notice("\(Self.voiceBargeInOff)")
+        }
         let relayEvents = await relay.events()
         tasks.append(Task { for await event in relayEvents { await self.relayEvent(event) } })
         tasks.append(Task { await self.play() })
@@ -145,17 +162,22 @@ package actor RealtimeTalkSession {
                           bytesPerSecond: contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120))
     }
 
+    /// Said at start without echo cancellation (`Settings.halfDuplex`).
+    package static let voiceBargeInOff = "barge-in by voice is off without echo cancellation (--aec off): the "
+        + "microphone is not sent while the answer plays; 'openclaw-talk ptt start' stops the answer"
+
     func heard(_ frame: AudioFrame) async {
         var samples = frame.samples
         let now = clock.nowNs()
         let onset = bargeInGuard.hear(frame, atNs: now)
-        if let started = outputStartNs {
-            if !settings.bargeIn.forcedOff {
-                if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
-                await considerBargeIn(samples)
-            } else {
-                samples = [Int16](repeating: 0, count: samples.count)   // no barge-in: the relay must not hear the reply
+        if settings.halfDuplex {
+            // The relay must not hear the answer: its echo would be the user's turn to the provider's server VAD.
+            if outputStartNs != nil || outputEndNs.map({ now &- $0 < Self.ns(settings.bargeIn.muteTail) }) == true {
+                samples = [Int16](repeating: 0, count: samples.count)
             }
+        } else if let started = outputStartNs {
+            if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
+            await considerBargeIn(samples)
         }
         guard let encoder, let chunk = try? encoder.append(samples) else { return }
         switch await relay.append(chunk.bytes, audioMs: chunk.audioMs) {
@@ -182,17 +204,12 @@ package actor RealtimeTalkSession {
         guard bargeInGuard.isUserSpeech(nowNs: now, levelRMS: settings.bargeInRMS), now &- started >= Self.ns(settings.bargeInAfterOutput),
               now &- lastBargeInNs >= Self.ns(settings.bargeInCooldown) else { return }
         lastBargeInNs = now
-        let turn = outputTurn
-        if let turn { output.dropTurn(turn) }
-        flush()
-        await playback.stop()
+        let turn = await cutOutput()
         // From the first loud frame of the user's sound, as the capture stream brought it, to this decision.
         let latencyNs = now &- min(now, bargeInGuard.soundStartNs ?? now)
         emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: Double(latencyNs) / 1e6, partial: ""))
         await stopSpeaking(completed: false, ending: .bargeIn)
-        do { try await relay.cancelOutput(turnId: turn, reason: "barge-in") } catch {
-            emit(.error("cancelling the relay's output failed: \(error)"))
-        }
+        await cancelRelayOutput(turn, reason: "barge-in")
     }
 
     /// The relay cleared the output while it played: its provider heard the user start (upstream creates the bridge
@@ -201,7 +218,7 @@ package actor RealtimeTalkSession {
     /// player does not end the turn as a reply played to its end.
     private func relayHeardUser() async {
         guard let started = outputStartNs else { return }
-        guard !settings.bargeIn.forcedOff else {
+        guard !settings.halfDuplex else {
             await stopSpeaking(completed: false, ending: .replyDone)
             return
         }
@@ -351,6 +368,7 @@ package actor RealtimeTalkSession {
     func stopSpeaking(completed: Bool, ending reason: TurnEndReason?) async {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
+        outputEndNs = clock.nowNs()
         await perform(completed ? replyLevel.replyEnded() : replyLevel.replyCut())
         emit(.speakingStopped(sentence: assistantText, completed: completed))
         guard let reason else { return }

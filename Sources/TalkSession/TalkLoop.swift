@@ -69,14 +69,9 @@ extension RealtimeTalkSession: TalkLoop {
     package static let typedTurnRefusal = TalkLoopRefusal(
         "'say' does not apply in realtime mode: the Gateway's realtime relay hears the microphone "
             + "and answers itself, with no typed turns; run with '--mode talk' to type to the assistant")
-    package static let pushToTalkRefusal = TalkLoopRefusal(
-        "'ptt' does not apply in realtime mode: the Gateway's realtime relay listens all the "
-            + "time and finds the turns itself; use 'pause' and 'resume' to close and reopen the microphone")
 
     package nonisolated var kind: TalkLoopKind { .realtime }
     package func type(_ text: String) async throws { throw Self.typedTurnRefusal }
-    package func pushToTalk(_ command: PushToTalkCommand) async throws -> PushToTalkResult { throw Self.pushToTalkRefusal }
-    package func checkPushToTalk() throws { throw Self.pushToTalkRefusal }
     /// The relay speaks in the Gateway's voice: nothing of the local config applies to a running session.
     package func setVoice(_ voice: String?, rate: Int?) {}
     /// The relay client follows `talk.config` itself (`TalkRelayClient.setRealtime`).

@@ -125,8 +125,21 @@ import Testing
         #expect(h.log.contains("stopped"), "\(h.log)")
     }
 
+    /// Without echo cancellation nothing tells the answer's echo from the user: the daemon says at start that the
+    /// voice does not stop the answer (`RealtimeTalkSession.Settings.halfDuplex`).
+    @Test(.requires(.builtBinary))
+    func `run --mode realtime --aec off says at start that barge-in by voice is off`() async throws {
+        let h = try await DaemonHarness.make()
+        defer { h.tearDown() }
+        let pid = try await h.start(["--mode", "realtime", "--aec", "off"] + (try h.fileDevices))
+        #expect(try await Self.status(h) { $0["state"] == "listening" } != nil, "never listening: \(h.log)")
+        #expect(h.log.contains("barge-in by voice is off without echo cancellation (--aec off)"), "\(h.log)")
+        #expect(try await h.run(["stop"]).status == 0)
+        #expect(await h.eventually { !DaemonHarness.alive(pid) }, "the daemon exits")
+    }
+
     @Test(.requires(.builtBinary, DaemonHarness.pulse))
-    func `pause, resume, talk stop and start, reconnect, say and ptt refused, and stop, with the real microphone`() async throws {
+    func `pause, resume, talk stop and start, reconnect, say refused, ptt, and stop, with the real microphone`() async throws {
         let h = try await DaemonHarness.make()
         defer { h.tearDown() }
         let running = try h.command.start(["run", "--mode", "realtime"])
@@ -144,11 +157,14 @@ import Testing
         #expect(try await Self.statusJSON(h)?["state"] == "listening")
         #expect(try await h.eventually { try await DaemonHarness.captureStreams(of: pid) == 1 }, "resumed: the stream is back")
 
-        // Typed turns and push-to-talk do not apply: refused with the reason, the daemon goes on.
+        // Typed turns do not apply: refused with the reason, the daemon goes on. Push-to-talk stops the answer (none
+        // plays here) and has no capture to stop.
         r = try await h.run(["say", "hello there"])
         #expect(r.status == 1 && r.stderr.contains("does not apply in realtime mode"), "\(r.stdout) \(r.stderr)")
         r = try await h.run(["ptt", "start"])
-        #expect(r.status == 1 && r.stderr.contains("does not apply in realtime mode"), "\(r.stdout) \(r.stderr)")
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        r = try await h.run(["ptt", "stop"])
+        #expect(r.status == 1 && r.stderr.contains("only stops the answer"), "\(r.stdout) \(r.stderr)")
         #expect(try await Self.statusJSON(h)?["state"] == "listening")
 
         r = try await h.run(["talk", "stop"])

@@ -93,7 +93,7 @@ import Testing
         #expect(feed.firstBargeIn == nil)
     }
 
-    @Test func `without a canceller's measure, Apple's level rule decides`() {
+    @Test func `on echo-cancelled capture without the canceller's measure (--aec pulse), Apple's level rule decides`() {
         var quiet = Feed()
         quiet.hear(amplitude: 40, count: 25, explained: nil)
         quiet.hear(amplitude: 1_200, count: 50, explained: nil)
@@ -102,6 +102,17 @@ import Testing
         loud.hear(amplitude: 40, count: 25, explained: nil)
         loud.hear(amplitude: 3_000, count: 2, explained: nil)
         #expect(loud.firstBargeIn == 25)
+    }
+
+    /// `--aec off`: the answer's own sound reaches the microphone as loud as a user, and nothing tells them apart.
+    @Test func `without echo cancellation nothing heard over the answer stops it, however loud or long, words or not`() {
+        var feed = Feed(guardian: RealtimeBargeInGuard(echoCancelled: false))
+        feed.hear(amplitude: 40, count: 25, explained: nil)
+        feed.hear(amplitude: 8_000, count: 100, explained: nil)   // over three times Apple's level, for 2 s
+        feed.guardian.userPartial("wait stop", atNs: feed.nowNs)
+        feed.hear(amplitude: 8_000, count: 25, explained: nil)
+        #expect(feed.guardian.hearsSound)
+        #expect(feed.firstBargeIn == nil, "decisions: \(feed.decisions)")
     }
 
     @Test func `a relay that transcribes the user keeps the text guard: the user's sound alone does not stop the answer`() {

@@ -58,6 +58,8 @@ actor ScriptedRelay: RealtimeRelay {
     private(set) var closed = 0
     private(set) var stopped = false
     private(set) var appendedBytes = 0
+    /// The loudest sample of each append (PCM16 LE), in order: 0 for silence.
+    private(set) var appendedPeaks: [Int] = []
     private(set) var cancels: [Cancel] = []
     /// Marks acknowledged, with when (wall clock).
     private(set) var acknowledged: [(name: String, at: Date)] = []
@@ -91,6 +93,9 @@ actor ScriptedRelay: RealtimeRelay {
             return outcome
         }
         appendedBytes += bytes.count
+        appendedPeaks.append(stride(from: 0, to: bytes.count - 1, by: 2).reduce(0) {
+            max($0, abs(Int(Int16(bitPattern: UInt16(bytes[$1]) | UInt16(bytes[$1 + 1]) << 8))))
+        })
         return .sent(requests: 1)
     }
 

@@ -60,6 +60,7 @@ struct RealtimeOptions: Sendable {
         }
         var settings = RealtimeTalkSession.Settings()
         settings.bargeIn = bargeIn
+        settings.echoCancelled = devices.echoCancelMode != .off
         return RealtimeTalkSession(capture: devices.capture, playback: devices.playback, relay: client, settings: settings, logger: logger)
     }
 }
