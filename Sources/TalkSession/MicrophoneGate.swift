@@ -69,9 +69,10 @@ package actor MicrophoneGate: AudioCaptureDevice {
         evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs)
     }
 
-    /// Where the user's own sound begins in the utterance that opened at `positionMs`: see `BargeInEvidenceMeter`.
-    func userSound(fromPositionMs positionMs: Int) -> UserSound {
-        evidence.userSound(fromPositionMs: positionMs)
+    /// Where the user began speaking in the utterance that opened at `positionMs`: see
+    /// `BargeInEvidenceMeter.userSpeechStart(fromPositionMs:)`.
+    func userSpeechStart(fromPositionMs positionMs: Int) -> UserSound {
+        evidence.userSpeechStart(fromPositionMs: positionMs)
     }
 
     private func stopForwarding() {
@@ -85,6 +86,9 @@ package actor MicrophoneGate: AudioCaptureDevice {
         evidence.add(frame)
         heardToMs = Int(frame.sequence + 1) * AudioFrame.durationMs
         loudFrames = loud ? loudFrames + 1 : 0
+        if loudFrames == SpeechEnergy.onsetFrames {
+            evidence.soundOnset(atSequence: frame.sequence + 1 - UInt64(SpeechEnergy.onsetFrames))
+        }
         if mode != .open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)
         } else if loudFrames == SpeechEnergy.onsetFrames {

@@ -194,12 +194,12 @@ package actor TalkSession {
         await handle(.final(heard, timing: await heardTiming(of: result)))
     }
 
-    /// The final's words in stream time, and where the user's own sound began in its utterance.
+    /// The final's words in stream time, and where the user began speaking in its utterance.
     private func heardTiming(of result: UtteranceResult) async -> TurnTaking.HeardTiming {
         let words = result.hypothesis.words.map {
             TurnTaking.HeardTiming.Word($0.word, startMs: result.audioStartMs + $0.startMs, endMs: result.audioStartMs + $0.endMs)
         }
-        return TurnTaking.HeardTiming(words: words, userSound: await gate.userSound(fromPositionMs: result.startMs))
+        return TurnTaking.HeardTiming(words: words, userSound: await gate.userSpeechStart(fromPositionMs: result.startMs))
     }
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at

@@ -107,3 +107,46 @@ import Testing
         #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil) == meter.evidence(fromPositionMs: 0))
     }
 }
+
+/// Where the user began speaking, for splitting a final's words: their own sound, moved back to the sound onset
+/// that lowered the reply for them.
+@Suite struct UserBeganSpeakingTests {
+    static func frame(_ sequence: UInt64, _ level: Int16, _ explained: Float) -> AudioFrame {
+        BargeInEvidenceMeterTests.frame(sequence, level: level, explained: explained)
+    }
+
+    /// The reply explains the user's first word, said over it at full level, until its lowering reaches the
+    /// microphone: their onset at frame 20, their own sound from frame 35.
+    static func overFullReply(onsetAt onset: UInt64?) -> BargeInEvidenceMeter {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<20 { meter.add(Self.frame(UInt64(s), 10, 1)) }  // the reply's echo, cancelled
+        if let onset { meter.soundOnset(atSequence: onset) }
+        for s in 20..<35 { meter.add(Self.frame(UInt64(s), 1000, 0.8)) }  // "go", with the reply at full level
+        for s in 35..<60 { meter.add(Self.frame(UInt64(s), 1000, 0.2)) }  // the rest, over the lowered reply
+        return meter
+    }
+
+    @Test func `a user whose first word the full reply explains began at the onset that lowered it`() {
+        #expect(Self.overFullReply(onsetAt: 20).userSound(fromPositionMs: 400) == .from(ms: 700))
+        #expect(Self.overFullReply(onsetAt: 20).userSpeechStart(fromPositionMs: 400) == .from(ms: 400))
+        // No onset heard (the gate called nothing loud): their own sound is all there is to go by.
+        #expect(Self.overFullReply(onsetAt: nil).userSpeechStart(fromPositionMs: 400) == .from(ms: 700))
+    }
+
+    @Test func `an onset before the utterance or beyond the reach is not where the user began`() {
+        // Before the utterance's pre-roll: another sound.
+        #expect(Self.overFullReply(onsetAt: 2).userSpeechStart(fromPositionMs: 400) == .from(ms: 700))
+        // Long before their own sound, in an utterance the echo opened: the echo's onset.
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        meter.soundOnset(atSequence: 0)
+        for s in 0..<(10 + BargeInEvidenceMeter.onsetReachFrames) { meter.add(Self.frame(UInt64(s), 1000, 0.9)) }
+        meter.soundOnset(atSequence: UInt64(10 + BargeInEvidenceMeter.onsetReachFrames))
+        for s in (10 + BargeInEvidenceMeter.onsetReachFrames)..<80 { meter.add(Self.frame(UInt64(s), 1000, 0.2)) }
+        #expect(meter.userSpeechStart(fromPositionMs: 0) == .from(ms: (10 + BargeInEvidenceMeter.onsetReachFrames) * 20))
+        // The echo alone stays the echo's, onset or not.
+        var echo = BargeInEvidenceMeter(audibleRMS: 150)
+        echo.soundOnset(atSequence: 0)
+        for s in 0..<40 { echo.add(Self.frame(UInt64(s), 1000, 0.9)) }
+        #expect(echo.userSpeechStart(fromPositionMs: 0) == .echoOnly)
+    }
+}

@@ -12,8 +12,8 @@ import AudioIO
 /// frames under half explained once the reply is lowered for them.
 ///
 /// The same frames say where, in an utterance the reply's echo opened, the user's own sound begins
-/// (`userSound(fromPositionMs:)`): the loop drops the echo's words before it from the turn, and reads the barge-in
-/// share from there.
+/// (`userSound(fromPositionMs:)`): the loop reads the barge-in share from there, and drops the echo's words before
+/// where the user began speaking (`userSpeechStart(fromPositionMs:)`) from the turn.
 struct BargeInEvidenceMeter {
     /// A frame at least this much explained by the reference counts as the reply's echo.
     static let explainedFrame: Float = 0.5
@@ -32,6 +32,13 @@ struct BargeInEvidenceMeter {
     static let recheck: Duration = .milliseconds(100)
     /// This long without the reply's sound (1 s of frames) and the next sound starts a new stretch of reply audio.
     static let newReplyFrames = 50
+    /// A sound onset at most this many frames (800 ms) before the user's own sound is where they began speaking.
+    /// A user who speaks over the reply at full level is heard as theirs only once the reply, lowered at their onset,
+    /// reaches the microphone lowered: the onset is seen 40 ms in, then the sink's buffer and the server's latency
+    /// (100 to 300 ms), the reference's reach and the explanation's 100 ms window, and the three frames of the run;
+    /// in a loopback run on a loaded machine their own sound showed 720 ms after they began (`heldRun` in the tests).
+    /// Their first word ("go"), said before that, must not be dropped as the echo's.
+    static let onsetReachFrames = 40
 
     private struct Frame {
         var sequence: UInt64
@@ -47,6 +54,9 @@ struct BargeInEvidenceMeter {
     }
 
     private var frames: [Frame] = []
+    /// The first loud frame of each sound onset the gate heard (`SpeechEnergy.onsetFrames` loud frames in a row over
+    /// the noise floor), oldest first, as long as its frames are kept.
+    private var onsets: [UInt64] = []
     /// The first frame of the current stretch of reply audio in the microphone, and frames since the last one.
     private var replyAudioFrom: UInt64?
     private var framesWithoutReply = 0
@@ -56,12 +66,18 @@ struct BargeInEvidenceMeter {
         let energy = AudioLevel.meanSquare(samples)
         frames.append(Frame(sequence: frame.sequence, audible: energy >= audibleRMS * audibleRMS, explained: frame.echoExplained))
         if frames.count > Self.keepFrames { frames.removeFirst(frames.count - Self.keepFrames) }
+        if let oldest = frames.first?.sequence { onsets.removeAll { $0 < oldest } }
         if frame.echoExplained != nil {
             if replyAudioFrom == nil || framesWithoutReply >= Self.newReplyFrames { replyAudioFrom = frame.sequence }
             framesWithoutReply = 0
         } else {
             framesWithoutReply += 1
         }
+    }
+
+    /// The microphone turned loud at frame `sequence` (its first loud frame): perhaps the user starting to speak.
+    mutating func soundOnset(atSequence sequence: UInt64) {
+        onsets.append(sequence)
     }
 
     /// The share (0...1) of the audible frames from `positionMs` on (with the pre-roll, over the last 3 s) that the
@@ -122,6 +138,23 @@ struct BargeInEvidenceMeter {
             if run.count == Self.userRunFrames { return .from(ms: Int(run[0].sequence) * AudioFrame.durationMs) }
         }
         return .echoOnly
+    }
+}
+
+extension BargeInEvidenceMeter {
+    /// Where the user began speaking in the utterance that opened at `positionMs`, for splitting its words: their own
+    /// sound (`userSound`), or the earliest sound onset of the utterance (from its pre-roll on) at most
+    /// `onsetReachFrames` before it. The reply explains a user's first frames until its lowering reaches the
+    /// microphone; the onset that lowered it is where they began. The echo's words within that reach before their
+    /// sound stay with theirs: a turn the user made can gain an echo's word, none is made of the echo alone.
+    func userSpeechStart(fromPositionMs positionMs: Int) -> UserSound {
+        let sound = userSound(fromPositionMs: positionMs)
+        guard case .from(let ms) = sound else { return sound }
+        let own = UInt64(ms / AudioFrame.durationMs)
+        let utterance = UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
+        let reach = own >= UInt64(Self.onsetReachFrames) ? own - UInt64(Self.onsetReachFrames) : 0
+        guard let onset = onsets.first(where: { $0 >= max(utterance, reach) && $0 < own }) else { return sound }
+        return .from(ms: Int(onset) * AudioFrame.durationMs)
     }
 }
 

@@ -77,8 +77,9 @@ extension TurnTaking {
         package var endedWithinReply = false
     }
 
-    /// A final's words where they lie in the capture stream, and where the user's own sound began in its
-    /// utterance: an utterance that opened over the reply loses the echo's words before it.
+    /// A final's words where they lie in the capture stream, and where the user began speaking in its utterance
+    /// (`BargeInEvidenceMeter.userSpeechStart`): an utterance that opened over the reply loses the echo's words
+    /// before it.
     package struct HeardTiming: Sendable, Equatable {
         package struct Word: Sendable, Equatable {
             package var text: String
