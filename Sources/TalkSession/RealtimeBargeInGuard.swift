@@ -103,6 +103,9 @@ struct RealtimeBargeInGuard {
         partial = (text, atNs)
     }
 
+    /// The user's utterance closed (the relay's final): its words are no evidence of speech over the answer it asked for.
+    mutating func userFinal() { partial = nil }
+
     mutating func assistantSaid(_ text: String) {
         spoken += " " + text
         if spoken.count > Self.spokenLimit { spoken = String(spoken.suffix(Self.spokenLimit)) }

@@ -287,6 +287,7 @@ package actor RealtimeTalkSession {
                 emit(.partialTranscript(userWords.trimmingCharacters(in: .whitespaces)))   // as the native loop shows them
             } else {
                 userWords = ""
+                bargeInGuard.userFinal()
                 await perform(replyLevel.utteranceCloses())
             }
             guard final else { return }

@@ -65,4 +65,18 @@ import Testing
         #expect(partials == ["what", "what time", "thanks"])
         await rig.session.stop()
     }
+
+    @Test func `the user's words end with their final: the answer they asked for is not cut off by them`() async throws {
+        let rig = try await RealtimeRig(settings: RealtimeTalkSessionTests.promptBargeIn)
+        #expect(await rig.speakHeard(amplitude: 0, frames: 10))
+        await rig.relay.send(.transcript(role: "user", text: "go", final: false))
+        await rig.relay.send(.transcript(role: "user", text: " forward", final: false))
+        await rig.relay.send(.transcript(role: "user", text: "go forward", final: true))
+        #expect(await rig.answering(seconds: 10))
+        // Sound over the answer within 1.5 s of their last words (the answer's echo, a cough): no new words.
+        #expect(await rig.speakHeard(amplitude: 6_000, frames: 15))
+        #expect(await RealtimeReplyLevelTests.relayCaughtUp(rig))
+        #expect(await rig.log.count(Self.isBargeIn) == 0, "the words of the question cut its answer off")
+        await rig.session.stop()
+    }
 }
