@@ -20,3 +20,13 @@ def shared_dir():
 
 def is_ci():
     return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+def corpus_manifest(test):
+    """The corpus manifest, for a test that needs it: the test fails without it under CI, else is skipped."""
+    manifest = shared_dir() / "corpus" / "speech" / "manifest.tsv"
+    if not manifest.exists():
+        if is_ci():
+            test.fail("../shared/corpus is missing")
+        test.skipTest("../shared/corpus is missing")
+    return manifest

@@ -6,7 +6,7 @@ Run: python3 -m unittest test_refgw_realtime_user (from tools/reference-gateway)
 
 import asyncio
 
-from shared_dir import is_ci, shared_dir
+from shared_dir import corpus_manifest
 from test_refgw_relay import RelayTestCase, encode, speech_16k
 
 from gateway.talk_audio import read_wav, rms
@@ -133,11 +133,7 @@ class RealtimeUserTests(RelayTestCase):
 
     async def test_a_clip_is_guessed_from_its_start(self):
         """With no configured text, the words are those of the corpus clip the speech so far begins like."""
-        manifest = shared_dir() / "corpus" / "speech" / "manifest.tsv"
-        if not manifest.exists():
-            if is_ci():
-                self.fail("../shared/corpus is missing")
-            self.skipTest("../shared/corpus is missing")
+        manifest = corpus_manifest(self)
         samples, _ = read_wav(str(manifest.parent / "ps_goforward.wav"))
         client, sid = await self._session(audioPace=0.1)
         for chunk in encode(samples + [0] * 16000, "pcm16"):

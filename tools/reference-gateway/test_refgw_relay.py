@@ -13,7 +13,7 @@ import unittest
 
 from refgw_harness import SHARED_TOKEN, GatewayProcess, GatewayTestCase
 from minimal_client import Identity
-from shared_dir import is_ci, shared_dir
+from shared_dir import corpus_manifest
 
 from gateway.talk_audio import OpusStream, read_wav, rms
 
@@ -216,11 +216,7 @@ class TranscriptionRelayTests(RelayTestCase):
                 await client.close()
 
     async def test_clip_fingerprint_gives_the_manifest_transcript(self):
-        manifest = shared_dir() / "corpus" / "speech" / "manifest.tsv"
-        if not manifest.exists():
-            if is_ci():
-                self.fail("../shared/corpus is missing")
-            self.skipTest("../shared/corpus is missing")
+        manifest = corpus_manifest(self)
         samples, _ = read_wav(str(manifest.parent / "ps_goforward.wav"))
         client, _ = await self.operator()
         created = (await client.request("talk.session.create", {"mode": "transcription"}))["payload"]
