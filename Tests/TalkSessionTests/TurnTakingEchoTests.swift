@@ -61,6 +61,8 @@ import Testing
               actions: [ignored("i", "the reply's echo, before the user's own sound")] + turn(2, "don't go forward ten meters", interruptedAt: 0.9)),
         final("after a barge-in, words that all lie before the user's sound stay as heard", after: bargedIn, sound: .from(ms: 7000),
               actions: turn(2, heard, interruptedAt: 0.9)),
+        final("after a barge-in, an utterance the reply explains whole is no turn", after: bargedIn, sound: .echoOnly,
+              actions: [ignored(heard, "the reply's echo: none of it is the user's own sound")]),
         final("unmeasured, nothing is dropped", after: bargedIn, sound: .unknown, actions: turn(2, heard, interruptedAt: 0.9)),
         final("words that are not the final's (the relay's) are not cut by the local words' times", after: bargedIn,
               "go forward ten meters please", sound: .from(ms: 5560), actions: turn(2, "go forward ten meters please", interruptedAt: 0.9)),

@@ -21,8 +21,10 @@ extension TurnTaking {
         // An utterance that opened over the reply (and cut it off, or went on after it) may have opened on its echo:
         // the words before the user's own sound are the echo's.
         if opened != nil || pendingInterruption != nil, let timing, let split = Self.echoWords(heard, timing) {
-            // After a barge-in the user did speak: with no word found after their sound, the words stay as heard.
-            if split.own.isEmpty, pendingInterruption == nil {
+            // After a barge-in with the user's sound in it, their words may all end before that sound was found
+            // (the reply explained their first frames): the words stay as heard. Without any sound of theirs the
+            // barge-in was the echo's, and so are the words.
+            if split.own.isEmpty, pendingInterruption == nil || timing.userSound == .echoOnly {
                 return [.emit(.transcriptIgnored(text: heard, reason: "the reply's echo: none of it is the user's own sound"))]
             }
             if !split.echo.isEmpty, !split.own.isEmpty {
