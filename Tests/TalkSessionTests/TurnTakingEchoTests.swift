@@ -53,6 +53,16 @@ import Testing
     }
 
     static let firefox = [Word("firefox", startMs: 5200, endMs: 6100)]
+    static let itLives = [Word("it", startMs: 4900, endMs: 5000), Word("lives", startMs: 5000, endMs: 5300)]
+
+    /// The echo of the reply's last word opened an utterance at 4.9 s in the capture stream; the reply ended with the
+    /// capture at 5.5 s, and the utterance's start was reported 100 ms after that.
+    static func reportedLate(speechEndMs: Int) -> [E] {
+        speaking + [
+            .replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .speechStarted(positionMs: 4900, atNs: 3_100_000_000),
+            .speechEnded(lastSpeechEndMs: speechEndMs, closedAtMs: speechEndMs + 900, endedNs: 3_900_000_000),
+        ]
+    }
 
     static let rows: [Row] = [
         final("after a barge-in the echo's words before the user's sound are dropped from the turn", after: bargedIn,
@@ -80,9 +90,14 @@ import Testing
               after: openedOverReply(speechEndMs: 6900, endedNs: 4_500_000_000), "firefox", words: firefox, sound: .echoOnly,
               actions: [ignored("firefox", "the reply's echo: none of it is the user's own sound")]),
         final("an utterance after the reply, not opened over it, is taken whole",
-              after: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .speechStarted(positionMs: 4900, atNs: 3_500_000_000),
+              after: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 4800), .speechStarted(positionMs: 4900, atNs: 3_500_000_000),
                                  .speechEnded(lastSpeechEndMs: 6900, closedAtMs: 7800, endedNs: 4_500_000_000)],
               sound: .from(ms: 5560), actions: turn(2, heard)),
+        final("an utterance heard while the reply played but reported after it ended is judged as opened over it",
+              after: reportedLate(speechEndMs: 5300), "it lives", words: itLives, sound: nil,
+              actions: [ignored("it lives", overReply)]),
+        final("reported late, its echo's words are dropped from the user's turn",
+              after: reportedLate(speechEndMs: 6900), sound: .from(ms: 5560), actions: [echoBefore] + turn(2, "go forward ten meters")),
     ]
 
     @Test(arguments: rows)

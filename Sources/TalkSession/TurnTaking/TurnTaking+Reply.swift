@@ -87,8 +87,9 @@ extension TurnTaking {
         var actions: [Action] = [.cancel(.replyTimeout)]
         switch state {
         case .thinking: break
-        case .speaking:
+        case .speaking(let turn, _, _):
             replyEndHeardMs = heardToMs
+            replyEndSpoken = turn.reply
             actions += restore(reason: "the reply ended") + [.cancel(.onsetHold)] + leaveSpeaking(atNs: atNs)
         default: return []
         }

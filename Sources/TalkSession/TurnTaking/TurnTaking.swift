@@ -53,6 +53,8 @@ package struct TurnTaking: Sendable {
     package private(set) var speakingEndedNs: UInt64?
     /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known.
     package internal(set) var replyEndHeardMs: Int?
+    /// That reply's text: an utterance heard before `replyEndHeardMs` but reported after is judged against it.
+    package internal(set) var replyEndSpoken = ""
     /// The hands-free mode in force (`TurnTaking+HandsFree`).
     package internal(set) var handsFree: HandsFree
     /// The Gateway's voice-wake triggers (`voicewake.get` / `voicewake.changed`), once known.
@@ -193,7 +195,9 @@ package struct TurnTaking: Sendable {
         var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)] + idleTimer()
         if case .asking = state { return actions + answerBegan() }
         guard case .speaking(let turn, let progress, let intrusion) = state else {
-            openedOverReply = nil
+            // Its first voiced frame was heard while the reply still played (the endpointer's start window and the
+            // recogniser's lag report it later): it opened over the reply, though the reply has ended since.
+            openedOverReply = replyEndHeardMs.flatMap { position < $0 ? OpenedOverReply(spoken: replyEndSpoken) : nil }
             return actions
         }
         openedOverReply = OpenedOverReply(spoken: turn.reply)
