@@ -6,7 +6,8 @@ import TalkLogging
 /// `run --mode realtime`: the Gateway's realtime relay talks back in audio (fact sheet §5). The relay is passed in
 /// (`RealtimeRelay`: `TalkRelayClient` in the daemon, a scripted one in tests). The microphone streams to the relay
 /// in the session's input contract (`TalkRelayClient` keeps at most 4 appends in flight and reports "input fell
-/// behind" beyond); `talk.event` audio plays as it arrives through a bounded queue;
+/// behind" beyond), the canceller's leak of the answer as silence (`RealtimeUplinkGate`: the relay's provider takes
+/// what its VAD hears for the user); `talk.event` audio plays as it arrives through a bounded queue;
 /// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
 /// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
 /// output (the native loop's guards, or the user's own sound when the relay sends no words: `RealtimeBargeInGuard`;
@@ -76,7 +77,7 @@ package actor RealtimeTalkSession {
     private var encoderSession: String?
     var output: RealtimeOutputQueue
     /// Tool calls being answered, by call id; each task removes itself when done.
-    private var toolCalls: [String: Task<Void, Never>] = [:]
+    var toolCalls: [String: Task<Void, Never>] = [:]
     private var playerWaiter: CheckedContinuation<Void, Never>?
     var outputStartNs: UInt64?
     /// When the last answer stopped playing (session clock): half duplex mutes the microphone `muteTail` past it.
@@ -93,6 +94,10 @@ package actor RealtimeTalkSession {
     /// The user's words of the utterance under way: the relay's deltas appended, until its final.
     private var userWords = ""
     var bargeInGuard: RealtimeBargeInGuard
+    /// What the relay hears while the answer's sound is in the microphone (`RealtimeUplinkGate`).
+    private var uplinkGate: RealtimeUplinkGate
+    /// Microphone frames weighed and passed on (sent, or held by the gate), for tests.
+    private(set) var framesHeard = 0
     /// The reply lowered while the user may be cutting in (`+Level`), and its onset hold.
     var replyLevel: RealtimeReplyLevel
     var timers = NamedTimers()
@@ -108,6 +113,7 @@ package actor RealtimeTalkSession {
         self.logger = logger
         output = RealtimeOutputQueue(limits: settings.outputLimits)
         bargeInGuard = RealtimeBargeInGuard(settings.bargeIn, echoCancelled: settings.echoCancelled)
+        uplinkGate = RealtimeUplinkGate(audibleRMS: settings.bargeIn.energy.minimumRMS)
         replyLevel = RealtimeReplyLevel(settings.bargeIn.lowering)
         (events, sink) = AsyncStream.makeStream(of: TalkEvent.self, bufferingPolicy: .unbounded)
     }
@@ -175,11 +181,15 @@ package actor RealtimeTalkSession {
             if outputStartNs != nil || outputEndNs.map({ now &- $0 < Self.ns(settings.bargeIn.muteTail) }) == true {
                 samples = [Int16](repeating: 0, count: samples.count)
             }
-        } else if let started = outputStartNs {
-            if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
-            await considerBargeIn(samples)
+        } else {
+            if let started = outputStartNs {
+                if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
+                await considerBargeIn(samples)
+            }
+            samples = uplinkGate.pass(frame)
         }
-        guard let encoder, let chunk = try? encoder.append(samples) else { return }
+        defer { framesHeard += 1 }
+        guard !samples.isEmpty, let encoder, let chunk = try? encoder.append(samples) else { return }
         switch await relay.append(chunk.bytes, audioMs: chunk.audioMs) {
         case .sent:
             behind = false
@@ -307,30 +317,6 @@ package actor RealtimeTalkSession {
             break
         }
     }
-
-    /// Answers a tool call in a task of its own, at most `maxConcurrentToolCalls` at once: one more (or a call id
-    /// already being answered) gets an error result at once, so the relay does not wait on it.
-    private func toolCall(callId: String, name: String, args: JSONValue) {
-        guard toolCalls.count < settings.maxConcurrentToolCalls, toolCalls[callId] == nil, callId.utf8.count <= 256 else {
-            emit(.error("tool call \(name) refused: \(toolCalls.count) already being answered"))
-            let relay = relay
-            Task { try? await relay.submitToolResult(callId: String(callId.prefix(256)), result: ["error": "too many tool calls at once"]) }
-            return
-        }
-        emit(.relayNote("tool call \(name)"))
-        toolCalls[callId] = Task {
-            switch await relay.answerToolCall(callId: callId, name: name, args: args, timeout: settings.toolCallTimeout) {
-            case .success: self.emit(.relayNote("tool call \(name) answered"))
-            case .failure(let error): self.emit(.error("tool call \(name) failed: \(error)"))
-            }
-            self.toolCallDone(callId)
-        }
-    }
-
-    private func toolCallDone(_ callId: String) { toolCalls[callId] = nil }
-
-    /// Tool calls being answered now (for tests).
-    var toolCallsInFlight: Int { toolCalls.count }
 
     // MARK: - Output
 

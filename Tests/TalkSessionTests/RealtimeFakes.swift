@@ -168,14 +168,13 @@ struct RealtimeRig {
         try await session.start()
     }
 
-    /// `frames` 20 ms frames of a square wave of `amplitude` (0: silence), returning once the session has sent them
-    /// all to the relay (a multiple of 5 frames fills whole 100 ms appends), which it does only after it has
-    /// weighed each frame for barge-in.
+    /// `frames` 20 ms frames of a square wave of `amplitude` (0: silence), returning once the session has weighed
+    /// each for barge-in and passed it on (to the relay, or held by its uplink gate while the answer explains it).
     /// `explained`: how much of each frame the answer's audio explains (echo cancellation's measure; nil: none).
     func speakHeard(amplitude: Int16, frames: Int, explained: Float? = nil) async -> Bool {
-        let before = await relay.appendedBytes
+        let before = await session.framesHeard
         await mic.push(amplitude: amplitude, count: frames, echoExplained: explained)
-        return await eventually { await relay.appendedBytes >= before + frames * 640 }
+        return await eventually { await session.framesHeard >= before + frames }
     }
 
     /// The relay answers: its audio starts playing.

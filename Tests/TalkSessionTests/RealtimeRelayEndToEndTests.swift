@@ -14,37 +14,65 @@ import Testing
 @Suite(.serialized) struct RealtimeRelayEndToEndTests {
     static let token = "realtime-test-token"
 
-    @Test func `a turn is answered in audio and its mark is acknowledged after playback`() async throws {
-        let gateway = try await offPool {
-            try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot,
-                                        arguments: ["--token", Self.token, "--auto-approve", "--realtime-uplink", "pcm16/16000"])
-        }
-        defer { gateway.stop() }
-        _ = try await offPool { try gateway.control(#"{"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.3}"#) }
-        let logger = Logger(label: "realtime-test", handler: InMemoryLogHandler())
-        let connection = try gateway.connection(
-            token: Self.token, profile: .operator(scopes: ["operator.read", "operator.write", "operator.talk"], displayName: "rt", version: "0.1.0-test"),
-            logger: logger)
-        let run = Task { await connection.run() }
-        defer { run.cancel() }
-        var settings = TalkRelayClient.Settings()
-        settings.sessionKey = "agent:main:main"
-        let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: settings, logger: logger)
+    /// A realtime session through `TalkRelayClient` on a fresh reference Gateway whose relay has `relaySettings`.
+    struct Rig {
+        let gateway: ReferenceGatewayProcess
+        let run: Task<Void, Never>
+        let session: RealtimeTalkSession
         let mic = FakeMicrophone()
         let speaker = PacedSpeaker(speed: 1)
-        let session = RealtimeTalkSession(capture: mic, playback: speaker, relay: client, logger: logger)
         let log = EventLog()
-        Task { for await event in session.events { await log.append(event) } }
-        let deadline = ContinuousClock.now + .seconds(15)
-        while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        try await session.start()
 
-        for amplitude: Int16 in [3_000, 0] {   // a second of sound, then the 800 ms of silence that end the relay's turn
-            for _ in 0..<(amplitude == 0 ? 40 : 50) {
-                await mic.push(amplitude: amplitude, count: 1)
-                try await Task.sleep(for: .milliseconds(20))   // the microphone's pace
+        init(relaySettings: String) async throws {
+            let gateway = try await offPool {
+                try ReferenceGatewayProcess(repositoryRoot: TestInputs.packageRoot,
+                                            arguments: ["--token", RealtimeRelayEndToEndTests.token, "--auto-approve", "--realtime-uplink", "pcm16/16000"])
+            }
+            self.gateway = gateway
+            _ = try await offPool { try gateway.control(#"{"cmd": "talk-relay", "# + relaySettings + "}") }
+            let logger = Logger(label: "realtime-test", handler: InMemoryLogHandler())
+            let connection = try gateway.connection(
+                token: RealtimeRelayEndToEndTests.token,
+                profile: .operator(scopes: ["operator.read", "operator.write", "operator.talk"], displayName: "rt", version: "0.1.0-test"),
+                logger: logger)
+            run = Task { await connection.run() }
+            var settings = TalkRelayClient.Settings()
+            settings.sessionKey = "agent:main:main"
+            let client = TalkRelayClient(gateway: connection, mode: .realtime, settings: settings, logger: logger)
+            session = RealtimeTalkSession(capture: mic, playback: speaker, relay: client, logger: logger)
+            let (log, events) = (log, session.events)
+            Task { for await event in events { await log.append(event) } }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while await connection.hello == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try await session.start()
+        }
+
+        /// `count` frames of `amplitude`, each `explained` by the answer's audio, at the microphone's pace.
+        func speak(amplitude: Int16, count: Int, explained: Float? = nil) async throws {
+            for _ in 0..<count {
+                await mic.push(amplitude: amplitude, count: 1, echoExplained: explained)
+                try await Task.sleep(for: .milliseconds(20))
             }
         }
+
+        /// A second of sound, then the 800 ms of silence that end the relay's turn.
+        func ask() async throws {
+            try await speak(amplitude: 3_000, count: 50)
+            try await speak(amplitude: 0, count: 40)
+        }
+
+        /// Ends the connection and the Gateway (also when a test stops early).
+        func close() {
+            run.cancel()
+            gateway.stop()
+        }
+    }
+
+    @Test func `a turn is answered in audio and its mark is acknowledged after playback`() async throws {
+        let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3"#)
+        defer { rig.close() }
+        let (gateway, session, speaker, log) = (rig.gateway, rig.session, rig.speaker, rig.log)
+        try await rig.ask()
         #expect(await log.waitFor { if case .finalTranscript("hello there", "gateway-realtime", _, _, _) = $0 { true } else { false } })
         #expect(await log.waitFor { if case .replyFinal("you said hello there") = $0 { true } else { false } })
         #expect(await log.waitFor { $0 == .relayNote("mark reply-end acknowledged") })
@@ -60,9 +88,26 @@ import Testing
         let ackedAt = Date(timeIntervalSince1970: Double(acked?["ts"]?.intValue ?? 0) / 1000)
         #expect(ackedAt.timeIntervalSince(finished) > -0.05, "the mark was acknowledged \(finished.timeIntervalSince(ackedAt)) s before playback ended")
         #expect(await log.states.contains(.speaking))
-        await session.stop()
+        await rig.session.stop()
         try TestInput.requireSchemaCheck(reportedByGateway: gateway.startup.schema, "the schema check of the frames sent")
         let violations = try await offPool { try gateway.control("violations") }
         #expect(violations["count"] == 0, "schema violations: \(violations)")
+    }
+
+    /// The relay's provider takes what its VAD hears for the user and cancels the answer (upstream creates the bridge
+    /// with `interruptResponseOnInputAudio`; the reference relay's stand-in VAD: 100 ms of RMS 400 in a row).
+    @Test func `the canceller's leak of the answer does not make the relay's VAD cut the answer off`() async throws {
+        let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3, "reply": "you said {text}, and this answer goes on for a few seconds more""#)
+        defer { rig.close() }
+        try await rig.ask()
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        // The leak at a loud word's onset (300 ms at RMS 3 000), explained by the answer's audio, then its quiet rest.
+        try await rig.speak(amplitude: 3_000, count: 15, explained: 1)
+        try await rig.speak(amplitude: 40, count: 25, explained: 1)
+        #expect(await rig.log.waitFor { $0 == .relayNote("mark reply-end acknowledged") }, "the answer did not play to its end")
+        #expect(await rig.log.events.filter { if case .bargeIn = $0.kind { true } else { false } }.isEmpty, "the answer was cut off")
+        let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
+        #expect(!relayLog.contains { $0["kind"] == "server-vad-clear" && $0["answerCancelled"] == true }, "the relay's VAD heard the leak as speech")
+        await rig.session.stop()
     }
 }

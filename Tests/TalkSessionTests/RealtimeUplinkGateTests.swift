@@ -1,0 +1,86 @@
+import AudioIO
+import Testing
+
+@testable import TalkSession
+
+/// What the relay hears while the answer's sound is in the microphone: the canceller's leak of the answer, which a
+/// provider's server VAD takes for the user and cuts the answer on, reaches it as silence, in time; the user's speech
+/// over the answer reaches it from its onset, once their own sound shows.
+@Suite struct RealtimeUplinkGateTests {
+    /// A gate fed 20 ms frames in order; `sent` is everything it let out, in order.
+    struct Feed {
+        var gate = RealtimeUplinkGate()
+        var sequence: UInt64 = 0
+        var fed = 0
+        var sent: [Int16] = []
+
+        /// `count` frames of a square wave of `amplitude`, each `explained` by the answer's audio (nil: no measure).
+        mutating func hear(amplitude: Int16, count: Int, explained: Float?) {
+            for _ in 0..<count {
+                var frame = AudioFrame(sequence: sequence, captureTimeNs: 0,
+                                       samples: (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude })
+                frame.echoExplained = explained
+                sent += gate.pass(frame)
+                sequence += 1
+                fed += AudioFrame.samplesPerFrame
+            }
+        }
+
+        /// The loudest sample of each 20 ms frame sent, in order.
+        var sentPeaks: [Int16] {
+            stride(from: 0, to: sent.count, by: AudioFrame.samplesPerFrame).map { sent[$0..<min($0 + AudioFrame.samplesPerFrame, sent.count)].max() ?? 0 }
+        }
+    }
+
+    static let held = RealtimeUplinkGate.heldFrames
+
+    @Test func `the answer's leak reaches the relay as silence, as long as it was heard, and what follows it as heard`() {
+        var feed = Feed()
+        feed.hear(amplitude: 40, count: 5, explained: nil)   // the room, before the answer
+        feed.hear(amplitude: 3_000, count: 40, explained: 1)   // the canceller's leak at the answer's loud words
+        #expect(feed.sent.count == feed.fed - Self.held * AudioFrame.samplesPerFrame, "not sent in time")
+        feed.hear(amplitude: 40, count: 5, explained: nil)   // the answer's sound out of reach
+        #expect(feed.sent.count == feed.fed)
+        #expect(feed.sentPeaks == Array(repeating: 40, count: 5) + Array(repeating: 0, count: 40) + Array(repeating: 40, count: 5))
+    }
+
+    @Test func `the echo's odd unexplained frames do not let it through`() {
+        var feed = Feed()
+        for _ in 0..<20 {   // two frames in a row the answer does not explain, now and then
+            feed.hear(amplitude: 3_000, count: 2, explained: 0.2)
+            feed.hear(amplitude: 3_000, count: 3, explained: 0.9)
+        }
+        #expect(!feed.gate.isOpen)
+        #expect(feed.sentPeaks.allSatisfy { $0 == 0 })
+        #expect(feed.sent.count == feed.fed - Self.held * AudioFrame.samplesPerFrame)
+    }
+
+    @Test func `the user over the answer reaches the relay from their onset, which the answer seemed to explain`() {
+        var feed = Feed()
+        feed.hear(amplitude: 3_000, count: 20, explained: 1)   // the leak
+        // The user: their first 80 ms read as the answer's (the explanation's 100 ms window), then their own sound.
+        feed.hear(amplitude: 5_000, count: 4, explained: 1)
+        feed.hear(amplitude: 5_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
+        #expect(feed.gate.isOpen)
+        #expect(feed.sent.count == feed.fed, "what was held did not go out when the user opened the gate")
+        let onset = 20
+        #expect(Array(feed.sentPeaks[onset...]) == Array(repeating: 5_000, count: 4 + BargeInEvidenceMeter.userRunFrames))
+        // While they speak on, what the answer explains goes out at once, as heard.
+        feed.hear(amplitude: 5_000, count: 10, explained: 0.8)
+        #expect(feed.sent.count == feed.fed)
+        #expect(feed.sentPeaks.suffix(10) == Array(repeating: 5_000, count: 10))
+    }
+
+    @Test func `a second after the user's own sound the leak is held back again`() {
+        var feed = Feed()
+        feed.hear(amplitude: 5_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
+        feed.hear(amplitude: 3_000, count: RealtimeUplinkGate.openFrames, explained: 1)
+        #expect(!feed.gate.isOpen)
+        feed.hear(amplitude: 3_000, count: Self.held + 20, explained: 1)
+        #expect(feed.sent.count == feed.fed - Self.held * AudioFrame.samplesPerFrame)
+        let open = BargeInEvidenceMeter.userRunFrames + RealtimeUplinkGate.openFrames - 1
+        #expect(feed.sentPeaks == Array(repeating: 5_000, count: BargeInEvidenceMeter.userRunFrames)
+                + Array(repeating: 3_000, count: RealtimeUplinkGate.openFrames - 1)
+                + Array(repeating: 0, count: feed.sentPeaks.count - open))
+    }
+}
