@@ -14,7 +14,8 @@ import TalkLogging
 /// 250 ms after the output started, 900 ms apart)
 /// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
 /// lower (`RealtimeReplyLevel`, `+Level`). A `clear` while the output plays is the relay's barge-in: upstream's
-/// provider heard the user start (server VAD) and has stopped its response. The user's words come as deltas, each
+/// provider heard the user start (server VAD) and has stopped its response (its item's audio still in flight is
+/// dropped). The user's words come as deltas, each
 /// to append to the ones before, until their final. Without echo cancellation or with barge-in off the session is
 /// half duplex instead (`Settings.halfDuplex`), and push-to-talk stops the answer (`+Control`). The session is
 /// closed at the end.
@@ -83,6 +84,10 @@ package actor RealtimeTalkSession {
     /// When the last answer stopped playing (session clock): half duplex mutes the microphone `muteTail` past it.
     var outputEndNs: UInt64?
     var outputTurn: String?
+    /// The provider's item of the audio queued last, and the one the relay's clear cut (`relayHeardUser`): its audio
+    /// still in flight when the provider stopped is dropped; the next answer is a new item.
+    private var outputItem: String?
+    private var clearedItem: String?
     private var lastBargeInNs: UInt64 = 0
     private var behind = false
     private var reconnecting = false
@@ -234,6 +239,7 @@ package actor RealtimeTalkSession {
         }
         let now = clock.nowNs()
         lastBargeInNs = now
+        clearedItem = outputItem
         let latencyNs = now &- min(now, bargeInGuard.soundStartNs ?? now)
         emit(.bargeIn(offsetSeconds: Double(now &- started) / 1e9, detectionLatencyMs: Double(latencyNs) / 1e6,
                       partial: userWords.trimmingCharacters(in: .whitespaces)))
@@ -244,13 +250,14 @@ package actor RealtimeTalkSession {
 
     private func relayEvent(_ event: TalkRelayEvent) async {
         switch event.kind {
-        case .audio(let bytes, _):
-            if output.isDropped(event.turnId) { return }
+        case .audio(let bytes, let item):
+            if output.isDropped(event.turnId) || (item != nil && item == clearedItem) { return }
             guard state == .listening || state == .speaking else { return }   // paused or Talk off: nothing plays
             let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
             switch output.appendAudio(samples, turnId: event.turnId) {
             case .queued:
                 outputTurn = event.turnId ?? outputTurn
+                outputItem = item
                 wakePlayer()
             case .overflow:
                 // The turn is cut as a barge-in cuts it: the rest of its audio, still arriving, is dropped here (not

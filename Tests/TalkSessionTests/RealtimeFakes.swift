@@ -138,14 +138,15 @@ actor ScriptedRelay: RealtimeRelay {
         continuation.yield(TalkRelayEvent(sessionId: sessionId, kind: kind, turnId: turnId))
     }
 
-    /// `seconds` of the answer's audio (PCM16 at 24 kHz, a quiet tone) for `turnId`, in chunks of 200 ms.
-    func sendAudio(seconds: Double, turnId: String) {
+    /// `seconds` of the answer's audio (PCM16 at 24 kHz, a quiet tone) for `turnId`, in chunks of 200 ms, of the
+    /// provider's item `itemId`.
+    func sendAudio(seconds: Double, turnId: String, itemId: String? = nil) {
         let chunks = Int((seconds / 0.2).rounded())
         let chunk = (0..<4_800).flatMap { i -> [UInt8] in
             let sample = UInt16(bitPattern: i % 48 < 24 ? Int16(1_000) : Int16(-1_000))
             return [UInt8(sample & 0xFF), UInt8(sample >> 8)]
         }
-        for _ in 0..<chunks { send(.audio(chunk, itemId: nil), turnId: turnId) }
+        for _ in 0..<chunks { send(.audio(chunk, itemId: itemId), turnId: turnId) }
     }
 }
 

@@ -27,6 +27,23 @@ import Testing
         await rig.session.stop()
     }
 
+    /// The provider stops its response on the user's speech start, but the audio it had sent is still on its way.
+    @Test func `after the relay's clear the cut answer's late audio does not play, the next answer's does`() async throws {
+        let rig = try await RealtimeRig(settings: RealtimeTalkSessionTests.promptBargeIn)
+        await rig.relay.sendAudio(seconds: 10, turnId: "turn-1", itemId: "item-1")
+        #expect(await rig.log.waitFor(Self.isSpeakingStarted))
+        await rig.relay.send(.clear, turnId: "turn-1")
+        #expect(await rig.log.waitFor(Self.isBargeIn))
+        let played = await rig.speaker.playedSamples
+        await rig.relay.sendAudio(seconds: 0.4, turnId: "turn-1", itemId: "item-1")
+        #expect(await rig.logCaughtUp())
+        #expect(await rig.log.count(Self.isSpeakingStarted) == 1, "the cut answer played again")
+        #expect(await rig.speaker.playedSamples == played)
+        await rig.relay.sendAudio(seconds: 1, turnId: "turn-1", itemId: "item-2")
+        #expect(await rig.log.waitFor(times: 2, Self.isSpeakingStarted), "the next answer was dropped")
+        await rig.session.stop()
+    }
+
     @Test func `the relay's clear after the session's own barge-in is not a second one`() async throws {
         let rig = try await RealtimeBargeInTests.answering()
         #expect(await rig.speakHeard(amplitude: 6_000, frames: 15))   // no words from the relay: the level rule
