@@ -82,6 +82,18 @@ class RealtimeUserTests(RelayTestCase):
         cleared = [e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "server-vad-clear"]
         self.assertEqual([e["answerCancelled"] for e in cleared], [False, True])
 
+    async def test_a_knock_the_vad_does_not_call_speech_is_no_turn(self):
+        """OpenAI's server VAD commits (and answers) only speech it heard start: a 60 ms knock, under the VAD's
+        100 ms, then a second of silence is no turn of the user's; the turn goes on into their speech."""
+        client, sid = await self._session(texts=["go forward ten meters"], audioPace=0.1)
+        knock = [3000 if i % 20 < 10 else -3000 for i in range(960)] + [0] * 16000
+        await self.stream(client, sid, encode(knock + speech_16k(), "pcm16"))
+        await self.events_until(client, lambda p: p["type"] == "transcript" and p["role"] == "user" and p["final"],
+                                timeout=20)
+        turns = self.gw.control({"cmd": "relay-turns"})["turns"]
+        self.assertEqual(len(turns), 1, [(t["durationMs"], t["text"]) for t in turns])
+        self.assertGreater(turns[0]["durationMs"], (len(knock) + len(speech_16k())) // 16 - 1000)
+
     async def test_without_interrupt_response_the_answer_plays_on_over_speech(self):
         client, sid = await self._session(texts=["x", "wait"], audioPace=1.0, reply=LONG_REPLY,
                                           interruptResponseOnInputAudio=False)

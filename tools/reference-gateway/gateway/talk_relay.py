@@ -2,8 +2,9 @@
 
 A session belongs to the connection that created it and hears its audio through `append`. Turns are
 found as a provider's server VAD would: the first append after a final opens one; `silenceMs` (800) of
-quiet *received* after speech ends it. As upstream, there is no commit verb and no timer: a client that
-stops appending never gets a final until it closes the session (openclaw/openclaw
+quiet *received* after speech (realtime: speech the VAD heard start, `talk_relay_user`) ends it. As
+upstream, there is no commit verb and no timer: a client that stops appending never gets a final until
+it closes the session (openclaw/openclaw
 src/gateway/talk-transcription-relay.ts; Deepgram's 800 ms endpointing in
 extensions/deepgram/realtime-transcription-provider.ts, OpenAI's server VAD with 800 ms of silence in
 extensions/openai/realtime-transcription-provider.ts). `idleMs` (0 = off, the default) is a test knob
@@ -210,10 +211,17 @@ class RelaySession(RealtimeUser):
         if s["errorAfterAppends"] and turn.appends >= int(s["errorAfterAppends"]):
             await self.fail("the refgw relay failed mid-utterance (fault)")
             return
-        if turn.speech and turn.silent_ms >= int(s["silenceMs"]):
+        # A realtime provider's server VAD commits (and answers) only speech it heard start: OpenAI's server_vad
+        # sends speech_started, then speech_stopped after the silence, and creates the response on that commit
+        # (extensions/openai/realtime-voice-provider.ts, turn_detection with create_response).
+        if self.spoke(turn) and turn.silent_ms >= int(s["silenceMs"]):
             self.end_turn()
         else:
             self._arm_idle()
+
+    def spoke(self, turn):
+        """Whether the turn holds speech that ends it after the silence (realtime: speech the VAD heard start)."""
+        return turn.user.speech_started if self.mode == "realtime" else turn.speech
 
     def _arm_idle(self):
         if self._idle:
@@ -225,7 +233,7 @@ class RelaySession(RealtimeUser):
 
         async def idle():
             await asyncio.sleep(int(self.relay.settings["idleMs"]) / 1000)
-            if self.turn is turn and turn.speech:
+            if self.turn is turn and self.spoke(turn):
                 self.end_turn()
         self._idle = self.gateway.spawn(idle())
 
