@@ -63,10 +63,10 @@ import Testing
             actions: [.emit(.partialTranscript("stop right there")), .cancel(.evidenceRecheck),
                       .weighBargeIn(partial: "stop right there", fromPositionMs: 5000, throughMs: 5600)],
             state: .speaking),
-        Row(name: "the recheck weighs the latest partial through its audio",
+        Row(name: "the recheck weighs the latest partial through the latest frame",
             before: TurnTakingTests.speaking + [over, .partial("stop right", atNs: 1_800_000_000, endMs: 5400),
                                                 .partial("stop right there", atNs: 1_900_000_000, endMs: 5600)],
-            event: .timerFired(.evidenceRecheck), actions: [.weighBargeIn(partial: "stop right there", fromPositionMs: 5000, throughMs: 5600)],
+            event: .timerFired(.evidenceRecheck), actions: [.weighBargeIn(partial: "stop right there", fromPositionMs: 5000, throughMs: nil)],
             state: .speaking),
 
         // The Gateway's voice.

@@ -28,7 +28,8 @@ struct BargeInEvidenceMeter {
     static let userRunFrames = 3
     /// Frames before the utterance's first voiced one that count with it (the endpointer's start lags its onset).
     static let preRollFrames = 5
-    /// A barge-in held on this evidence is judged again this long after (while its partial is the latest).
+    /// A barge-in held on this evidence is judged again this long after (while its partial is the latest), through
+    /// the latest frame.
     static let recheck: Duration = .milliseconds(100)
     /// This long without the reply's sound (1 s of frames) and the next sound starts a new stretch of reply audio.
     static let newReplyFrames = 50
@@ -98,7 +99,8 @@ struct BargeInEvidenceMeter {
     /// that), and those frames, explained, held every partial of theirs (on the loopback the reply explained 85 % of
     /// a "go forward ten meters" of which a third of the frames from their own sound on were theirs alone). Not
     /// through the latest frame: the recogniser lags the microphone by seconds on a loaded machine, and the frames
-    /// after the partial's words are not what it heard.
+    /// after the partial's words are not what it heard (a held partial's recheck reads them: the user's sound after
+    /// their words says the words were theirs).
     func evidence(ofUtteranceAtMs positionMs: Int, throughMs: Int?) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
         let latest = frames.last?.sequence ?? 0
         let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest

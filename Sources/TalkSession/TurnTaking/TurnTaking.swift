@@ -45,7 +45,8 @@ package struct TurnTaking: Sendable {
     package private(set) var userSpeechPositionMs = 0
     /// The utterance's latest partial: a held one is judged again when `Timer.evidenceRecheck` fires.
     package private(set) var latestPartial = ""
-    /// Where that partial's audio ends (stream ms): barge-in's evidence and energy guard judge the audio through it.
+    /// Where that partial's audio ends (stream ms): barge-in's evidence and energy guard judge the audio through it
+    /// (a recheck, through the latest frame).
     package private(set) var latestPartialEndMs: Int?
     /// The utterance being spoken goes to the transcript source (`TurnTaking+Relay`), decided as it opens.
     package internal(set) var relaying = false
@@ -232,15 +233,16 @@ package struct TurnTaking: Sendable {
         // The state may have moved while the devices were asked.
         guard mayBargeIn(text), case .speaking(_, let progress, let intrusion) = state, let startNs = userSpeechStartNs else { return [] }
         if let reason = configuration.policy.evidence.holdReason(evidence) {
-            // Judged again shortly, while it is still the latest partial of the same utterance: a user's "stop" whose
-            // first frames met the reply at full level is explained less once it is lowered.
+            // Judged again shortly, while it is still the latest partial of the same utterance, over the frames heard
+            // since: a user's "stop" whose first frames met the reply at full level shows as theirs once it is lowered.
             return [.held(partial: text, reason: reason), .arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)]
         }
-        // One letter short of the text guard ("go"): only on the canceller's word that the sound is the user's.
+        // One letter short of the text guard ("go"): only on the canceller's word that the sound is the user's, which
+        // may come once the lowered reply reaches the microphone (nothing to wait for without a measure).
         let guardPolicy = configuration.policy.text
         if !BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: guardPolicy.minimumNewCharacters),
            let reason = guardPolicy.shortPartialHoldReason(evidence) {
-            return [.held(partial: text, reason: reason)]
+            return [.held(partial: text, reason: reason)] + (evidence.echoExplained == nil ? [] : [.arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)])
         }
         guard loudEnough else {
             return [.held(partial: text, reason: "the words are not loud enough over the noise floor and the reply's echo")]
@@ -299,8 +301,10 @@ package struct TurnTaking: Sendable {
             return [.cutReply(abort: false), .emit(.replyFailed("no reply within \(seconds)"))]
                 + turnOver(.noReply, to: restingState)
         case .evidenceRecheck:
+            // Through the latest frame, not the partial's end: the user's sound after their words is theirs too, and
+            // the frames of their first word, said over the reply at full level, say only that it was loud.
             guard mayBargeIn(latestPartial) else { return [] }
-            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: latestPartialEndMs)]
+            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: nil)]
         case .answerTimeout:
             return noAnswer()
         case .idle:
