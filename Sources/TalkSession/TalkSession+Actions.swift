@@ -51,8 +51,8 @@ extension TalkSession {
             dependencies.synthesizer.cancelAll()
             releaseFloor()
             afterwards += [.stopSpeaker, .abortRun]
-        case .weighBargeIn(let partial, let position, let through):
-            await weighBargeIn(partial, fromPositionMs: position, throughMs: through)
+        case .weighBargeIn(let partial, let position, let through, let recheck):
+            await weighBargeIn(partial, fromPositionMs: position, throughMs: through, recheck: recheck)
         case .held(let partial, let reason):
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
         case .note(let message, let metadata):
@@ -118,10 +118,10 @@ extension TalkSession {
 
     /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and
     /// whether that audio was speech over the noise floor, and hands the answer back to the machine, which decides.
-    private func weighBargeIn(_ partial: String, fromPositionMs position: Int, throughMs: Int?) async {
+    private func weighBargeIn(_ partial: String, fromPositionMs position: Int, throughMs: Int?, recheck: Bool) async {
         let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
-        let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs)
+        let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs, recheck: recheck)
         let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
         let loud = await gate.heardSpeech(endingAtMs: throughMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))

@@ -106,6 +106,21 @@ import Testing
         #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == 19.0 / 24)
         #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil) == meter.evidence(fromPositionMs: 0))
     }
+
+    /// A held partial's recheck reads through the latest frame, again and again over an utterance that may be the
+    /// echo's for seconds: the user's own sound there is a run of 160 ms, not the 60 ms a residue makes.
+    @Test func `a recheck counts the user's own sound only when it lasts 160 ms`() {
+        let recheck = BargeInEvidenceMeter.recheckUserRunFrames
+        var echo = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeeeeeeeeeeeeeeeeuuueeeeee") { echo.add(frame) }
+        // 60 ms of residue: a first weighing reads from it (3 of 9 explained), a recheck from the utterance's start.
+        #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == 6.0 / 9)
+        #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil, userRunFrames: recheck).echoExplained == 26.0 / 29)
+        // The user's "go" said over the reply at full level, then their words over the lowered reply.
+        var user = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeeeeeeeeuuuuuuuuuuuuu") { user.add(frame) }
+        #expect(user.evidence(ofUtteranceAtMs: 0, throughMs: nil, userRunFrames: recheck).echoExplained == 0)
+    }
 }
 
 /// Where the user began speaking, for splitting a final's words: their own sound, moved back to the sound onset

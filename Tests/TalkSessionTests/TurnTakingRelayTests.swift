@@ -66,7 +66,7 @@ import Testing
         Row(name: "the recheck weighs the latest partial through the latest frame",
             before: TurnTakingTests.speaking + [over, .partial("stop right", atNs: 1_800_000_000, endMs: 5400),
                                                 .partial("stop right there", atNs: 1_900_000_000, endMs: 5600)],
-            event: .timerFired(.evidenceRecheck), actions: [.weighBargeIn(partial: "stop right there", fromPositionMs: 5000, throughMs: nil)],
+            event: .timerFired(.evidenceRecheck), actions: [.weighBargeIn(partial: "stop right there", fromPositionMs: 5000, throughMs: nil, recheck: true)],
             state: .speaking),
 
         // The Gateway's voice.

@@ -31,6 +31,11 @@ struct BargeInEvidenceMeter {
     /// A barge-in held on this evidence is judged again this long after (while its partial is the latest), through
     /// the latest frame.
     static let recheck: Duration = .milliseconds(100)
+    /// The run of unexplained audible frames (160 ms, the realtime guard's `minimumUserSoundMs`) that makes the
+    /// user's own sound in a recheck: read through the latest frame, again every 100 ms, over an utterance of echo
+    /// that goes on for seconds, a 60 ms run of the echo's residue is bound to turn up sooner or later; a user who
+    /// goes on speaking over the lowered reply makes runs far longer.
+    static let recheckUserRunFrames = 8
     /// This long without the reply's sound (1 s of frames) and the next sound starts a new stretch of reply audio.
     static let newReplyFrames = 50
     /// A sound onset at most this many frames (800 ms) before the user's own sound is where they began speaking.
@@ -101,11 +106,13 @@ struct BargeInEvidenceMeter {
     /// through the latest frame: the recogniser lags the microphone by seconds on a loaded machine, and the frames
     /// after the partial's words are not what it heard (a held partial's recheck reads them: the user's sound after
     /// their words says the words were theirs).
-    func evidence(ofUtteranceAtMs positionMs: Int, throughMs: Int?) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+    func evidence(
+        ofUtteranceAtMs positionMs: Int, throughMs: Int?, userRunFrames: Int = Self.userRunFrames
+    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
         let latest = frames.last?.sequence ?? 0
         let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest
         let first: UInt64 =
-            if case .from(let ms) = userSound(fromPositionMs: positionMs, throughSequence: last) {
+            if case .from(let ms) = userSound(fromPositionMs: positionMs, throughSequence: last, runFrames: userRunFrames) {
                 UInt64(ms / AudioFrame.durationMs)
             } else {
                 UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
@@ -126,9 +133,10 @@ struct BargeInEvidenceMeter {
     }
 
     /// Where, from `positionMs` (an utterance's first voiced frame) on (through `throughSequence`), the first
-    /// `userRunFrames` audible frames in a row that the reply's sound does not explain begin: the user's own sound. `.unknown` when no audible frame
-    /// of the utterance was measured (no canceller, nothing played, nothing audible) or its start is no longer kept.
-    func userSound(fromPositionMs positionMs: Int, throughSequence: UInt64 = .max) -> UserSound {
+    /// `runFrames` audible frames in a row that the reply's sound does not explain begin: the user's own sound.
+    /// `.unknown` when no audible frame of the utterance was measured (no canceller, nothing played, nothing audible)
+    /// or its start is no longer kept.
+    func userSound(fromPositionMs positionMs: Int, throughSequence: UInt64 = .max, runFrames: Int = Self.userRunFrames) -> UserSound {
         let first = UInt64(max(0, positionMs / AudioFrame.durationMs))
         guard let oldest = frames.first?.sequence, oldest <= first else { return .unknown }
         let utterance = frames.filter { $0.sequence >= first && $0.sequence <= throughSequence }
@@ -137,7 +145,7 @@ struct BargeInEvidenceMeter {
         for frame in utterance {
             let own = frame.audible && (frame.explained ?? 0) < Self.explainedFrame
             if own, let last = run.last, frame.sequence == last.sequence + 1 { run.append(frame) } else { run = own ? [frame] : [] }
-            if run.count == Self.userRunFrames { return .from(ms: Int(run[0].sequence) * AudioFrame.durationMs) }
+            if run.count == runFrames { return .from(ms: Int(run[0].sequence) * AudioFrame.durationMs) }
         }
         return .echoOnly
     }

@@ -304,7 +304,7 @@ package struct TurnTaking: Sendable {
             // Through the latest frame, not the partial's end: the user's sound after their words is theirs too, and
             // the frames of their first word, said over the reply at full level, say only that it was loud.
             guard mayBargeIn(latestPartial) else { return [] }
-            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: nil)]
+            return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: nil, recheck: true)]
         case .answerTimeout:
             return noAnswer()
         case .idle:
