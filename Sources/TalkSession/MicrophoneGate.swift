@@ -66,7 +66,9 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// What the frames of the utterance that opened at `positionMs`, through `throughMs` (where a partial's audio
     /// ends; nil: the latest), say about it: see `BargeInEvidenceMeter.evidence(ofUtteranceAtMs:throughMs:)`; a
     /// held partial's `recheck` asks for a longer run of the user's own sound.
-    func bargeInEvidence(fromPositionMs positionMs: Int, throughMs: Int?, recheck: Bool = false) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+    func bargeInEvidence(
+        fromPositionMs positionMs: Int, throughMs: Int?, recheck: Bool = false
+    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, ownSound: Bool?) {
         evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs,
                           userRunFrames: recheck ? BargeInEvidenceMeter.recheckUserRunFrames : BargeInEvidenceMeter.userRunFrames)
     }

@@ -122,7 +122,9 @@ extension TalkSession {
         let startNs = machine.userSpeechStartNs ?? dependencies.clock.nowNs()
         let speechMs = Int((dependencies.clock.nowNs() &- startNs) / 1_000_000)
         let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs, recheck: recheck)
-        let evidence = BargeInEvidence(echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio)
+        let evidence = BargeInEvidence(
+            echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio,
+            userSoundShown: heard.ownSound)
         let loud = await gate.heardSpeech(endingAtMs: throughMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
     }

@@ -84,6 +84,27 @@ import Testing
         await rig.session.stop()
     }
 
+    /// On the loopback with the local voice a reply's reference was placed 200 ms late: its echo's onset came before
+    /// the reference and read as unexplained frame by frame (0.38, 0.08, 0.06, 0.44, 0.52, 0.92), a third of a short
+    /// utterance's frames explained, and its "but" cut the reply off. A user's own sound is a run of such frames.
+    @Test func `a low share over a few frames with no run of the user's own sound does not interrupt`() async throws {
+        let rig = try await Self.speaking()
+        let before = await rig.listener.peaks.count
+        await rig.microphone.push(amplitude: 0, count: 10, echoExplained: 1)
+        for explained: Float in [0.4, 0.9, 0.1, 0.1, 0.9, 0.2, 0.9] {
+            await rig.microphone.push(amplitude: 8000, count: 1, echoExplained: explained)
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while await rig.listener.peaks.count < before + 17, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        await rig.listener.hear(.speechStarted(positionMs: 200))
+        await rig.listener.hear(.partial("but what"))
+        await rig.listener.hear(.final(ScriptedListener.result("but what")))
+        #expect(await rig.log.waitFor { if case .transcriptIgnored("but what", _) = $0 { true } else { false } })
+        #expect(await rig.log.count(Self.isBargeIn) == 0)
+        #expect(await rig.speaker.stops == 0)
+        await rig.session.stop()
+    }
+
     @Test func `loud new words over the reply interrupt it when most of their frames are not the reply's echo`() async throws {
         let rig = try await Self.speaking()
         let before = await rig.listener.peaks.count

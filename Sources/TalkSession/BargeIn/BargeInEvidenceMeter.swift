@@ -106,18 +106,25 @@ struct BargeInEvidenceMeter {
     /// through the latest frame: the recogniser lags the microphone by seconds on a loaded machine, and the frames
     /// after the partial's words are not what it heard (a held partial's recheck reads them: the user's sound after
     /// their words says the words were theirs).
+    /// `ownSound` says whether those frames show the user's own sound at all (nil: not measured).
     func evidence(
         ofUtteranceAtMs positionMs: Int, throughMs: Int?, userRunFrames: Int = Self.userRunFrames
-    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?) {
+    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, ownSound: Bool?) {
         let latest = frames.last?.sequence ?? 0
         let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest
+        let sound = userSound(fromPositionMs: positionMs, throughSequence: last, runFrames: userRunFrames)
         let first: UInt64 =
-            if case .from(let ms) = userSound(fromPositionMs: positionMs, throughSequence: last, runFrames: userRunFrames) {
+            if case .from(let ms) = sound {
                 UInt64(ms / AudioFrame.durationMs)
             } else {
                 UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
             }
-        return (share(from: first, through: last), startedBeforeReplyAudio(positionMs))
+        let ownSound: Bool? = switch sound {
+        case .unknown: nil
+        case .echoOnly: false
+        case .from: true
+        }
+        return (share(from: first, through: last), startedBeforeReplyAudio(positionMs), ownSound)
     }
 
     /// The share of the audible frames `first...last` (the last `shareFrames` of them at most) the reply explains.

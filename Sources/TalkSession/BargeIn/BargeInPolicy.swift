@@ -151,9 +151,15 @@ package struct BargeInPolicy: Sendable, Equatable {
                 return "speech lasted \(evidence.speechMs) ms of the \(minimumSpeechMs) ms needed"
             }
             // Speech that began before the reply's sound reached the microphone cannot be its echo.
-            if let limit = maximumEchoExplained, let explained = evidence.echoExplained, explained > limit,
-               evidence.startedBeforeReplyAudio != true {
-                return "the reply's audio explains \(Int((explained * 100).rounded())) % of what the microphone heard"
+            if let limit = maximumEchoExplained, evidence.startedBeforeReplyAudio != true {
+                if let explained = evidence.echoExplained, explained > limit {
+                    return "the reply's audio explains \(Int((explained * 100).rounded())) % of what the microphone heard"
+                }
+                // A low share over a few frames is no proof: a reference placed late explains the echo's onset
+                // poorly, frame by frame, without three frames in a row of it reading as unexplained.
+                if evidence.userSoundShown == false {
+                    return "no run of the user's own sound: the reply's audio explains every stretch of what the microphone heard"
+                }
             }
             if let minimum = minimumConfidence, let confidence = evidence.confidence, confidence < minimum {
                 return "recognition confidence \(confidence) under \(minimum)"
@@ -177,11 +183,18 @@ package struct BargeInEvidence: Sendable, Equatable {
     package var speechMs: Int
     /// The near end was heard before the reply's sound reached the microphone; nil: not known.
     package var startedBeforeReplyAudio: Bool?
+    /// The utterance's frames show the user's own sound (`BargeInEvidenceMeter.userSound`: a run of audible frames
+    /// the reply does not explain); false: the reply explains every stretch of it; nil: not measured.
+    package var userSoundShown: Bool?
 
-    package init(echoExplained: Double? = nil, confidence: Double? = nil, speechMs: Int, startedBeforeReplyAudio: Bool? = nil) {
+    package init(
+        echoExplained: Double? = nil, confidence: Double? = nil, speechMs: Int, startedBeforeReplyAudio: Bool? = nil,
+        userSoundShown: Bool? = nil
+    ) {
         self.echoExplained = echoExplained
         self.confidence = confidence
         self.speechMs = speechMs
         self.startedBeforeReplyAudio = startedBeforeReplyAudio
+        self.userSoundShown = userSoundShown
     }
 }
