@@ -46,15 +46,16 @@ import Testing
     @Test func `the canceller's leak of the answer reaches the relay as silence, the user over it as heard`() async throws {
         let rig = try await Self.answering()
         let before = await rig.relay.appendedPeaks.count
-        // The leak at a loud word's onset (300 ms at RMS 3 000), which the answer's audio explains, then its quiet rest.
+        // The leak at a loud word's onset (300 ms at RMS 3 000), which the answer's audio explains, then its quiet
+        // rest, as long as the gate holds frames back: the leak has gone out, as silence.
         #expect(await rig.speakHeard(amplitude: 3_000, frames: 15, explained: 1))
-        #expect(await rig.speakHeard(amplitude: 40, frames: 15, explained: 1))
+        #expect(await rig.speakHeard(amplitude: 40, frames: RealtimeUplinkGate.heldFrames, explained: 1))
+        #expect(await rig.relay.appendedPeaks.count - before == 3)
         #expect(await rig.relay.appendedPeaks.dropFirst(before).allSatisfy { $0 == 0 }, "the relay heard the answer's leak")
         // The user: 80 ms the answer seems to explain, then their own sound.
         #expect(await rig.speakHeard(amplitude: 5_000, frames: 4, explained: 1))
         #expect(await rig.speakHeard(amplitude: 5_000, frames: 6, explained: 0.1))
         #expect(await rig.eventually { await rig.relay.appendedPeaks.dropFirst(before).contains(5_000) }, "the relay never heard the user")
-        #expect(await !rig.relay.appendedPeaks.dropFirst(before).contains(3_000), "the relay heard the answer's leak")
         await rig.session.stop()
     }
 
