@@ -1,6 +1,8 @@
+import Foundation
 import Synchronization
-import Testing
 import TalkLogging
+import TalkTestSupport
+import Testing
 
 @testable import AudioIO
 
@@ -94,6 +96,35 @@ import TalkLogging
         // Within 1.5 s of the jump the echo lags its reference by 60 ms (960 samples) to within an envelope step.
         let settled = jumpFrame + 75
         #expect(lags[settled...].allSatisfy { abs($0 - 960) <= EchoTuning.Alignment.blockSamples }, "lags after the jump: \(Set(lags[settled...]).sorted())")
+    }
+
+    static let espeak = TestInput.program("espeak-ng", package: "espeak-ng")
+
+    /// The reference Gateway's voice (espeak-ng's en-us, a steady 117 Hz pitch) as a session's first reply, after 2 s
+    /// of silence, its echo `delay` samples later at half level (27.4 and 34.9 ms: lags seen on PipeWire's loopback).
+    /// Its envelopes match one pitch period (8.6 ms) off the lag nearly as well as at it; the samples only at it. The
+    /// aligner holds the echo's own lag and leaves a reference that was right where it is. Held a period off, it once
+    /// moved that reference by 8.6 ms 1 to 2 s into the reply, under the converged canceller and a user's first words
+    /// (RunLoopbackTests on PipeWire: the grammar heard nothing of "go forward ten meters").
+    @Test(.requires(Self.espeak), arguments: [438, 557, 300, 700])
+    func `the aligner holds the lag of a steady voice's echo, not one a pitch period off`(delay: Int) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aligner-voice-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let text = "Here is a long answer about the weather. The sky stays blue all day."
+        let (status, _) = try await ChildProcess.output(try Self.espeak.path(), ["-v", "en-us", "-w", folder + "/voice.wav", "--", text])
+        try #require(status == 0)
+        let far = [Int16](repeating: 0, count: 32_000) + (try AudioFileReader.readMono(path: folder + "/voice.wav").samples)
+        var aligner = EchoAligner()
+        var moves: [Int64] = []
+        var held: Set<Int> = []
+        for start in stride(from: 0, to: far.count - 320, by: 320) {
+            let near = (start..<start + 320).map { $0 >= delay ? far[$0 - delay] / 2 : 0 }
+            if let move = aligner.add(reference: Array(far[start..<start + 320]), capture: near) { moves.append(move) }
+            if let lag = aligner.heldLagSamples { held.insert(lag) }
+        }
+        #expect(held == [delay], "lags held: \(held.sorted())")
+        #expect(moves.isEmpty, "reference moved by \(moves.map { Double($0) / 1e6 }) ms")
     }
 
     /// The echo's lag behind the reference `aligner` reads, frame by frame (20 ms), over four plays of a clip at half

@@ -36,7 +36,7 @@ struct EchoAligner {
         Self.envelope(near, into: &capture)
         recentReference += far
         recentCapture += near
-        let keepReference = Tuning.fineSamples + Tuning.maxLagBlocks * Tuning.blockSamples + Tuning.fineSearchSamples
+        let keepReference = Tuning.fineSamples + Tuning.maxLagBlocks * Tuning.blockSamples + Tuning.pitchSearchSamples
         if recentReference.count > keepReference { recentReference.removeFirst(recentReference.count - keepReference) }
         if recentCapture.count > Tuning.fineSamples { recentCapture.removeFirst(recentCapture.count - Tuning.fineSamples) }
         let keep = Tuning.windowBlocks + Tuning.maxLagBlocks
@@ -59,7 +59,14 @@ struct EchoAligner {
             // The samples must show the jump as well as the envelopes: the echo clearly matches the reference at the
             // new lag and no longer at the held one (at a sound's end the envelopes alone once misled it by 10 ms).
             pendingLagMs = nil
-            guard let now = fineLag(around: lag), now.correlation >= Tuning.minimumCorrelation,
+            let now = fineLag(around: lag)
+            // The samples put the echo where it was held: the envelopes were a pitch period off, nothing moves.
+            if let now, now.correlation >= Tuning.minimumCorrelation,
+                abs(Double(now.samples - held) / Self.samplesPerMs) <= Tuning.heldToleranceMs
+            {
+                return nil
+            }
+            guard let now, now.correlation >= Tuning.minimumCorrelation,
                 now.correlation - (correlation(atSamples: held) ?? 0) >= Tuning.jumpEvidence
             else {
                 // Outside the window the envelopes decide, as before a lag was held: an echo the samples cannot
@@ -73,13 +80,16 @@ struct EchoAligner {
             clearHistory()
             return Int64(held - now.samples) * Int64(EchoReference.nanosecondsPerSample)
         }
-        if Tuning.acceptedMs.contains(Int(lag.rounded())) {
+        // Where the samples match clearly, they place the echo (the envelopes may be a pitch period off).
+        let fine = fineLag(around: lag).flatMap { $0.correlation >= Tuning.minimumCorrelation ? $0 : nil }
+        let placed = fine.map { Double($0.samples) / Self.samplesPerMs } ?? lag
+        if Tuning.acceptedMs.contains(Int(placed.rounded())) {
             pendingLagMs = nil
-            heldLagSamples = fineLag(around: lag).flatMap { $0.correlation >= Tuning.minimumCorrelation ? $0.samples : nil }
+            heldLagSamples = fine?.samples
             return nil
         }
-        guard let pending = pendingLagMs, abs(pending - lag) <= 6 else {
-            pendingLagMs = lag
+        guard let pending = pendingLagMs, abs(pending - placed) <= 6 else {
+            pendingLagMs = placed
             return nil
         }
         pendingLagMs = nil
@@ -87,7 +97,7 @@ struct EchoAligner {
         clearHistory()
         // A reference read x later meets each sound x sooner, so its echo lags it x more. The history before
         // the move no longer lines up.
-        return Int64((Double(Tuning.targetMs) - lag) * 1_000_000)
+        return Int64((Double(Tuning.targetMs) - placed) * 1_000_000)
     }
 
     private static let samplesPerMs = Double(EchoReference.sampleRate) / 1000
@@ -101,11 +111,18 @@ struct EchoAligner {
 
     /// The lag in samples, within `fineSearchSamples` of `lagMs`, at which the newest `fineSamples` of capture best
     /// match the reference (normalised cross-correlation of the samples themselves), with that correlation; nil
-    /// before enough are kept.
+    /// before enough are kept. Where that match is clear, the best within `pitchSearchSamples`: the envelopes' lag
+    /// may be a voice's pitch period or two off the echo's, where the samples match less well than at it.
     func fineLag(around lagMs: Double) -> (samples: Int, correlation: Double)? {
         let centre = Int((lagMs * Self.samplesPerMs).rounded())
+        guard let near = bestLag(within: Tuning.fineSearchSamples, of: centre) else { return nil }
+        guard near.correlation >= Tuning.minimumCorrelation else { return near }
+        return bestLag(within: Tuning.pitchSearchSamples, of: centre) ?? near
+    }
+
+    private func bestLag(within reach: Int, of centre: Int) -> (samples: Int, correlation: Double)? {
         var best: (samples: Int, correlation: Double)?
-        for lag in (centre - Tuning.fineSearchSamples)...(centre + Tuning.fineSearchSamples) {
+        for lag in (centre - reach)...(centre + reach) {
             guard let value = correlation(atSamples: lag) else { continue }
             if value > (best?.correlation ?? -.infinity) { best = (lag, value) }
         }

@@ -60,6 +60,15 @@ enum EchoTuning {
         /// the envelope's lag it looks.
         static let fineSamples = 8_000
         static let fineSearchSamples = 48
+        /// Once the samples match clearly there, how far (samples, 25 ms) around the envelope's lag the best match is
+        /// looked for. The envelopes of a voice with a steady pitch (espeak-ng's en-us, the reference Gateway's voice:
+        /// 117 Hz) match about as well one or two pitch periods (8.6, 17 ms) off the echo's lag as at it, while the
+        /// samples match clearly only at it (1.0 against 0.84 to 0.93); 25 ms covers two periods of a voice down to
+        /// 80 Hz. Searched only within 3 ms, the lag held was a period off for 23 of 40 delays of that voice, and
+        /// once the envelopes found the echo's own lag the aligner moved the reference by that period under the
+        /// converged canceller (seen live 1 to 2 s into a reply, under a user's first words). About 160 ms of a core
+        /// in a debug build, 801 lags of 0.5 s: only once a clear match is there (a lag held, a jump confirmed).
+        static let pitchSearchSamples = 400
         /// How much better (in correlation) the samples must match at a new lag than at the held one before the
         /// reference is moved: at a sound's end the envelopes alone once misled it by 10 ms.
         static let jumpEvidence = 0.3
