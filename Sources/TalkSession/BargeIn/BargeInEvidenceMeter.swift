@@ -28,11 +28,8 @@ struct BargeInEvidenceMeter {
     static let userRunFrames = 3
     /// Frames before the utterance's first voiced one that count with it (the endpointer's start lags its onset).
     static let preRollFrames = 5
-    /// A barge-in held on this evidence is judged again this long after (while its partial is the latest), through
-    /// the latest frame.
-    static let recheck: Duration = .milliseconds(100)
     /// The run of unexplained audible frames (160 ms, the realtime guard's `minimumUserSoundMs`) that makes the
-    /// user's own sound in a recheck: read through the latest frame, again every 100 ms, over an utterance of echo
+    /// user's own sound in a recheck: read through the latest frame, again every 40 ms, over an utterance of echo
     /// that goes on for seconds, a 60 ms run of the echo's residue is bound to turn up sooner or later; a user who
     /// goes on speaking over the lowered reply makes runs far longer.
     static let recheckUserRunFrames = 8

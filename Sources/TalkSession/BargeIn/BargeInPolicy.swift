@@ -94,6 +94,11 @@ package struct BargeInPolicy: Sendable, Equatable {
         /// passes the guards, and one taken 100 ms apart comes a mean 50 ms (at worst 100) after the words in it
         /// were heard. Only then, as each partial is a search of the lattice so far and costs CPU.
         package var overReplyEveryMs = 40
+        /// A partial held on the evidence is judged again this often (ms) while it is the latest, over the frames
+        /// heard since (`TurnTaking`'s recheck): at the partials' pace, so a held word is decided as soon after the
+        /// user's own sound shows as a new partial would be (every 100 ms, a held "go" waited a mean 50 ms more,
+        /// 100 at worst, on the loopback's grammar barge-ins). A recheck reads the meter's kept frames, no decoding.
+        package var recheckEveryMs = 40
         /// While the reply is lowered for a sound over it (`Lowering`), recognition starts on an utterance's first
         /// voiced frame, not once the endpointer has heard 250 ms of them (`UtterancePipeline.decodeWhileStarting`):
         /// the first partial then comes as the utterance starts, not after the 650 ms of pre-roll and start window are

@@ -128,7 +128,7 @@ extension TurnTaking {
         case captureLimit
         /// A stopping capture waits at most `Settings.pushToTalkCloseWait` for its utterance's final.
         case captureCloseWait
-        /// A partial held because the reply's echo explained it is judged again (`BargeInEvidenceMeter.recheck`).
+        /// A partial held because the reply's echo explained it is judged again (`BargeInPolicy.Partials.recheckEveryMs`).
         case evidenceRecheck
         /// No answer began within `ApprovalPrompt.answerWindow` of the microphone opening for it.
         case answerTimeout

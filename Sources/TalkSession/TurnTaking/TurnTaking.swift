@@ -229,20 +229,23 @@ package struct TurnTaking: Sendable {
         return BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: configuration.policy.text.weighedFrom)
     }
 
+    /// How soon a held partial is judged again (`BargeInPolicy.Partials.recheckEveryMs`).
+    private var recheckInterval: Duration { .milliseconds(configuration.policy.partials.recheckEveryMs) }
+
     private mutating func weighed(_ text: String, _ evidence: BargeInEvidence, loudEnough: Bool, atNs: UInt64) -> [Action] {
         // The state may have moved while the devices were asked.
         guard mayBargeIn(text), case .speaking(_, let progress, let intrusion) = state, let startNs = userSpeechStartNs else { return [] }
         if let reason = configuration.policy.evidence.holdReason(evidence) {
             // Judged again shortly, while it is still the latest partial of the same utterance, over the frames heard
             // since: a user's "stop" whose first frames met the reply at full level shows as theirs once it is lowered.
-            return [.held(partial: text, reason: reason), .arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)]
+            return [.held(partial: text, reason: reason), .arm(.evidenceRecheck, recheckInterval)]
         }
         // One letter short of the text guard ("go"): only on the canceller's word that the sound is the user's, which
         // may come once the lowered reply reaches the microphone (nothing to wait for without a measure).
         let guardPolicy = configuration.policy.text
         if !BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: guardPolicy.minimumNewCharacters),
            let reason = guardPolicy.shortPartialHoldReason(evidence) {
-            return [.held(partial: text, reason: reason)] + (evidence.echoExplained == nil ? [] : [.arm(.evidenceRecheck, BargeInEvidenceMeter.recheck)])
+            return [.held(partial: text, reason: reason)] + (evidence.echoExplained == nil ? [] : [.arm(.evidenceRecheck, recheckInterval)])
         }
         guard loudEnough else {
             return [.held(partial: text, reason: "the words are not loud enough over the noise floor and the reply's echo")]
