@@ -24,13 +24,12 @@ import Testing
         let before = await rig.listener.peaks.count
         await rig.microphone.push(amplitude: 0, count: 10)
         await rig.microphone.push(amplitude: 8000, count: 10)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await rig.listener.peaks.count < before + 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await heard(rig, frames: before + 20))
     }
 
     /// The user's utterance over the reply, which must neither interrupt it nor start a turn.
-    static func expectNoInterruption(_ rig: Rig, saying text: String) async {
-        await rig.listener.hear(.speechStarted(positionMs: 5000))
+    static func expectNoInterruption(_ rig: Rig, saying text: String, atPositionMs position: Int = 5000) async {
+        await rig.listener.hear(.speechStarted(positionMs: position))
         await rig.listener.hear(.partial(text))
         await rig.listener.hear(.final(ScriptedListener.result(text)))
         #expect(await rig.log.waitFor { if case .transcriptIgnored(text, _) = $0 { true } else { false } })
@@ -72,15 +71,8 @@ import Testing
         await rig.microphone.push(amplitude: 0, count: 10, echoExplained: 1)
         await rig.microphone.push(amplitude: 8000, count: 10, echoExplained: 0.9)
         await rig.microphone.push(amplitude: 8000, count: 2, echoExplained: 0.2)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await rig.listener.peaks.count < before + 22, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        await rig.listener.hear(.speechStarted(positionMs: 0))
-        await rig.listener.hear(.partial("stop right there"))
-        await rig.listener.hear(.final(ScriptedListener.result("stop right there")))
-        #expect(await rig.log.waitFor { if case .transcriptIgnored("stop right there", _) = $0 { true } else { false } })
-        #expect(await rig.log.count(Self.isBargeIn) == 0)
-        #expect(await rig.speaker.stops == 0)
-        #expect(await rig.agent.sent.count == 1)
+        #expect(await Self.heard(rig, frames: before + 22))
+        await Self.expectNoInterruption(rig, saying: "stop right there", atPositionMs: 0)
         await rig.session.stop()
     }
 
@@ -94,14 +86,8 @@ import Testing
         for explained: Float in [0.4, 0.9, 0.1, 0.1, 0.9, 0.2, 0.9] {
             await rig.microphone.push(amplitude: 8000, count: 1, echoExplained: explained)
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await rig.listener.peaks.count < before + 17, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        await rig.listener.hear(.speechStarted(positionMs: 200))
-        await rig.listener.hear(.partial("but what"))
-        await rig.listener.hear(.final(ScriptedListener.result("but what")))
-        #expect(await rig.log.waitFor { if case .transcriptIgnored("but what", _) = $0 { true } else { false } })
-        #expect(await rig.log.count(Self.isBargeIn) == 0)
-        #expect(await rig.speaker.stops == 0)
+        #expect(await Self.heard(rig, frames: before + 17))
+        await Self.expectNoInterruption(rig, saying: "but what", atPositionMs: 200)
         await rig.session.stop()
     }
 
@@ -111,8 +97,7 @@ import Testing
         await rig.microphone.push(amplitude: 0, count: 10, echoExplained: 1)
         await rig.microphone.push(amplitude: 8000, count: 3, echoExplained: 0.9)
         await rig.microphone.push(amplitude: 8000, count: 9, echoExplained: 0.2)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await rig.listener.peaks.count < before + 22, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await Self.heard(rig, frames: before + 22))
         await rig.listener.hear(.speechStarted(positionMs: 0))
         await rig.listener.hear(.partial("stop right there"))
         #expect(await rig.log.waitFor(Self.isBargeIn))
@@ -160,16 +145,11 @@ import Testing
     @Test func `quiet sound does not interrupt even with new words (the energy guard)`() async throws {
         let rig = try await Self.speaking()
         await rig.microphone.push(amplitude: 30, count: 20)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while await rig.listener.peaks.count < 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await Self.heard(rig, frames: 20))
         await Self.expectNoInterruption(rig, saying: "stop right there")
         await rig.session.stop()
     }
 
-    /// On the loopback the reply's echo opened utterances the guards kept from interrupting it, whose finals came
-    /// after the reply ended and went out as new turns: "oh" (too short for the text guard), and "cool", spoken
-    /// wholly over the reply (the energy guard held it). One that goes on after the reply is the user's if it
-    /// has words of its own.
     /// The listener has read `frames` frames through the loop's gate.
     static func heard(_ rig: Rig, frames: Int) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -177,6 +157,10 @@ import Testing
         return await rig.listener.peaks.count >= frames
     }
 
+    /// On the loopback the reply's echo opened utterances the guards kept from interrupting it, whose finals came
+    /// after the reply ended and went out as new turns: "oh" (too short for the text guard), and "cool", spoken
+    /// wholly over the reply (the energy guard held it). One that goes on after the reply is the user's if it
+    /// has words of its own.
     @Test(arguments: [("oh", true, false), ("sunny and warm", true, false), ("what about tomorrow", true, true), ("cool", false, false)])
     func `an utterance that opened over the reply is a turn only if it went on after the reply, with words of its own`(
         text: String, wentOn: Bool, isTurn: Bool
