@@ -96,6 +96,10 @@ import Testing
         final("an utterance heard while the reply played but reported after it ended is judged as opened over it",
               after: reportedLate(speechEndMs: 5300), "it lives", words: itLives, sound: nil,
               actions: [ignored("it lives", overReply)]),
+        final("an utterance long after the reply, at a stream position before its end (the capture reopened), is taken whole",
+              after: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .speechStarted(positionMs: 400, atNs: 9_000_000_000),
+                                 .speechEnded(lastSpeechEndMs: 2400, closedAtMs: 3300, endedNs: 10_000_000_000)],
+              sound: .from(ms: 5560), actions: turn(2, heard)),
         final("reported late, its echo's words are dropped from the user's turn",
               after: reportedLate(speechEndMs: 6900), sound: .from(ms: 5560), actions: [echoBefore] + turn(2, "go forward ten meters")),
     ]

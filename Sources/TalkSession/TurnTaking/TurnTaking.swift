@@ -197,8 +197,12 @@ package struct TurnTaking: Sendable {
         if case .asking = state { return actions + answerBegan() }
         guard case .speaking(let turn, let progress, let intrusion) = state else {
             // Its first voiced frame was heard while the reply still played (the endpointer's start window and the
-            // recogniser's lag report it later): it opened over the reply, though the reply has ended since.
-            openedOverReply = replyEndHeardMs.flatMap { position < $0 ? OpenedOverReply(spoken: replyEndSpoken) : nil }
+            // recogniser's lag report it later): it opened over the reply, though the reply has ended since. Only
+            // within the echo's tail of the reply's end by the clock: stream positions start again when the
+            // capture reopens (pause, resume, a new device).
+            let tailNs = UInt64(configuration.policy.echoTail.afterReplyMs) * 1_000_000
+            let reportedLate = speakingEndedNs.map { atNs <= $0 &+ tailNs } ?? false
+            openedOverReply = replyEndHeardMs.flatMap { reportedLate && position < $0 ? OpenedOverReply(spoken: replyEndSpoken) : nil }
             return actions
         }
         openedOverReply = OpenedOverReply(spoken: turn.reply)
