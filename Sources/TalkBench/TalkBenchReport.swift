@@ -169,6 +169,7 @@ package struct LiveTalkFigures {
     package var text: [String] {
         var lines = ["  live conditions: \(conditions["mode"]?.stringValue ?? "talk") mode, \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words, "
             + (conditions["recognition"]?.stringValue ?? "dictation")]
+        if case .double(let gain)? = conditions["userGainDb"], gain != 0 { lines[0] += String(format: ", the user over the reply at %+.1f dB", gain) }
         lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0

@@ -65,4 +65,17 @@ import Testing
         #expect(pace < 1 && queuedSeconds < 10, "pace \(pace): \(queuedSeconds) s queued")
         #expect(conditions.json["mode"] == .string("realtime") && TalkBenchConditions().json["mode"] == .string("talk"))
     }
+
+    /// `--user-gain-db`: the user a metre away is that much quieter over the reply; louder, a sample that would pass
+    /// 16 bits is held at full scale instead of wrapping round to the other sign (a click, not a quieter user).
+    @Test func `the user's clip over the reply is scaled by its gain and never wraps`() {
+        let clip: [Int16] = (0..<1_600).map { Int16(3_000 * sin(Double($0) * 2 * .pi * 440 / 16_000)) }
+        func rms(_ samples: [Int16]) -> Double { (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot() }
+        #expect(TalkBenchConditions().userOverReply(clip) == clip)
+        let quiet = TalkBenchConditions(userGainDb: -12).userOverReply(clip)
+        #expect(abs(20 * log10(rms(quiet) / rms(clip)) + 12) < 0.05, "\(20 * log10(rms(quiet) / rms(clip))) dB")
+        let loud = TalkBenchConditions(userGainDb: 12).userOverReply([30_000, -30_000, 1_000, -1_000])
+        #expect(loud == [Int16.max, Int16.min, 3_981, -3_981])
+        #expect(TalkBenchConditions(userGainDb: -6).json["userGainDb"] == .double(-6) && TalkBenchConditions().json["userGainDb"] == .double(0))
+    }
 }

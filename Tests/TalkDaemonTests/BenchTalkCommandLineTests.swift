@@ -55,4 +55,19 @@ import Testing
         let server = (parsed as? OpenClawTalk.Bench.Talk)?.conditions.server ?? (parsed as? OpenClawTalk.Bench.Soak)?.server
         #expect(server == .pipewire)
     }
+
+    @Test func `--user-gain-db sets the barge-in user's level, negative values included, within its range`() throws {
+        let plain = try #require(try parser.command(["bench", "talk"]) as? OpenClawTalk.Bench.Talk)
+        #expect(plain.conditions.userGainDb == 0)
+        let quiet = try #require(try parser.command(["bench", "talk", "--user-gain-db", "-12"]) as? OpenClawTalk.Bench.Talk)
+        #expect(quiet.conditions.userGainDb == -12)
+        let realtime = try #require(try parser.command(["bench", "talk", "--mode", "realtime", "--user-gain-db", "-6.5"]) as? OpenClawTalk.Bench.Talk)
+        #expect(realtime.conditions.userGainDb == -6.5 && realtime.conditions.realtime)
+        #expect(throws: ValidationError("Invalid value '-60' for '--user-gain-db': expected a number in -40.0...12.0")) {
+            _ = try parser.command(["bench", "talk", "--user-gain-db", "-60"])
+        }
+        #expect(throws: ValidationError("Invalid value 'quiet' for '--user-gain-db': expected a number in -40.0...12.0")) {
+            _ = try parser.command(["bench", "talk", "--user-gain-db", "quiet"])
+        }
+    }
 }

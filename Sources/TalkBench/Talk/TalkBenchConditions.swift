@@ -19,6 +19,14 @@ package struct TalkBenchConditions: Sendable {
     package var realtime = false
     /// `--rate`: the local voice's words per minute (`run --rate`); nil: its default, `defaultRateWPM`.
     package var rateWPM: Int?
+    /// `--user-gain-db`: the level of the user's clip spoken over the reply in barge-in trials, in dB against the clip
+    /// as recorded (0). A user a metre from speakers at full level speaks 6 to 12 dB under the reply's echo at the
+    /// microphone. The clip that asks the first question plays as recorded, so every trial gets its reply.
+    package var userGainDb: Double = 0
+
+    /// What `--user-gain-db` accepts: down to where the clip is under the loopback's noise, up to where its loudest
+    /// sample (6 730 of 32 767) would clip.
+    package static let userGainRange: ClosedRange<Double> = -40...12
 
     /// The local voice's default speed (espeak-ng's 175 words per minute), which `replySeconds` is counted at.
     package static let defaultRateWPM = 175
@@ -27,9 +35,16 @@ package struct TalkBenchConditions: Sendable {
     package static let fileSession = TalkBenchConditions()
 
     package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil,
-                 realtime: Bool = false, rateWPM: Int? = nil) {
+                 realtime: Bool = false, rateWPM: Int? = nil, userGainDb: Double = 0) {
         (self.voice, self.replySeconds, self.server, self.grammar, self.realtime) = (voice, replySeconds, server, grammar, realtime)
-        self.rateWPM = rateWPM
+        (self.rateWPM, self.userGainDb) = (rateWPM, userGainDb)
+    }
+
+    /// The user's clip as spoken over the reply: scaled by `userGainDb`, each sample rounded and held within 16 bits.
+    package func userOverReply(_ samples: [Int16]) -> [Int16] {
+        guard userGainDb != 0 else { return samples }
+        let gain = pow(10, userGainDb / 20)
+        return samples.map { Int16(min(Double(Int16.max), max(Double(Int16.min), (Double($0) * gain).rounded()))) }
     }
 
     /// What `run` is given for these conditions beyond the session's own options: the grammar, the mode, the rate.
@@ -122,7 +137,7 @@ package struct TalkBenchConditions: Sendable {
             "mode": .string(realtime ? "realtime" : "talk"),
             "voice": .string(realtime ? "gateway-realtime" : voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
             "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
-            "rateWPM": .int(Int64(rateWPM ?? Self.defaultRateWPM)),
+            "rateWPM": .int(Int64(rateWPM ?? Self.defaultRateWPM)), "userGainDb": .double(userGainDb),
         ]
     }
 }

@@ -12,9 +12,11 @@ extension TalkLoopBenchmark {
     ) async throws -> LiveBargeInFigures {
         var figures = LiveBargeInFigures()
         figures.wordsMeasured = !plan.conditions.realtime
-        // Where the clip's speech starts: its first frame over the loopback tests' voiced level.
+        // Where the clip's speech starts: its first frame over the loopback tests' voiced level, at the clip's own
+        // level (a quieter user starts speaking at the same moment).
         let onsetSeconds = Double(firstVoicedSample(clip.samples)) / Double(clip.sampleRate)
         let clipSeconds = Double(clip.samples.count) / Double(clip.sampleRate)
+        let overReply = try PCMBuffer(sampleRate: clip.sampleRate, samples: plan.conditions.userOverReply(clip.samples))
         for trial in 0..<trials {
             let home = "\(plan.folder)/bargein-\(trial)"
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -34,7 +36,7 @@ extension TalkLoopBenchmark {
             }
             try await Task.sleep(for: LiveBargeInFigures.userAfter)
             let handedOver = Date()
-            _ = try await speaker.play(clip)
+            _ = try await speaker.play(overReply)
             // `play` returns once the sink has played the clip's last sample: the user's first word was in the room
             // the clip's length before that, less its leading silence. The bench's own playback buffer (up to
             // `PulsePlaybackEngine.targetLatency` and the stream's start) lies before it, and is not the user's.

@@ -1,7 +1,8 @@
 import Foundation
 import TalkBench
 
-/// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--rate`, `--server`, `--grammar`) as TalkBench's
+/// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--rate`, `--server`, `--grammar`,
+/// `--user-gain-db`) as TalkBench's
 /// `TalkBenchConditions`.
 extension TalkBenchConditions {
     init(_ parsed: ParsedArguments) throws {
@@ -33,6 +34,7 @@ extension TalkBenchConditions {
         }
         self.init(
             voice: voice, replySeconds: try parsed.intOption("reply-seconds", range: 2...120), server: try SoundServerOption.kind(parsed),
-            grammar: grammar, realtime: realtime, rateWPM: rate)
+            grammar: grammar, realtime: realtime, rateWPM: rate,
+            userGainDb: try parsed.doubleOption("user-gain-db", range: TalkBenchConditions.userGainRange) ?? 0)
     }
 }
