@@ -68,7 +68,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// held partial's `recheck` asks for a longer run of the user's own sound.
     func bargeInEvidence(
         fromPositionMs positionMs: Int, throughMs: Int?, recheck: Bool = false
-    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, ownSound: Bool?) {
+    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, userSoundShown: Bool?) {
         evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs,
                           userRunFrames: recheck ? BargeInEvidenceMeter.recheckUserRunFrames : BargeInEvidenceMeter.userRunFrames)
     }

@@ -124,7 +124,7 @@ extension TalkSession {
         let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs, recheck: recheck)
         let evidence = BargeInEvidence(
             echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio,
-            userSoundShown: heard.ownSound)
+            userSoundShown: heard.userSoundShown)
         let loud = await gate.heardSpeech(endingAtMs: throughMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
     }

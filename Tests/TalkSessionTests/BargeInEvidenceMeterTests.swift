@@ -105,7 +105,7 @@ import Testing
         #expect(meter.userSound(fromPositionMs: 0) == .echoOnly)
         #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == 19.0 / 24)
         #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == meter.evidence(fromPositionMs: 0).echoExplained)
-        #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).ownSound == false)
+        #expect(meter.evidence(ofUtteranceAtMs: 0, throughMs: nil).userSoundShown == false)
     }
 
     /// A held partial's recheck reads through the latest frame, again and again over an utterance that may be the

@@ -103,10 +103,10 @@ struct BargeInEvidenceMeter {
     /// through the latest frame: the recogniser lags the microphone by seconds on a loaded machine, and the frames
     /// after the partial's words are not what it heard (a held partial's recheck reads them: the user's sound after
     /// their words says the words were theirs).
-    /// `ownSound` says whether those frames show the user's own sound at all (nil: not measured).
+    /// `userSoundShown` says whether those frames show a run of the user's own sound (nil: not measured).
     func evidence(
         ofUtteranceAtMs positionMs: Int, throughMs: Int?, userRunFrames: Int = Self.userRunFrames
-    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, ownSound: Bool?) {
+    ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, userSoundShown: Bool?) {
         let latest = frames.last?.sequence ?? 0
         let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest
         let sound = userSound(fromPositionMs: positionMs, throughSequence: last, runFrames: userRunFrames)
@@ -116,12 +116,12 @@ struct BargeInEvidenceMeter {
             } else {
                 UInt64(max(0, positionMs / AudioFrame.durationMs - Self.preRollFrames))
             }
-        let ownSound: Bool? = switch sound {
+        let shown: Bool? = switch sound {
         case .unknown: nil
         case .echoOnly: false
         case .from: true
         }
-        return (share(from: first, through: last), startedBeforeReplyAudio(positionMs), ownSound)
+        return (share(from: first, through: last), startedBeforeReplyAudio(positionMs), shown)
     }
 
     /// The share of the audible frames `first...last` (the last `shareFrames` of them at most) the reply explains.

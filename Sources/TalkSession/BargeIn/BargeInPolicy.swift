@@ -161,7 +161,7 @@ package struct BargeInPolicy: Sendable, Equatable {
                     return "the reply's audio explains \(Int((explained * 100).rounded())) % of what the microphone heard"
                 }
                 // A low share over a few frames is no proof: a reference placed late explains the echo's onset
-                // poorly, frame by frame, without three frames in a row of it reading as unexplained.
+                // poorly, frame by frame, without a run of it (`BargeInEvidenceMeter.userRunFrames`) reading as unexplained.
                 if evidence.userSoundShown == false {
                     return "no run of the user's own sound: the reply's audio explains every stretch of what the microphone heard"
                 }
