@@ -119,20 +119,66 @@ package struct TalkBenchReport {
 /// (`TalkBenchConditions`): the reply alone (self-echo), and the user speaking over it (`LiveBargeInFigures`).
 package struct LiveTalkFigures {
     package struct SelfEcho {
+        /// One trial whose reply interrupted itself: which trial (from 0), how, and what the echo was heard as.
+        package struct Interruption: Equatable {
+            package var trial: Int
+            package var reasons: [SelfEchoVerdict.Reason]
+            package var partial: String?
+        }
+
         package var trials = 0
-        /// Trials in which the reply's own echo cut it off (a barge-in event).
+        /// Trials in which the reply interrupted itself in any way (`SelfEchoVerdict.Reason`): its echo cut it (the
+        /// client's barge-in, the relay's clear, the output queue's overflow) or was answered.
         package var selfInterruptions = 0
         /// Trials in which the echo went out to the Gateway as a turn of its own.
         package var echoTurns = 0
         /// Trials where the clip did not lead to a spoken reply (nothing to measure).
         package var noReply = 0
+        /// Trials whose reply was still playing when the bench's wait for its end ran out (stuck, or never ending).
+        package var replyUnfinished = 0
         /// What the recogniser made of the echo where it cut the reply off (the barge-in's partial).
         package var interruptingPartials: [String] = []
+        package var interruptions: [Interruption] = []
         package init() {}
 
+        /// Trials interrupted for `reason` (a trial may have several reasons).
+        package func count(_ reason: SelfEchoVerdict.Reason) -> Int { interruptions.filter { $0.reasons.contains(reason) }.count }
+
+        /// Counts trial `trial` (the next one) by its verdict.
+        package mutating func add(_ verdict: SelfEchoVerdict) {
+            let trial = trials
+            trials += 1
+            if !verdict.replied { noReply += 1 } else if !verdict.finished { replyUnfinished += 1 }
+            if verdict.reasons.contains(.echoTurn) { echoTurns += 1 }
+            if let partial = verdict.partial { interruptingPartials.append(partial) }
+            guard verdict.interrupted else { return }
+            selfInterruptions += 1
+            interruptions.append(Interruption(trial: trial, reasons: verdict.reasons, partial: verdict.partial))
+        }
+
         package var json: JSONValue {
-            ["trials": .int(Int64(trials)), "selfInterruptions": .int(Int64(selfInterruptions)), "echoTurns": .int(Int64(echoTurns)),
-             "noReply": .int(Int64(noReply)), "interruptingPartials": .array(interruptingPartials.map { .string($0) })]
+            let byReason = SelfEchoVerdict.Reason.allCases.map { ($0.rawValue, JSONValue.int(Int64(count($0)))) }
+            return [
+                "trials": .int(Int64(trials)), "selfInterruptions": .int(Int64(selfInterruptions)), "echoTurns": .int(Int64(echoTurns)),
+                "noReply": .int(Int64(noReply)), "replyUnfinished": .int(Int64(replyUnfinished)),
+                "interruptingPartials": .array(interruptingPartials.map { .string($0) }),
+                "byReason": .object(Dictionary(uniqueKeysWithValues: byReason)),
+                "interruptions": .array(interruptions.map { cut in
+                    var entry: [String: JSONValue] = ["trial": .int(Int64(cut.trial)), "reasons": .array(cut.reasons.map { .string($0.rawValue) })]
+                    if let partial = cut.partial { entry["partial"] = .string(partial) }
+                    return .object(entry)
+                }),
+            ]
+        }
+
+        /// One line of the text report for `--aec mode`.
+        package func text(mode: String) -> String {
+            let reasons = SelfEchoVerdict.Reason.allCases.filter { count($0) > 0 }.map { "\($0.rawValue) \(count($0))" }
+            return "  self-echo, --aec \(mode): interrupted itself in \(selfInterruptions) of \(trials) trials"
+                + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))")
+                + ", its echo sent as a turn in \(echoTurns), reply unfinished in \(replyUnfinished)"
+                + (noReply > 0 ? " (\(noReply) without a reply)" : "")
+                + (interruptingPartials.isEmpty ? "" : "; heard as \(interruptingPartials.map { "'\($0)'" }.joined(separator: ", "))")
         }
     }
 
@@ -174,11 +220,7 @@ package struct LiveTalkFigures {
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
-        for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) {
-            lines.append("  self-echo, --aec \(mode): cut itself off in \(figures.selfInterruptions) of \(figures.trials) trials, "
-                + "its echo sent as a turn in \(figures.echoTurns)" + (figures.noReply > 0 ? " (\(figures.noReply) without a reply)" : "")
-                + (figures.interruptingPartials.isEmpty ? "" : "; heard as \(figures.interruptingPartials.map { "'\($0)'" }.joined(separator: ", "))"))
-        }
+        for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) { lines.append(figures.text(mode: mode)) }
         if let bargeIn { lines.append(bargeIn.text) }
         return lines
     }

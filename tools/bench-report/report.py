@@ -232,7 +232,7 @@ def bench_plots(runs):
     p.missing = "bench aec did not run"
     out.append(p)
 
-    p = Plot("self-echo", "Self-echo trials: did the reply's echo cut it off or come back as a turn?",
+    p = Plot("self-echo", "Self-echo trials: did the reply's echo cut it, get it answered again, or did it never end?",
              "bench talk: live sessions on the loopback, the reply heard by its own microphone.")
     modes = dig(talk, "live", "selfEcho") or {}
     if modes:
@@ -240,7 +240,9 @@ def bench_plots(runs):
         trials = [modes[m]["trials"] for m in names]
         cut = [modes[m]["selfInterruptions"] for m in names]
         turns = [modes[m]["echoTurns"] for m in names]
-        bars(p, [f"--aec {m}" for m in names], [("trials", trials), ("cut itself off", cut), ("echo sent as a turn", turns)], "sessions")
+        unfinished = [modes[m].get("replyUnfinished", 0) for m in names]
+        bars(p, [f"--aec {m}" for m in names], [("trials", trials), ("interrupted itself", cut), ("echo sent as a turn", turns),
+                                                ("reply unfinished", unfinished)], "sessions")
     p.missing = dig(talk, "liveUnavailable") or "bench talk's live half did not run"
     out.append(p)
 
@@ -362,7 +364,10 @@ def summary(name, r):
             out.append(f"live on {live['sink']} -> {live['source']}: ERLE of the reply's voice {fmt(live.get('erleDb'), ' dB')}; "
                        f"CPU p50 idle {fmt(dig(cpu, 'idle', 'p50'), ' %')}, speaking {fmt(dig(cpu, 'speaking', 'p50'), ' %')} of a core")
             for mode, e in sorted(live.get("selfEcho", {}).items(), reverse=True):
-                out.append(f"self-echo --aec {mode}: cut itself off in {e['selfInterruptions']} of {e['trials']}, echo sent as a turn in {e['echoTurns']}")
+                reasons = ", ".join(f"{r} {n}" for r, n in e.get("byReason", {}).items() if n)
+                out.append(f"self-echo --aec {mode}: interrupted itself in {e['selfInterruptions']} of {e['trials']}"
+                           + (f" ({reasons})" if reasons else "")
+                           + f", echo sent as a turn in {e['echoTurns']}, reply unfinished in {e.get('replyUnfinished', 0)}")
         else:
             out.append(f"live half not measured: {r.get('liveUnavailable')}")
         return out

@@ -101,7 +101,8 @@ class ReportPageTests(unittest.TestCase):
         self.assertIn("`openclaw-talk bench talk --json`", text)
         self.assertIn("2026-12-02T16:00:00Z, fixture (2 cores)", text)
         self.assertIn("end of speech to first reply audio: p50", text)
-        self.assertIn("self-echo --aec webrtc: cut itself off in 0 of 3", text)
+        self.assertIn("self-echo --aec webrtc: interrupted itself in 0 of 3", text)
+        self.assertIn("self-echo --aec off: interrupted itself in 3 of 3 (barge-in 3, answered-again 1), echo sent as a turn in 0, reply unfinished in 1", text)
 
 
 if __name__ == "__main__":

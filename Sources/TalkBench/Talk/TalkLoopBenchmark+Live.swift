@@ -19,8 +19,9 @@ extension TalkLoopBenchmark {
         /// `--record DIR`: each session's echo stages are recorded to DIR/<session> (`bench aec --replay`).
         var record: String?
 
-        /// What a turn sent to the Gateway shows as: in realtime mode the relay's final of the user's words.
-        var turnEvent: JSONValue { conditions.realtime ? "finalTranscript" : "transcriptSent" }
+        /// What a turn sent to the Gateway shows as: in realtime mode the relay's final of the user's words (`final`;
+        /// the relay's finals with no words show nowhere, hence `SelfEchoVerdict.RelayRecord.turns`).
+        var turnEvent: String { conditions.realtime ? "final" : "transcriptSent" }
 
         /// A reply of `replySeconds` needs this long to play, with the local voice at its slowest.
         var replyWait: Duration { .seconds(30 + 2 * (conditions.replySeconds ?? 10)) }
@@ -70,6 +71,7 @@ extension TalkLoopBenchmark {
         for (mode, trials) in [("webrtc", plan.trials), ("off", plan.offTrials)] {
             var echo = LiveTalkFigures.SelfEcho()
             for trial in 0..<trials {
+                if plan.conditions.realtime { _ = try relayRecord(gateway) }
                 let home = "\(plan.folder)/\(mode)-\(trial)"
                 try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
                 let child = try await plan.session(home: home, aec: mode, gateway: gateway, record: "\(mode)-\(trial)")
@@ -88,21 +90,16 @@ extension TalkLoopBenchmark {
                 if await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) {
                     await timeline?.mark("speaking")
                     speaking = await child.cpuPercent(over: 3)
-                    _ = await child.waitFor(#""from":"speaking""#, upTo: plan.replyWait)
-                    await timeline?.mark("reply done")
+                    // A reply still playing after the wait counts as unfinished (`SelfEchoVerdict.finished`).
+                    let ended = await child.waitFor(#""from":"speaking""#, upTo: plan.replyWait)
+                    await timeline?.mark(ended ? "reply done" : "reply unfinished")
                     // The echo's last words close an utterance only after the silence window.
                     try await Task.sleep(for: .seconds(3))
                 }
                 if let timeline { figures.timeline = await timeline.finish() }
                 await child.stop()
-                let events = child.events
-                echo.trials += 1
-                if speaking == nil { echo.noReply += 1 }
-                if let cut = events.first(where: { $0["event"] == "bargeIn" }) {
-                    echo.selfInterruptions += 1
-                    echo.interruptingPartials.append(cut["partial"]?.stringValue ?? "")
-                }
-                if events.filter({ $0["event"] == plan.turnEvent }).count > 1 { echo.echoTurns += 1 }
+                let relay = plan.conditions.realtime ? try relayRecord(gateway) : nil
+                echo.add(SelfEchoVerdict(events: child.events, turnEvent: plan.turnEvent, relay: relay))
                 if mode == "webrtc" {
                     figures.idleCPUPercent.append(idle)
                     if let speaking { figures.speakingCPUPercent.append(speaking) }
@@ -110,6 +107,14 @@ extension TalkLoopBenchmark {
             }
             figures.selfEcho[mode] = echo
         }
+    }
+
+    /// What the realtime relay recorded since the last call (which it then forgets): its log (cancels and their
+    /// reasons, its VAD's clears) and how many realtime turns it finished.
+    static func relayRecord(_ gateway: ReferenceGatewayProcess) throws -> SelfEchoVerdict.RelayRecord {
+        let log = try gateway.control(#"{"cmd": "relay-log", "clear": true}"#)["log"]?.arrayValue ?? []
+        let turns = try gateway.control(#"{"cmd": "relay-turns", "clear": true}"#)["turns"]?.arrayValue ?? []
+        return SelfEchoVerdict.RelayRecord(log: log, turns: turns.filter { $0["mode"] == "realtime" }.count)
     }
 
     /// ERLE on the loopback with the reply's own voice as the far end (twice: the first pass converges).
