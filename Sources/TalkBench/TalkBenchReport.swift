@@ -242,6 +242,9 @@ package struct LiveBargeInFigures {
     /// plus its leading silence): the bench's own playback buffer counted as the user's, as this figure was before.
     package var detectionFromHandoverMs: [Double] = []
     package var noReply = 0
+    /// Trials in which the reply stopped but the Gateway never got the turn after the barge-in (the user's words
+    /// lost); not measured in realtime mode (`wordsMeasured`).
+    package var noTurnAfter = 0
     /// False in realtime mode: the reference relay's words are a matched clip's, so recall and WER are not measured.
     package var wordsMeasured = true
 
@@ -255,7 +258,8 @@ package struct LiveBargeInFigures {
         func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
         return [
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
-            "noReply": .int(Int64(noReply)), "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
+            "noReply": .int(Int64(noReply)), "noTurnAfter": wordsMeasured ? .int(Int64(noTurnAfter)) : .null,
+            "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
             "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
             "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
         ]
@@ -265,7 +269,8 @@ package struct LiveBargeInFigures {
         let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
         let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
-        let words = wordsMeasured ? "with the user's words (WER <= \(Self.werTarget)) in \(withWords); mean WER \(meanWER)"
+        let words = wordsMeasured
+            ? "with the user's words (WER <= \(Self.werTarget)) in \(withWords), no turn after it in \(noTurnAfter); mean WER \(meanWER)"
             : "the user's words not measured (the reference relay matches clips)"
         let handover = BenchStatistics.percentile(detectionFromHandoverMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"

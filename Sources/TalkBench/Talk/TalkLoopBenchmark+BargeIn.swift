@@ -58,7 +58,10 @@ extension TalkLoopBenchmark {
             // The reference relay's words come from matching the clip, not from recognition: no WER in realtime mode.
             guard !plan.conditions.realtime else { continue }
             let messages = try transcripts(gateway).dropFirst(before + 1)
-            guard let message = messages.first else { continue }
+            guard let message = messages.first else {
+                figures.noTurnAfter += 1
+                continue
+            }
             let words = message.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: "")
             let wer = WordErrors.between(
                 reference: TranscriptNormalizer.words(clipSpoken), hypothesis: TranscriptNormalizer.words(words)).rate

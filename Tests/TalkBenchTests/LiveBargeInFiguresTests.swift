@@ -1,0 +1,23 @@
+import SessionBridge
+import TalkBench
+import Testing
+
+/// What `bench talk` reports of its barge-in trials beyond recall: a trial whose reply stopped but whose turn never
+/// reached the Gateway is shown, not left out.
+@Suite struct LiveBargeInFiguresTests {
+    @Test func `a stopped reply whose turn never reached the Gateway shows in the JSON and the text`() {
+        var figures = LiveBargeInFigures()
+        (figures.trials, figures.stopped, figures.withWords, figures.noTurnAfter) = (20, 20, 18, 2)
+        #expect(figures.json["noTurnAfter"]?.intValue == 2)
+        #expect(figures.text.contains("with the user's words (WER <= 0.25) in 18, no turn after it in 2"))
+    }
+
+    @Test func `in realtime mode, where the words are not measured, the missing turn is not claimed either`() {
+        var figures = LiveBargeInFigures()
+        figures.wordsMeasured = false
+        (figures.trials, figures.stopped) = (20, 19)
+        #expect(figures.json["noTurnAfter"] == .null)
+        #expect(!figures.text.contains("no turn after it"))
+        #expect(figures.text.contains("stopped it in 19 of 20"))
+    }
+}
