@@ -15,6 +15,8 @@ package struct TalkBenchReport {
     package var bargeInDetectionMs: [Double] = []
     package var live: LiveTalkFigures?
     package var liveUnavailable: String?
+    /// The other build whose `run` the sessions used (`TalkLoopBenchmark.Plan.runBinary`); nil: this one.
+    package var runBinary: String?
 
     /// The silence that ends an utterance in every `bench talk` session (`run --silence-ms`).
     package static let silenceMs = 700
@@ -93,6 +95,7 @@ package struct TalkBenchReport {
         ]
         if let live { object["live"] = live.json }
         if let liveUnavailable { object["liveUnavailable"] = .string(liveUnavailable) }
+        if let runBinary { object["runBinary"] = .string(runBinary) }
         return .object(object)
     }
 
@@ -110,6 +113,7 @@ package struct TalkBenchReport {
             line("barge-in decision -> playback silent", bargeInToSilentMs),
             line("speech start -> barge-in decision", bargeInDetectionMs),
         ]
+        if let runBinary { lines.append("  sessions run by \(runBinary)") }
         if let live { lines += live.text } else { lines.append("  live: not measured: \(liveUnavailable ?? "no server")") }
         return lines.joined(separator: "\n")
     }

@@ -13,11 +13,12 @@ package final class TalkChild: Sendable {
     private let exit: ChildExit
 
     /// Starts `run` with `arguments` and `environment` over this process's; `home` must be a fresh folder the caller owns.
-    package init(_ arguments: [String], home: String, environment extra: [String: String] = [:]) async throws {
+    /// `binary`: another build's `openclaw-talk` to run instead of this one (a before binary judged by this bench).
+    package init(_ arguments: [String], home: String, environment extra: [String: String] = [:], binary: String? = nil) async throws {
         self.home = home
         let (outPath, errPath) = (home + "/stdout", home + "/stderr")
         (self.outPath, self.errPath) = (outPath, errPath)
-        let binary = try Self.ownBinary()
+        let binary = try binary.map(Self.executable) ?? Self.ownBinary()
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = home + "/state"
         environment["XDG_CONFIG_HOME"] = home + "/config"
@@ -29,6 +30,11 @@ package final class TalkChild: Sendable {
         }
         self.pid = pid
         exit = ChildExit(pid: pid)
+    }
+
+    static func executable(_ path: String) throws(ChildSpawn.StartError) -> String {
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw .cannotStart(path: path, reason: "not an executable file") }
+        return path
     }
 
     package static func ownBinary() throws(ChildSpawn.StartError) -> String {

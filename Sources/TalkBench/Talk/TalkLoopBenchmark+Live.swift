@@ -18,6 +18,8 @@ extension TalkLoopBenchmark {
         var folder: String
         /// `--record DIR`: each session's echo stages are recorded to DIR/<session> (`bench aec --replay`).
         var record: String?
+        /// Another build's `openclaw-talk` to run (`Plan.runBinary`).
+        var runBinary: String?
 
         /// What a turn sent to the Gateway shows as: in realtime mode the relay's final of the user's words (`final`;
         /// the relay's finals with no words show nowhere, hence `SelfEchoVerdict.RelayRecord.turns`).
@@ -31,7 +33,7 @@ extension TalkLoopBenchmark {
                 ["--gateway", gateway.startup.url, "--token", token, "--source", source, "--sink", sink, "--aec", aec, "--json",
                  "--silence-ms", "\(silenceMs)", "--seconds", "\(90 + 3 * (conditions.replySeconds ?? 10))"]
                     + conditions.runArguments,
-                home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:])
+                home: home, environment: record.map { ["OPENCLAW_TALK_AEC_RECORD": "\($0)/\(name)"] } ?? [:], binary: runBinary)
         }
     }
 

@@ -31,6 +31,9 @@ package enum TalkLoopBenchmark {
         package var stt: String
         /// Keep the sessions' folders (events, logs) for a look afterwards, named on stderr.
         package var keepSessions = false
+        /// Another build's `openclaw-talk` whose `run` the sessions use (nil: this binary's): a before binary's
+        /// sessions counted and judged by this bench.
+        package var runBinary: String?
 
         package init(clips: [String], trials: Int, offTrials: Int, bargeInTrials: Int, conditions: TalkBenchConditions, record: String?,
                      sink: String?, source: String?, repository: String, stt: String) {
@@ -58,8 +61,9 @@ package enum TalkLoopBenchmark {
         _ = try gateway.control(#"{"cmd": "chat-script", "reply": "\#(TalkBenchConditions.shortReply)", "delayMs": 0}"#)
         _ = try gateway.control(TalkBenchConditions.fileSession.talkConfig(silenceMs: Self.silenceMs))
 
-        var report = try await Self.fileTurns(plan.clips, gateway: gateway, folder: root + "/files", stt: plan.stt)
+        var report = try await Self.fileTurns(plan.clips, gateway: gateway, folder: root + "/files", stt: plan.stt, binary: plan.runBinary)
         report.clips = plan.clips.count
+        report.runBinary = plan.runBinary
         if plan.trials + plan.offTrials + plan.bargeInTrials > 0 {
             do {
                 let (sinkName, sourceName) = try await Self.loopbackDevices(sink: plan.sink, source: plan.source, logger: logger)
@@ -68,7 +72,7 @@ package enum TalkLoopBenchmark {
                 if plan.conditions.realtime { _ = try gateway.control(plan.conditions.realtimeRelay) }
                 let live = LivePlan(
                     trials: plan.trials, offTrials: plan.offTrials, bargeInTrials: plan.bargeInTrials, conditions: plan.conditions,
-                    sink: sinkName, source: sourceName, folder: root + "/live", record: plan.record)
+                    sink: sinkName, source: sourceName, folder: root + "/live", record: plan.record, runBinary: plan.runBinary)
                 report.live = try await Self.live(live, gateway: gateway, logger: logger)
             } catch {
                 report.liveUnavailable = String(describing: error)
@@ -99,7 +103,9 @@ package enum TalkLoopBenchmark {
 
     /// One session whose microphone is every clip in turn: each next clip starts while the reply to the one
     /// before plays (1.8 s after that reply is due), so every turn is timed and every reply but the last cut.
-    package static func fileTurns(_ paths: [String], gateway: ReferenceGatewayProcess, folder: String, stt: String) async throws -> TalkBenchReport {
+    package static func fileTurns(
+        _ paths: [String], gateway: ReferenceGatewayProcess, folder: String, stt: String, binary: String? = nil
+    ) async throws -> TalkBenchReport {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let rate = AudioFrame.sampleRate
         var input = [Int16](repeating: 0, count: 3 * rate)
@@ -116,7 +122,7 @@ package enum TalkLoopBenchmark {
         let child = try await TalkChild(
             ["--gateway", gateway.startup.url, "--token", token, "--input", inputPath, "--output", outputPath, "--json",
              "--silence-ms", "\(silenceMs)", "--seconds", String(format: "%.1f", seconds), "--stt", stt],
-            home: folder)
+            home: folder, binary: binary)
         // The session ends by itself after --seconds; the bound only catches a hang.
         _ = await child.ends(within: .seconds(Int(seconds) + 120))
         await child.stop()

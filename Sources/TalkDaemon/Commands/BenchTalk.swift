@@ -79,6 +79,8 @@ extension OpenClawTalk.Bench {
                 record: record, sink: devices.sink, source: devices.source, repository: repository, stt: stt)
             // OPENCLAW_TALK_BENCH_KEEP keeps the sessions' folders (events, logs) for a look afterwards.
             plan.keepSessions = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_KEEP"] != nil
+            // OPENCLAW_TALK_BENCH_RUN=<openclaw-talk>: the sessions run that build (a before binary judged by this bench).
+            plan.runBinary = ProcessInfo.processInfo.environment["OPENCLAW_TALK_BENCH_RUN"]
             let report = try await TalkLoopBenchmark.run(plan)
             if !(try await reporting.publish(name: "talk", json: { report.json.jsonText })) { print(report.text) }
         }
