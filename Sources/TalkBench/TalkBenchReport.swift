@@ -249,6 +249,9 @@ package struct LiveBargeInFigures {
     /// Trials in which the reply stopped but the Gateway never got the turn after the barge-in (the user's words
     /// lost); not measured in realtime mode (`wordsMeasured`).
     package var noTurnAfter = 0
+    /// Trials in which the reply's own echo cut it before the user spoke (`UserSpeechStart.precedes`): not stopped
+    /// by the user, and no detection time.
+    package var cutBeforeUser = 0
     /// False in realtime mode: the reference relay's words are a matched clip's, so recall and WER are not measured.
     package var wordsMeasured = true
 
@@ -262,7 +265,8 @@ package struct LiveBargeInFigures {
         func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
         return [
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
-            "noReply": .int(Int64(noReply)), "noTurnAfter": wordsMeasured ? .int(Int64(noTurnAfter)) : .null,
+            "noReply": .int(Int64(noReply)), "cutBeforeUser": .int(Int64(cutBeforeUser)),
+            "noTurnAfter": wordsMeasured ? .int(Int64(noTurnAfter)) : .null,
             "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
             "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
             "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
@@ -280,6 +284,7 @@ package struct LiveBargeInFigures {
         return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
             + " (p95 \(handover) ms from the clip handed to the sound server)"
             + (noReply > 0 ? " (\(noReply) without a reply)" : "")
+            + (cutBeforeUser > 0 ? " (\(cutBeforeUser) cut by their own echo before the user spoke)" : "")
     }
 }
 
@@ -298,4 +303,8 @@ package struct UserSpeechStart: Sendable, Equatable {
         self.handedOver = handedOver.addingTimeInterval(onsetSeconds)
         inTheRoom = max(self.handedOver, heardToEnd.addingTimeInterval(onsetSeconds - clipSeconds))
     }
+
+    /// Whether a barge-in decided at `decided` came before the user's first word was even handed to the sound
+    /// server: the reply's own echo cut it, not the user.
+    package func precedes(_ decided: Date) -> Bool { decided < handedOver }
 }

@@ -20,4 +20,12 @@ import Testing
         #expect(!figures.text.contains("no turn after it"))
         #expect(figures.text.contains("stopped it in 19 of 20"))
     }
+
+    @Test func `a reply its own echo cut before the user spoke is not counted as stopped by the user`() {
+        var figures = LiveBargeInFigures()
+        (figures.trials, figures.stopped, figures.cutBeforeUser) = (20, 19, 1)
+        #expect(figures.json["cutBeforeUser"]?.intValue == 1)
+        #expect(figures.text.contains("stopped it in 19 of 20"))
+        #expect(figures.text.contains("(1 cut by their own echo before the user spoke)"))
+    }
 }

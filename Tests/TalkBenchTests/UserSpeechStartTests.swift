@@ -20,4 +20,13 @@ import Testing
             handedOver: Self.handed, heardToEnd: Self.handed.addingTimeInterval(2.9), onsetSeconds: 0.4, clipSeconds: 3)
         #expect(start.inTheRoom == start.handedOver)
     }
+
+    @Test func `a barge-in decided before the user's first word was handed over is the reply's own echo, not the user`() {
+        let start = UserSpeechStart(
+            handedOver: Self.handed, heardToEnd: Self.handed.addingTimeInterval(3.18), onsetSeconds: 0.4, clipSeconds: 3)
+        #expect(start.precedes(Self.handed.addingTimeInterval(-0.896)))
+        #expect(start.precedes(Self.handed.addingTimeInterval(0.39)))
+        #expect(!start.precedes(Self.handed.addingTimeInterval(0.4)))
+        #expect(!start.precedes(Self.handed.addingTimeInterval(0.9)))
+    }
 }

@@ -50,8 +50,13 @@ extension TalkLoopBenchmark {
             await child.stop()
             let events = child.events
             guard let bargeIn = events.first(where: { $0["event"] == "bargeIn" }) else { continue }
+            let decided = bargeIn["time"]?.stringValue.flatMap(eventTime)
+            if let decided, spoken.precedes(decided) {
+                figures.cutBeforeUser += 1
+                continue
+            }
             figures.stopped += 1
-            if let time = bargeIn["time"]?.stringValue, let decided = eventTime(time) {
+            if let decided {
                 figures.detectionMs.append(decided.timeIntervalSince(spoken.inTheRoom) * 1000)
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
             }
