@@ -1,5 +1,6 @@
 /// The reply's level while the user may be cutting in (`RealtimeReplyLevel` decides, this carries it out): the
-/// speaker's gain, the `replyLevel` events the native loop emits, and the onset hold on the session's clock.
+/// speaker's gain (and the uplink gate told of it: `RealtimeUplinkGate`), the `replyLevel` events the native loop
+/// emits, and the onset hold on the session's clock.
 extension RealtimeTalkSession {
     /// The relay heard the user start (its speech start, their words so far): over the reply, an utterance opened.
     func userSpeaks() async {
@@ -11,6 +12,7 @@ extension RealtimeTalkSession {
         for action in actions {
             switch action {
             case .setGain(let gain):
+                if gain < 1 { uplinkGate.answerLowered() } else { uplinkGate.answerLevelReturned() }
                 await playback.setGain(gain)
             case .emit(let kind):
                 emit(kind)

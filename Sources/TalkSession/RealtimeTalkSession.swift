@@ -100,7 +100,7 @@ package actor RealtimeTalkSession {
     private var userWords = ""
     var bargeInGuard: RealtimeBargeInGuard
     /// What the relay hears while the answer's sound is in the microphone (`RealtimeUplinkGate`).
-    private var uplinkGate: RealtimeUplinkGate
+    var uplinkGate: RealtimeUplinkGate
     /// Microphone frames weighed and passed on (sent, or held by the gate), for tests.
     private(set) var framesHeard = 0
     /// The reply lowered while the user may be cutting in (`+Level`), and its onset hold.
@@ -363,6 +363,7 @@ package actor RealtimeTalkSession {
         guard outputStartNs != nil else { return }
         outputStartNs = nil
         outputEndNs = clock.nowNs()
+        uplinkGate.answerStopped()
         await perform(completed ? replyLevel.replyEnded() : replyLevel.replyCut())
         emit(.speakingStopped(sentence: assistantText, completed: completed))
         guard let reason else { return }

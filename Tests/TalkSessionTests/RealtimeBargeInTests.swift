@@ -59,6 +59,21 @@ import Testing
         await rig.session.stop()
     }
 
+    /// A user a metre from speakers at full level speaks under the answer's echo: the answer never explains less than
+    /// half of their frames, but lowered for them it leaves the canceller's output theirs, and the relay hears them.
+    @Test func `a user quieter than the answer's echo reaches the relay once the answer is lowered for them`() async throws {
+        let clock = ManualClock()   // the onset hold does not run out
+        let rig = try await RealtimeReplyLevelTests.answering(clock)
+        let before = await rig.relay.appendedPeaks.count
+        let quiet = RealtimeUplinkGateTests.quietUser
+        #expect(await rig.speakHeard(amplitude: quiet.amplitude, frames: 5, explained: quiet.explained))
+        #expect(await rig.log.waitFor(RealtimeReplyLevelTests.isLevel(Double(RealtimeReplyLevelTests.lowered), "sound over the reply")))
+        #expect(await rig.speakHeard(amplitude: quiet.amplitude, frames: RealtimeUplinkGate.loweredReachFrames + 10, explained: quiet.explained))
+        #expect(await rig.eventually { await rig.relay.appendedPeaks.dropFirst(before).contains(Int(quiet.amplitude)) },
+                "the relay never heard the user")
+        await rig.session.stop()
+    }
+
     @Test func `new words over quiet sound do not cut the answer off (the energy guard)`() async throws {
         let rig = try await Self.answering()
         await Self.transcript(rig, role: "user", text: "wait stop")

@@ -110,4 +110,20 @@ import Testing
         #expect(!relayLog.contains { $0["kind"] == "server-vad-clear" && $0["answerCancelled"] == true }, "the relay's VAD heard the leak as speech")
         await rig.session.stop()
     }
+
+    /// A user a metre from speakers at full level speaks under the answer's echo: their frames never read under half
+    /// explained, but once the answer is lowered for them the gate lets them through, and the relay's VAD cuts it off.
+    @Test func `a user quieter than the answer's echo is heard by the relay's VAD once the answer is lowered`() async throws {
+        let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3, "reply": "you said {text}, and this answer goes on for a few seconds more""#)
+        defer { rig.close() }
+        try await rig.ask()
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        try await rig.speak(amplitude: 0, count: 15)   // past the session's 250 ms before sound may lower the answer
+        // RMS 600: over the relay's stand-in VAD (400), 0.9 explained by the answer's level throughout.
+        try await rig.speak(amplitude: 600, count: 40, explained: 0.9)
+        #expect(await rig.log.waitFor { if case .bargeIn = $0 { true } else { false } }, "the quiet user never cut the answer off")
+        let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
+        #expect(relayLog.contains { $0["kind"] == "server-vad-clear" }, "the relay's VAD never heard the user")
+        await rig.session.stop()
+    }
 }

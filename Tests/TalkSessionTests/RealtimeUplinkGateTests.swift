@@ -83,4 +83,68 @@ import Testing
                 + Array(repeating: 3_000, count: RealtimeUplinkGate.openFrames - 1)
                 + Array(repeating: 0, count: feed.sentPeaks.count - open))
     }
+
+    /// A user a metre from speakers at full level: their frames, quieter than the answer's echo, read 0.9 explained
+    /// (the explanation's raw level against the loudest reference in its reach), never under half.
+    static let quietUser: (amplitude: Int16, explained: Float) = (600, 0.9)
+    static let reach = RealtimeUplinkGate.loweredReachFrames
+
+    @Test func `a user quieter than the answer's echo reaches the relay from their onset once the answer is lowered`() {
+        var feed = Feed()
+        feed.hear(amplitude: 40, count: 20, explained: 1)   // the answer's echo, cancelled
+        feed.gate.answerLowered()   // their onset lowered the answer
+        feed.hear(amplitude: Self.quietUser.amplitude, count: Self.reach, explained: 1)   // the answer still at its level
+        let early = feed.gate.isOpen
+        #expect(!early, "opened before the lowered answer reached the microphone")
+        feed.hear(amplitude: Self.quietUser.amplitude, count: RealtimeUplinkGate.loweredOwnFrames, explained: Self.quietUser.explained)
+        let open = feed.gate.isOpen
+        #expect(open, "the quiet user never opened the gate")
+        #expect(feed.sent.count == feed.fed, "what was held did not go out when the user opened the gate")
+        let user = Self.reach + RealtimeUplinkGate.loweredOwnFrames
+        #expect(Array(feed.sentPeaks.suffix(user)) == Array(repeating: Self.quietUser.amplitude, count: user))
+    }
+
+    @Test func `over the lowered answer its odd audible frames and a canceller that lost the echo stay held`() {
+        var feed = Feed()
+        feed.gate.answerLowered()
+        feed.hear(amplitude: 40, count: Self.reach, explained: 1)
+        for _ in 0..<10 {   // the lowered answer's leak: fewer audible frames than the user's in every window
+            feed.hear(amplitude: 600, count: RealtimeUplinkGate.loweredOwnFrames - 1, explained: 0.9)
+            feed.hear(amplitude: 40, count: RealtimeUplinkGate.loweredWindowFrames, explained: 1)
+        }
+        // A misplaced reference: the lowered echo through the canceller, loud, and the answer's whole.
+        feed.hear(amplitude: 3_000, count: 30, explained: RealtimeUplinkGate.loweredExplainedFrame)
+        let open = feed.gate.isOpen
+        #expect(!open)
+        #expect(feed.sentPeaks.allSatisfy { $0 == 0 })
+        // At the answer's level the quiet user's frames are the answer's: its lowering is what tells them apart.
+        var level = Feed()
+        level.hear(amplitude: Self.quietUser.amplitude, count: 60, explained: Self.quietUser.explained)
+        let levelOpen = level.gate.isOpen
+        #expect(!levelOpen && level.sentPeaks.allSatisfy { $0 == 0 })
+    }
+
+    @Test func `the answer's level returning closes what the lowered evidence opened; the answer stopping does not`() {
+        func opened() -> Feed {
+            var feed = Feed()
+            feed.gate.answerLowered()
+            feed.hear(amplitude: Self.quietUser.amplitude, count: Self.reach + RealtimeUplinkGate.loweredOwnFrames, explained: Self.quietUser.explained)
+            let open = feed.gate.isOpen
+            #expect(open)
+            return feed
+        }
+        var returned = opened()
+        returned.gate.answerLevelReturned()   // no utterance followed: it was not them
+        let reopened = returned.gate.isOpen
+        #expect(!reopened)
+        let sentBefore = returned.sentPeaks.count
+        returned.hear(amplitude: 3_000, count: Self.held + 5, explained: 1)   // the answer's leak at its level again
+        #expect(returned.sentPeaks.count == sentBefore + 5 && returned.sentPeaks.dropFirst(sentBefore).allSatisfy { $0 == 0 })
+        var stopped = opened()
+        stopped.gate.answerStopped()   // their barge-in stopped the answer: they go on being heard
+        let stillOpen = stopped.gate.isOpen
+        #expect(stillOpen)
+        stopped.hear(amplitude: Self.quietUser.amplitude, count: 5, explained: 1)
+        #expect(stopped.sentPeaks.suffix(5) == Array(repeating: Self.quietUser.amplitude, count: 5))
+    }
 }
