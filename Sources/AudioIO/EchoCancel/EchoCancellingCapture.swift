@@ -102,6 +102,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         case .frame(var frame):
             let start = cursor.start(of: frame)
             let far = reference.samples(from: start, count: frame.samples.count)
+            cursor.fed(far)
             if let correction = aligner.add(reference: far, capture: frame.samples) {
                 cursor.move(by: correction)
                 processor?.relearn()
@@ -189,33 +190,3 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         if generation == self.generation { await stop() }
     }
 }
-
-/// Where in the reference each captured frame's echo reference starts. Reads follow each other sample for
-/// sample, so the canceller sees one continuous far-end signal; the frames' timestamps only place the
-/// first read, and a later one when they disagree with the cursor by more than `jump` (a device change
-/// without an event) or the frame sequence has a gap (an outage). Finer placement comes from the signals
-/// (`EchoAligner`). The first read is `lead` ahead of the frame's time: the sound server's start-up latency
-/// then still leaves the echo after its reference, where the canceller can find it.
-struct ReferenceCursor {
-    /// Its tuning: `EchoTuning.Placement`.
-    typealias Tuning = EchoTuning.Placement
-    private var next: (sequence: UInt64, start: Int64)?
-
-    mutating func start(of frame: AudioFrame) -> UInt64 {
-        let span = Int64(frame.samples.count) * Int64(EchoReference.nanosecondsPerSample)
-        // captureTimeNs stamps the frame's last sample.
-        let own = Int64(frame.captureTimeNs) + Int64(EchoReference.nanosecondsPerSample) - span + Tuning.cursorLeadNs
-        var start = own
-        if let next, next.sequence == frame.sequence, abs(own - next.start) <= Tuning.cursorJumpNs {
-            start = next.start
-        }
-        next = (frame.sequence &+ 1, start + span)
-        return UInt64(max(0, start))
-    }
-
-    /// Reads the reference `ns` later from the next frame on.
-    mutating func move(by ns: Int64) {
-        next?.start += ns
-    }
-}
-

@@ -29,9 +29,14 @@ enum EchoTuning {
         /// The capture's first read of the reference is this far (ns) ahead of the frame's time: the sound
         /// server's start-up latency then still leaves the echo after its reference, where the canceller finds it.
         static let cursorLeadNs: Int64 = 20_000_000
-        /// A frame time this far (ns) from where the cursor reads places the cursor again: a device change
-        /// without an event. Smaller disagreements are timestamp jitter (±30 ms); the aligner handles the rest.
+        /// Once the cursor has fed the canceller sound, a frame time this far (ns) from where it reads places it
+        /// again: a device change without an event. Smaller disagreements are timestamp jitter (±30 ms) and the
+        /// capture's drift, which the aligner measures on the signals and puts back without a relearn.
         static let cursorJumpNs: Int64 = 250_000_000
+        /// Before the cursor has fed any sound, a frame time this far (ns) from where it reads places it again: the
+        /// step of a capture stream's first latency reports (20 to 540 ms on PulseAudio's monitor, 0.8 to 1.3 s after
+        /// it connects), over the timestamps' jitter (±30 ms), which would otherwise move the reads frame by frame.
+        static let cursorStartingJumpNs: Int64 = 30_000_000
     }
 
     /// How the echo's lag behind the reference is measured and kept in the canceller's window (`EchoAligner`).
