@@ -158,3 +158,28 @@ class RealtimeUserTests(RelayTestCase):
         self.assertEqual("".join(p["text"] for p in user[:-1]), "go forward ten meters")
         heard_before = [p["type"] for p in seen[:seen.index(user[0])]].count("inputAudio")
         self.assertLessEqual(heard_before, last_loud_chunk(samples))
+
+    async def test_a_turn_says_where_the_vad_heard_the_speech_start(self):
+        """`relay-turns` gives a realtime turn's `speechStartMs` (the audio a provider transcribes: the bench decodes
+        a barge-in's words from there): 1.5 s of silence, then the clip, starts it at the clip's first loud
+        window less the VAD's 100 ms pre-roll."""
+        client, sid = await self._session(texts=["go forward ten meters"], audioPace=0.1)
+        lead = [0] * 24000
+        await self.stream(client, sid, encode(lead + speech_16k(), "pcm16"))
+        await self.events_until(client, lambda p: p["type"] == "transcript" and p["role"] == "user" and p["final"],
+                                timeout=20)
+        turns = self.gw.control({"cmd": "relay-turns"})["turns"]
+        self.assertEqual(len(turns), 1, turns)
+        window = 320
+        first_loud = next(i for i in range(0, len(speech_16k()), window) if rms(speech_16k()[i:i + window]) >= 400)
+        expected_ms = (len(lead) + first_loud) // 16 - 100
+        self.assertLessEqual(abs(turns[0]["speechStartMs"] - expected_ms), 20, (turns[0], expected_ms))
+
+    def test_only_the_newest_turns_keep_their_audio(self):
+        from gateway.talk_relay import TURNS_WITH_AUDIO, RelayState
+        state = RelayState()
+        state.turns = [{"turnId": "t%d" % i, "samples": [1, 2, 3]} for i in range(TURNS_WITH_AUDIO + 2)]
+        state.release_old_audio()
+        self.assertEqual([bool(t["samples"]) for t in state.turns],
+                         [False, False] + [True] * TURNS_WITH_AUDIO)
+        self.assertEqual([t.get("audioReleased", False) for t in state.turns[:3]], [True, True, False])

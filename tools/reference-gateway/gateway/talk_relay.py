@@ -27,6 +27,9 @@ MAX_AUDIO_BASE64 = 512 * 1024
 MAX_IN_FLIGHT = 4
 SESSIONS_PER_CONNECTION = 2
 SPEECH_RMS = 400.0
+# Finished turns whose decoded audio is kept (`relay-turns` dumps and correlates it); older turns keep their
+# record without it, so a long soak's relay holds minutes of audio, not hours (24 kHz PCM16: ~1.4 MB a minute).
+TURNS_WITH_AUDIO = 32
 
 DEFAULT_SETTINGS = {
     "era": "unified",             # unified | transitional | legacy (fact sheet §9.8)
@@ -88,6 +91,13 @@ class RelayState:
             if match:
                 return match[1], "clip:" + match[0]
         return "", "none"
+
+    def release_old_audio(self):
+        """Drops the decoded audio of all but the newest `TURNS_WITH_AUDIO` turns."""
+        for turn in self.turns[:-TURNS_WITH_AUDIO]:
+            if turn.get("samples"):
+                turn["samples"] = []
+                turn["audioReleased"] = True
 
     def of_connection(self, conn_id):
         return [s for s in self.sessions.values() if s.conn.conn_id == conn_id and not s.closing]
@@ -219,6 +229,13 @@ class RelaySession(RealtimeUser):
         else:
             self._arm_idle()
 
+    def speech_start_ms(self, turn):
+        """Realtime: where in the turn the provider's VAD heard speech start (its pre-roll included), the audio a
+        provider commits and transcribes; None when it heard none, and in transcription mode."""
+        if self.mode != "realtime" or turn.user.speech_sample is None:
+            return None
+        return turn.user.speech_sample * 1000 // self.rate
+
     def spoke(self, turn):
         """Whether the turn holds speech that ends it after the silence (realtime: speech the VAD heard start)."""
         return turn.user.speech_started if self.mode == "realtime" else turn.speech
@@ -261,7 +278,9 @@ class RelaySession(RealtimeUser):
             "encoding": self.encoding, "sampleRateHz": self.rate, "appends": turn.appends,
             "bytes": turn.bytes, "maxAppendBase64": turn.max_base64,
             "durationMs": len(turn.samples) * 1000 // self.rate, "text": text, "source": source,
-            "finalAtMs": now_ms(), "samples": turn.samples, "connId": self.conn.conn_id})
+            "finalAtMs": now_ms(), "samples": turn.samples, "connId": self.conn.conn_id,
+            "speechStartMs": self.speech_start_ms(turn)})
+        self.relay.release_old_audio()
         if self.mode == "transcription":
             await self.emit("transcript", {"text": text, "final": True}, "transcript.done",
                             turn.turn_id, True)

@@ -88,10 +88,14 @@ class TalkRelayControl:
 
     async def cmd_relay_turns(self, args):
         """Finished turns (decoded audio left out); with `reference` (a WAV path), each turn's
-        loudness correlation with it."""
+        loudness correlation with it; with `dump` (a folder), each turn's audio as a WAV (turns whose audio
+        was released have neither)."""
         turns = []
         for turn in self._relay.turns:
             entry = {k: v for k, v in turn.items() if k != "samples"}
+            if turn.get("audioReleased"):
+                turns.append(entry)
+                continue
             if args.get("reference"):
                 entry["correlation"], entry["lagWindows"] = correlation_with(turn, args["reference"])
             if args.get("dump"):   # a folder: each turn's decoded audio as a WAV file
