@@ -1,5 +1,6 @@
 import Foundation
 import SessionBridge
+import SpeechRecognition
 
 /// What `bench talk` measured: the file session's turns (timed from its events and its output track), and the live
 /// sessions' figures when they ran. The command runs the sessions; this is the arithmetic and the report.
@@ -236,9 +237,12 @@ package struct LiveBargeInFigures {
     package var trials = 0
     /// Trials in which the reply was cut off.
     package var stopped = 0
-    /// ... and the Gateway got the user's words (WER ≤ `werTarget` after the interruption prefix).
+    /// ... and the Gateway got the user's words (WER ≤ `werTarget`; native: its transcript after the interruption
+    /// prefix; realtime: the bench's recognition of the audio the relay received, `RealtimeUserTurn`).
     package var withWords = 0
     package var wer: [Double] = []
+    /// The words each `wer` is of, in the same order: which words were lost or misheard shows here.
+    package var heard: [String] = []
     /// From the start of the user's speech (the clip's first voiced frame, as the sink played it:
     /// `UserSpeechStart.inTheRoom`) to the decision.
     package var detectionMs: [Double] = []
@@ -247,28 +251,38 @@ package struct LiveBargeInFigures {
     package var detectionFromHandoverMs: [Double] = []
     package var noReply = 0
     /// Trials in which the reply stopped but the Gateway never got the turn after the barge-in (the user's words
-    /// lost); not measured in realtime mode (`wordsMeasured`).
+    /// lost); realtime: no turn the relay finished after the cut, or none answered.
     package var noTurnAfter = 0
     /// Trials in which the reply's own echo cut it before the user spoke (`UserSpeechStart.precedes`): not stopped
     /// by the user, and no detection time.
     package var cutBeforeUser = 0
-    /// False in realtime mode: the reference relay's words are a matched clip's, so recall and WER are not measured.
-    package var wordsMeasured = true
-
     package static let werTarget = 0.25
     /// The user starts this long into the session's first sentence.
     package static let userAfter: Duration = .milliseconds(1500)
 
     package init() {}
 
+    /// Counts what the Gateway got of a stopped reply's user: nil, no turn after the cut; else their words, against
+    /// what the clip says (`spoken`).
+    package mutating func count(words: String?, spoken: String) {
+        guard let words else {
+            noTurnAfter += 1
+            return
+        }
+        let rate = WordErrors.between(reference: TranscriptNormalizer.words(spoken), hypothesis: TranscriptNormalizer.words(words)).rate
+        wer.append(rate)
+        heard.append(words)
+        if rate <= Self.werTarget { withWords += 1 }
+    }
+
     package var json: JSONValue {
         func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
         return [
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
             "noReply": .int(Int64(noReply)), "cutBeforeUser": .int(Int64(cutBeforeUser)),
-            "noTurnAfter": wordsMeasured ? .int(Int64(noTurnAfter)) : .null,
-            "recall": trials > 0 && wordsMeasured ? .double(Double(withWords) / Double(trials)) : .null,
-            "wer": list(wer), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
+            "noTurnAfter": .int(Int64(noTurnAfter)),
+            "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
+            "wer": list(wer), "heard": .array(heard.map { .string($0) }), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
             "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
         ]
     }
@@ -277,9 +291,7 @@ package struct LiveBargeInFigures {
         let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
         let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
-        let words = wordsMeasured
-            ? "with the user's words (WER <= \(Self.werTarget)) in \(withWords), no turn after it in \(noTurnAfter); mean WER \(meanWER)"
-            : "the user's words not measured (the reference relay matches clips)"
+        let words = "with the user's words (WER <= \(Self.werTarget)) in \(withWords), no turn after it in \(noTurnAfter); mean WER \(meanWER)"
         let handover = BenchStatistics.percentile(detectionFromHandoverMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
             + " (p95 \(handover) ms from the clip handed to the sound server)"

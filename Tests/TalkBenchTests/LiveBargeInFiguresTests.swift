@@ -12,15 +12,6 @@ import Testing
         #expect(figures.text.contains("with the user's words (WER <= 0.25) in 18, no turn after it in 2"))
     }
 
-    @Test func `in realtime mode, where the words are not measured, the missing turn is not claimed either`() {
-        var figures = LiveBargeInFigures()
-        figures.wordsMeasured = false
-        (figures.trials, figures.stopped) = (20, 19)
-        #expect(figures.json["noTurnAfter"] == .null)
-        #expect(!figures.text.contains("no turn after it"))
-        #expect(figures.text.contains("stopped it in 19 of 20"))
-    }
-
     @Test func `a reply its own echo cut before the user spoke is not counted as stopped by the user`() {
         var figures = LiveBargeInFigures()
         (figures.trials, figures.stopped, figures.cutBeforeUser) = (20, 19, 1)

@@ -11,7 +11,8 @@ extension TalkLoopBenchmark {
         _ trials: Int, plan: LivePlan, speaker: PulsePlayback, clip: PCMBuffer, gateway: ReferenceGatewayProcess
     ) async throws -> LiveBargeInFigures {
         var figures = LiveBargeInFigures()
-        figures.wordsMeasured = !plan.conditions.realtime
+        // Realtime: what the relay received of the user is recognised here (`RealtimeUserTurn`).
+        let recognizer = plan.conditions.realtime ? try RealtimeUserTurn.recognizer() : nil
         // Where the clip's speech starts: its first frame over the loopback tests' voiced level, at the clip's own
         // level (a quieter user starts speaking at the same moment).
         let onsetSeconds = Double(firstVoicedSample(clip.samples)) / Double(clip.sampleRate)
@@ -20,6 +21,7 @@ extension TalkLoopBenchmark {
         for trial in 0..<trials {
             let home = "\(plan.folder)/bargein-\(trial)"
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            if plan.conditions.realtime { _ = try relayRecord(gateway) }
             let child = try await plan.session(home: home, aec: "webrtc", gateway: gateway, record: "bargein-\(trial)")
             guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                 await child.stop()
@@ -42,12 +44,16 @@ extension TalkLoopBenchmark {
             // `PulsePlaybackEngine.targetLatency` and the stream's start) lies before it, and is not the user's.
             let spoken = UserSpeechStart(handedOver: handedOver, heardToEnd: Date(), onsetSeconds: onsetSeconds, clipSeconds: clipSeconds)
             if plan.conditions.realtime {
-                _ = await child.waitFor(#""event":"bargeIn""#, upTo: .seconds(20))
+                // The user's turn ends on the relay's silence after their clip; its answer starting is the end.
+                _ = await child.waitFor(#""event":"speakingStarted""#, count: 2, upTo: .seconds(20))
             } else {
                 _ = await child.waitFor(#""event":"transcriptSent""#, count: 2, upTo: .seconds(20))
             }
             try await Task.sleep(for: .milliseconds(500))
             await child.stop()
+            let turns = plan.conditions.realtime
+                ? try gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(home), "clear": true]).jsonText)["turns"]?.arrayValue ?? []
+                : []
             let events = child.events
             guard let bargeIn = events.first(where: { $0["event"] == "bargeIn" }) else { continue }
             let decided = bargeIn["time"]?.stringValue.flatMap(eventTime)
@@ -60,18 +66,15 @@ extension TalkLoopBenchmark {
                 figures.detectionMs.append(decided.timeIntervalSince(spoken.inTheRoom) * 1000)
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
             }
-            // The reference relay's words come from matching the clip, not from recognition: no WER in realtime mode.
-            guard !plan.conditions.realtime else { continue }
-            let messages = try transcripts(gateway).dropFirst(before + 1)
-            guard let message = messages.first else {
-                figures.noTurnAfter += 1
+            if let recognizer {
+                switch RealtimeUserTurn.outcome(events: events, turns: turns) {
+                case .answered(let turn): figures.count(words: try await turn.words(recognizer), spoken: clipSpoken)
+                case .noTurnAfter, .notCut: figures.count(words: nil, spoken: clipSpoken)
+                }
                 continue
             }
-            let words = message.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: "")
-            let wer = WordErrors.between(
-                reference: TranscriptNormalizer.words(clipSpoken), hypothesis: TranscriptNormalizer.words(words)).rate
-            figures.wer.append(wer)
-            if wer <= LiveBargeInFigures.werTarget { figures.withWords += 1 }
+            let message = try transcripts(gateway).dropFirst(before + 1).first
+            figures.count(words: message?.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: ""), spoken: clipSpoken)
         }
         return figures
     }
