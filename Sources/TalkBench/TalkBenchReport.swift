@@ -199,6 +199,21 @@ package struct LiveTalkFigures {
     /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
     package var erleDb: Double?
     package var erleUnavailable: String?
+    /// The same measurement by second (`EchoMeasurement.secondERLE`), their median, and the aligner's last lag. The
+    /// whole window's figure is an energy ratio, so one second the canceller loses decides it (one second at 15 dB
+    /// among twelve at 60 reads 26 dB): a sound server's glitch, such as a graph quantum PipeWire drops or inserts
+    /// under load until the aligner puts the reference back, about a second later. The median second is what the
+    /// canceller does most of the time; the seconds under the goal count the glitches.
+    package var erleSecondsDb: [Double] = []
+    package var erleMedianSecondDb: Double?
+    package var erleAlignedLagMs: Double?
+    /// Issue 22's goal for the canceller on both sound servers, dB.
+    package static let erleSecondGoalDb = 40.0
+
+    /// The measured seconds whose ERLE is under `erleSecondGoalDb`.
+    package var erleSecondsUnderGoal: Int {
+        erleSecondsDb.filter { $0 < Self.erleSecondGoalDb }.count
+    }
     /// CPU and memory over the first session with echo cancellation (`ResourceTimeline`).
     package var timeline: JSONValue?
 
@@ -212,6 +227,13 @@ package struct LiveTalkFigures {
         ]
         object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
         if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
+        if let erleMedianSecondDb {
+            let tenth = { (value: Double) in JSONValue.double((value * 10).rounded() / 10) }
+            object["erleMedianSecondDb"] = tenth(erleMedianSecondDb)
+            object["erleSecondsDb"] = .array(erleSecondsDb.map(tenth))
+            object["erleSecondsUnderGoal"] = .int(Int64(erleSecondsUnderGoal))
+            object["erleAlignedLagMs"] = erleAlignedLagMs.map(tenth) ?? .null
+        }
         if let timeline { object["timeline"] = timeline }
         if let bargeIn { object["bargeIn"] = bargeIn.json }
         return .object(object)
@@ -221,7 +243,11 @@ package struct LiveTalkFigures {
         var lines = ["  live conditions: \(conditions["mode"]?.stringValue ?? "talk") mode, \(server ?? "?") server, \(conditions["voice"]?.stringValue ?? "?") voice, reply of \(conditions["replyWords"]?.intValue ?? 0) words, "
             + (conditions["recognition"]?.stringValue ?? "dictation")]
         if case .double(let gain)? = conditions["userGainDb"], gain != 0 { lines[0] += String(format: ", the user over the reply at %+.1f dB", gain) }
-        lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"))
+        var erle = erleDb.map { String(format: "%.1f dB", $0) } ?? "not measured: \(erleUnavailable ?? "")"
+        if let median = erleMedianSecondDb {
+            erle += String(format: " (by second: median %.1f dB, %d of %d seconds under %.0f dB)", median, erleSecondsUnderGoal, erleSecondsDb.count, Self.erleSecondGoalDb)
+        }
+        lines.append(String(format: "  ERLE of the reply's voice, %@ -> %@: %@", sink, source, erle))
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))

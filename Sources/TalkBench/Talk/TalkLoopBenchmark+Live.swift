@@ -64,9 +64,13 @@ extension TalkLoopBenchmark {
     ) async throws {
         let (sink, source) = (figures.sink, figures.source)
         var logger = Logger(label: "openclaw-talk.bench.talk")
-        logger.logLevel = .warning
+        // The ERLE measurement's own lines (underruns, the aligner's moves) at debug when OPENCLAW_TALK_LOG_LEVEL asks.
+        logger.logLevel = min(.warning, StreamLogHandler.defaultLevel)
         do {
-            figures.erleDb = try await replyERLE(plan.conditions.reply, sink: sink, source: source, logger: logger)
+            let erle = try await replyERLE(plan.conditions.reply, sink: sink, source: source, logger: logger)
+            figures.erleDb = erle.erleDb
+            (figures.erleSecondsDb, figures.erleMedianSecondDb) = (erle.secondErleDb ?? [], erle.medianSecondErleDb)
+            figures.erleAlignedLagMs = erle.alignedLagMs
         } catch {
             figures.erleUnavailable = String(describing: error)
         }
@@ -120,7 +124,7 @@ extension TalkLoopBenchmark {
     }
 
     /// ERLE on the loopback with the reply's own voice as the far end (twice: the first pass converges).
-    static func replyERLE(_ reply: String, sink: String, source: String, logger: Logger) async throws -> Double {
+    static func replyERLE(_ reply: String, sink: String, source: String, logger: Logger) async throws -> EchoBenchmark.Loopback {
         let synthesizer = try EspeakSynthesizer(logger: logger)
         let chunk = try await synthesizer.synthesizeAll(reply)
         // At most 12 s of it: a long reply measures no better, only longer.
@@ -129,6 +133,6 @@ extension TalkLoopBenchmark {
         let result = try await EchoBenchmark.loopback(
             far: speech + speech, sink: sink, source: source,
             convergenceSeconds: Double(speech.count) / Double(AudioFrame.sampleRate), logger: logger)
-        return result.erleDb
+        return result
     }
 }
