@@ -52,6 +52,9 @@ package actor UtterancePipeline {
         var audioStartMs: Int
         /// Decoded ahead of the endpointer's start (`decodeWhileStarting`): not an utterance until it starts.
         var ahead = false
+        /// The last words the recogniser had while decoding ahead (partials taken at the usual cadence, not
+        /// reported): the start reports them if its own partial is empty (`reportPartial`).
+        var heardAhead = ""
         var frames = 0
         var cpuSeconds = 0.0
         var framesSincePartial = 0
@@ -196,6 +199,8 @@ package actor UtterancePipeline {
                 // Decoded ahead (from `aheadLimitMs` back at most): the recogniser has had the frames it needs.
                 utterance?.ahead = false
                 utterance?.startMs = position
+                // The start's partial is taken at once, as when the pre-roll and start window are handed over.
+                utterance?.framesSincePartial = partialsAskedEveryFrames ?? partialEveryFrames
                 lastPartial = ""
                 emit(.speechStarted(positionMs: position), generation: gen)
             case .speechStarted(let position, let frames):
@@ -213,7 +218,8 @@ package actor UtterancePipeline {
             guard gen == generation else { return }
         }
         try await followStart()
-        guard utterance?.ahead == false else { return }
+        if utterance?.ahead == true { return await notePartialAhead() }
+        guard utterance != nil else { return }
         try await splitAtPause(generation: gen)
         if utterance != nil { try await reportPartial(generation: gen) }
     }
@@ -233,6 +239,16 @@ package actor UtterancePipeline {
         try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(first.streamPositionMs) / 1000))
         utterance = OpenUtterance(startMs: first.streamPositionMs, audioStartMs: first.streamPositionMs, ahead: true)
         _ = try await feed(Array(frames))
+    }
+
+    /// While decoding ahead, keeps the recogniser's words (at the partials' cadence) for the start: a grammar's search
+    /// has a word while it is being said and may drop it in the pause after, until the next word confirms it
+    /// ("go" for 120 ms, then nothing for 320 ms, then "go forward"). A start the endpointer confirms in that pause
+    /// would report nothing until the next word, and barge-in over a reply waits for a partial.
+    private func notePartialAhead() async {
+        guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
+        utterance?.framesSincePartial = 0
+        if let text = await recognizer.partial()?.text, !text.isEmpty { utterance?.heardAhead = text }
     }
 
     /// Drops a start decoded ahead that did not come: the recogniser forgets it.
@@ -301,7 +317,9 @@ package actor UtterancePipeline {
         guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
         let current = await recognizer.partial() ?? .empty
-        let text = DecoderSegmentation.joined(open.segments + [current]).text
+        let decoded = DecoderSegmentation.joined(open.segments + [current]).text
+        // An empty hypothesis retracts nothing (it is not reported), so words heard ahead of the start stand too.
+        let text = decoded.isEmpty ? open.heardAhead : decoded
         guard gen == generation, !text.isEmpty, text != lastPartial else { return }
         lastPartial = text
         emit(.partial(text, endMs: streamEndMs), generation: gen)
