@@ -97,12 +97,32 @@ import Testing
               after: reportedLate(speechEndMs: 5300), "it lives", words: itLives, sound: nil,
               actions: [ignored("it lives", overReply)]),
         final("an utterance long after the reply, at a stream position before its end (the capture reopened), is taken whole",
-              after: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .speechStarted(positionMs: 400, atNs: 9_000_000_000),
+              after: speaking + [.replyEnded(atNs: 3_000_000_000, heardToMs: 5500), .control(.pause), .control(.resume),
+                                 .speechStarted(positionMs: 400, atNs: 9_000_000_000),
                                  .speechEnded(lastSpeechEndMs: 2400, closedAtMs: 3300, endedNs: 10_000_000_000)],
               sound: .from(ms: 5560), actions: turn(2, heard)),
         final("reported late, its echo's words are dropped from the user's turn",
               after: reportedLate(speechEndMs: 6900), sound: .from(ms: 5560), actions: [echoBefore] + turn(2, "go forward ten meters")),
+        final("the echo of the reply's last word, reported 735 ms after the reply ended on a loaded machine, is no turn",
+              after: loadedEcho(positionMs: 30080, speechEndMs: 30420), "sent", words: sent, sound: nil,
+              actions: [ignored("sent", overReply)]),
+        final("a user who answers right after the reply ended, reported as late, is heard",
+              after: loadedEcho(positionMs: 30400, speechEndMs: 31900), "go forward", words: goForward, sound: nil,
+              actions: turn(2, "go forward")),
     ]
+
+    static let sent = [Word("sent", startMs: 30080, endMs: 30420)]
+    static let goForward = [Word("go", startMs: 30400, endMs: 30700), Word("forward", startMs: 30700, endMs: 31900)]
+
+    /// A loaded machine (live/webrtc-8 of a 25 s local-voice self-echo run: three builds and three live loops): the reply
+    /// ended at 32.065 s with the capture at 30.36 s (stream positions, the canceller's log put beside the endpointer's);
+    /// the utterance that opened at `positionMs` was reported 735 ms after the reply ended, its end 1.24 s after.
+    static func loadedEcho(positionMs: Int, speechEndMs: Int) -> [E] {
+        speaking + [
+            .replyEnded(atNs: 32_065_000_000, heardToMs: 30360), .speechStarted(positionMs: positionMs, atNs: 32_800_000_000),
+            .speechEnded(lastSpeechEndMs: speechEndMs, closedAtMs: speechEndMs + 700, endedNs: 33_305_000_000),
+        ]
+    }
 
     @Test(arguments: rows)
     func `event to actions`(row: Row) { row.check() }

@@ -52,7 +52,8 @@ package struct TurnTaking: Sendable {
     package internal(set) var relaying = false
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
-    /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known.
+    /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known; forgotten
+    /// when the capture reopens (its positions start again).
     package internal(set) var replyEndHeardMs: Int?
     /// That reply's text: an utterance heard before `replyEndHeardMs` but reported after is judged against it.
     package internal(set) var replyEndSpoken = ""
@@ -145,6 +146,7 @@ package struct TurnTaking: Sendable {
         switch command {
         case .activate:
             guard state == .idle else { return [] }
+            replyEndHeardMs = nil
             return beginHandsFree() + [.openMicrophone] + move(to: restingState, reason: "started")
         case .deactivate(let reason):
             guard state != .idle else { return [] }
@@ -159,6 +161,7 @@ package struct TurnTaking: Sendable {
         case .resume:
             if state == .idle { return [.refuse(.talkOff)] }
             guard state == .paused else { return [] }
+            replyEndHeardMs = nil
             return [.openMicrophone] + move(to: restingState, reason: "resumed")
         case .type(let text):
             if state == .idle { return [.refuse(.talkOff)] }
@@ -196,13 +199,12 @@ package struct TurnTaking: Sendable {
         var actions: [Action] = [.emit(.speechStarted(positionMs: position)), .cancel(.evidenceRecheck)] + idleTimer()
         if case .asking = state { return actions + answerBegan() }
         guard case .speaking(let turn, let progress, let intrusion) = state else {
-            // Its first voiced frame was heard while the reply still played (the endpointer's start window and the
-            // recogniser's lag report it later): it opened over the reply, though the reply has ended since. Only
-            // within the echo's tail of the reply's end by the clock: stream positions start again when the
-            // capture reopens (pause, resume, a new device).
-            let tailNs = UInt64(configuration.policy.echoTail.afterReplyMs) * 1_000_000
-            let reportedLate = speakingEndedNs.map { atNs <= $0 &+ tailNs } ?? false
-            openedOverReply = replyEndHeardMs.flatMap { reportedLate && position < $0 ? OpenedOverReply(spoken: replyEndSpoken) : nil }
+            // Its first voiced frame was heard while the reply still played: it opened over the reply, though the
+            // reply has ended since. Judged in the capture stream alone, however late it is reported: the endpointer's
+            // start window and a recogniser lagging on a busy machine report it seconds after that frame, later by the
+            // clock than any fixed window after the reply's end (`replyEndHeardMs` is forgotten when the capture
+            // reopens and its positions start again).
+            openedOverReply = replyEndHeardMs.flatMap { position < $0 ? OpenedOverReply(spoken: replyEndSpoken) : nil }
             return actions
         }
         openedOverReply = OpenedOverReply(spoken: turn.reply)
