@@ -258,7 +258,8 @@ package struct LiveTalkFigures {
 }
 
 /// Live barge-in trials of `bench talk`: the user speaks over the reply on the loopback (the clip played into the
-/// sink 1.5 s into the reply, mixed there with it and heard on the source), as `RunLoopbackTests` does once.
+/// sink where `BargeInUserStart` places it in the reply, mixed there with it and heard on the source), as
+/// `RunLoopbackTests` does once.
 package struct LiveBargeInFigures {
     package var trials = 0
     /// Trials in which the reply was cut off.
@@ -282,9 +283,9 @@ package struct LiveBargeInFigures {
     /// Trials in which the reply's own echo cut it before the user spoke (`UserSpeechStart.precedes`): not stopped
     /// by the user, and no detection time.
     package var cutBeforeUser = 0
+    /// Each trial: where the user started in the reply and what came of it.
+    package var perTrial: [BargeInTrial] = []
     package static let werTarget = 0.25
-    /// The user starts this long into the session's first sentence.
-    package static let userAfter: Duration = .milliseconds(1500)
 
     package init() {}
 
@@ -310,6 +311,7 @@ package struct LiveBargeInFigures {
             "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
             "wer": list(wer), "heard": .array(heard.map { .string($0) }), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
             "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
+            "perTrial": .array(perTrial.map(\.json)),
         ]
     }
 

@@ -70,4 +70,14 @@ import Testing
             _ = try parser.command(["bench", "talk", "--user-gain-db", "quiet"])
         }
     }
+
+    @Test func `--user-at-seconds pins the barge-in user's start; without it the trials walk across the reply`() throws {
+        let plain = try #require(try parser.command(["bench", "talk", "--reply-seconds", "25"]) as? OpenClawTalk.Bench.Talk)
+        #expect(plain.conditions.userAtSeconds == nil && plain.conditions.userStart.seconds(trial: 1, clipSeconds: 2.79) == 1.35)
+        let pinned = try #require(try parser.command(["bench", "talk", "--user-at-seconds", "1.5"]) as? OpenClawTalk.Bench.Talk)
+        #expect(pinned.conditions.userStart.seconds(trial: 7, clipSeconds: 2.79) == 1.5)
+        #expect(throws: ValidationError("Invalid value '-1' for '--user-at-seconds': expected a number in 0.0...60.0")) {
+            _ = try parser.command(["bench", "talk", "--user-at-seconds", "-1"])
+        }
+    }
 }

@@ -23,6 +23,9 @@ package struct TalkBenchConditions: Sendable {
     /// as recorded (0). A user a metre from speakers at full level speaks 6 to 12 dB under the reply's echo at the
     /// microphone. The clip that asks the first question plays as recorded, so every trial gets its reply.
     package var userGainDb: Double = 0
+    /// `--user-at-seconds`: every barge-in trial's user starts this far into the reply; nil: the trials walk across
+    /// it (`BargeInUserStart`).
+    package var userAtSeconds: Double?
 
     /// What `--user-gain-db` accepts: down to where the clip is under the loopback's noise, up to where its loudest
     /// sample (6 730 of 32 767) would clip.
@@ -35,9 +38,14 @@ package struct TalkBenchConditions: Sendable {
     package static let fileSession = TalkBenchConditions()
 
     package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil,
-                 realtime: Bool = false, rateWPM: Int? = nil, userGainDb: Double = 0) {
+                 realtime: Bool = false, rateWPM: Int? = nil, userGainDb: Double = 0, userAtSeconds: Double? = nil) {
         (self.voice, self.replySeconds, self.server, self.grammar, self.realtime) = (voice, replySeconds, server, grammar, realtime)
-        (self.rateWPM, self.userGainDb) = (rateWPM, userGainDb)
+        (self.rateWPM, self.userGainDb, self.userAtSeconds) = (rateWPM, userGainDb, userAtSeconds)
+    }
+
+    /// Where the barge-in trials' user starts in this reply.
+    package var userStart: BargeInUserStart {
+        BargeInUserStart(pinnedSeconds: userAtSeconds, replySeconds: replySeconds.map(Double.init) ?? BargeInUserStart.shortReplySeconds)
     }
 
     /// The user's clip as spoken over the reply: scaled by `userGainDb`, each sample rounded and held within 16 bits.
@@ -138,6 +146,7 @@ package struct TalkBenchConditions: Sendable {
             "voice": .string(realtime ? "gateway-realtime" : voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
             "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
             "rateWPM": .int(Int64(rateWPM ?? Self.defaultRateWPM)), "userGainDb": .double(userGainDb),
+            "userAtSeconds": userStart.json,
         ]
     }
 }

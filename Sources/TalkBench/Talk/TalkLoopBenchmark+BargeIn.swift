@@ -31,12 +31,15 @@ extension TalkLoopBenchmark {
             try await Task.sleep(for: .milliseconds(1500))
             _ = try await speaker.play(clip)
             figures.trials += 1
+            let userAt = plan.conditions.userStart.seconds(trial: trial, clipSeconds: clipSeconds)
+            var record = BargeInTrial(trial: trial, userAtSeconds: userAt, outcome: "noReply")
+            defer { figures.perTrial.append(record) }
             guard await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) else {
                 figures.noReply += 1
                 await child.stop()
                 continue
             }
-            try await Task.sleep(for: LiveBargeInFigures.userAfter)
+            try await Task.sleep(for: .seconds(userAt))
             let handedOver = Date()
             _ = try await speaker.play(overReply)
             // `play` returns once the sink has played the clip's last sample: the user's first word was in the room
@@ -55,17 +58,24 @@ extension TalkLoopBenchmark {
                 ? try gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(home), "clear": true]).jsonText)["turns"]?.arrayValue ?? []
                 : []
             let events = child.events
+            record.place(spoken: spoken.inTheRoom, events: events)
+            record.outcome = "notStopped"
             guard let bargeIn = events.first(where: { $0["event"] == "bargeIn" }) else { continue }
             let decided = bargeIn["time"]?.stringValue.flatMap(eventTime)
             if let decided, spoken.precedes(decided) {
                 figures.cutBeforeUser += 1
+                record.outcome = "cutBeforeUser"
                 continue
             }
             figures.stopped += 1
+            record.outcome = "stopped"
             if let decided {
                 figures.detectionMs.append(decided.timeIntervalSince(spoken.inTheRoom) * 1000)
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
+                record.detectionMs = figures.detectionMs.last
             }
+            let counted = figures.wer.count
+            defer { if figures.wer.count > counted { (record.wer, record.heard) = (figures.wer.last, figures.heard.last) } }
             if let recognizer {
                 switch RealtimeUserTurn.outcome(events: events, turns: turns) {
                 case .answered(let turn): figures.count(words: try await turn.words(recognizer), spoken: clipSpoken)

@@ -2,7 +2,7 @@ import Foundation
 import TalkBench
 
 /// `bench talk`'s condition options (`--mode`, `--voice`, `--reply-seconds`, `--rate`, `--server`, `--grammar`,
-/// `--user-gain-db`) as TalkBench's
+/// `--user-gain-db`, `--user-at-seconds`) as TalkBench's
 /// `TalkBenchConditions`.
 extension TalkBenchConditions {
     init(_ parsed: ParsedArguments) throws {
@@ -35,6 +35,7 @@ extension TalkBenchConditions {
         self.init(
             voice: voice, replySeconds: try parsed.intOption("reply-seconds", range: 2...120), server: try SoundServerOption.kind(parsed),
             grammar: grammar, realtime: realtime, rateWPM: rate,
-            userGainDb: try parsed.doubleOption("user-gain-db", range: TalkBenchConditions.userGainRange) ?? 0)
+            userGainDb: try parsed.doubleOption("user-gain-db", range: TalkBenchConditions.userGainRange) ?? 0,
+            userAtSeconds: try parsed.doubleOption("user-at-seconds", range: BargeInUserStart.pinnedRange))
     }
 }

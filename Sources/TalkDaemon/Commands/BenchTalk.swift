@@ -28,6 +28,7 @@ extension OpenClawTalk.Bench {
                 .option("reply-seconds", value: "n", help: "A live reply about this long (default: one of about 6 s)."),
                 .option("rate", value: "wpm", help: "The local voice's speed in the live sessions, 80-450 words per minute (default 175; not with --voice gateway or --mode realtime)."),
                 .option("user-gain-db", value: "dB", help: "The user's level over the reply in the barge-in sessions, -40 to 12 dB against the clip as recorded (default 0; a user a metre from loud speakers: -6 to -12)."),
+                .option("user-at-seconds", value: "s", help: "Every barge-in session's user starts this far into the reply (default: trial k at 1 + 0.35k s, over the reply's first 8 s and within it; 1.5 was the fixed start before)."),
                 .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
                 SoundServerOption.spec(help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
