@@ -20,6 +20,8 @@ package actor MicrophoneGate: AudioCaptureDevice {
     private var loudFrames = 0
     /// Where the capture stream has reached (stream ms): the end of the last frame passed.
     package private(set) var heardToMs = 0
+    /// When the last frame passed was captured (its `captureTimeNs`, monotonic), if one has passed.
+    package private(set) var heardToCaptureNs: UInt64?
 
     package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
@@ -89,6 +91,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
         let loud = level.add(frame.samples, sequence: frame.sequence)
         evidence.add(frame)
         heardToMs = Int(frame.sequence + 1) * AudioFrame.durationMs
+        heardToCaptureNs = frame.captureTimeNs
         loudFrames = loud ? loudFrames + 1 : 0
         if loudFrames == SpeechEnergy.onsetFrames {
             evidence.soundOnset(atSequence: frame.sequence + 1 - UInt64(SpeechEnergy.onsetFrames))

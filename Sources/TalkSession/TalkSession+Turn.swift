@@ -89,7 +89,13 @@ extension TalkSession {
         if generation == turn { speaker.finish() } else { speaker.cancel() }
         _ = await speaking.value
         guard generation == turn else { return }
-        await handle(.replyEnded(atNs: dependencies.clock.nowNs(), heardToMs: await gate.heardToMs))
+        let endedNs = dependencies.clock.nowNs()
+        let heardToMs = await gate.heardToMs
+        // Where the capture stood when the reply ended, and how long before that its newest frame was captured (the
+        // capture's buffering and the canceller's lag): what an utterance's stream position is judged against.
+        let behindMs = await gate.heardToCaptureNs.map { String((Int64(bitPattern: endedNs) - Int64(bitPattern: $0)) / 1_000_000) } ?? "-"
+        logger.debug("The reply ended", metadata: ["talk.heardToMs": "\(heardToMs)", "talk.captureBehindMs": "\(behindMs)"])
+        await handle(.replyEnded(atNs: endedNs, heardToMs: heardToMs))
     }
 
     /// How a sentence's audio is made, decided as its synthesis starts: the Gateway's voice while it works,
