@@ -11,6 +11,8 @@
 /// `heldToleranceMs` (a playback underrun on PipeWire's Pulse server inserts one graph quantum, 21.3 ms at
 /// 48 kHz, into what plays, which shifts the echo against its reference for the rest of the reply) moves the
 /// reference by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
+/// After a gap in what the speaker played (`playbackHadGap`), the lag is measured again to the sample around the held
+/// one and the reference moved back by any difference, however small.
 struct EchoAligner {
     /// Its tuning: `EchoTuning.Alignment`.
     typealias Tuning = EchoTuning.Alignment
@@ -28,6 +30,17 @@ struct EchoAligner {
     /// The newest samples of both, for the sample-exact lag.
     private var recentReference: [Int16] = []
     private var recentCapture: [Int16] = []
+    /// Capture samples added since the speaker's sound last had a gap, until the lag is measured again after it.
+    private var samplesSinceGap: Int?
+
+    /// The speaker's sound had a gap (a playback underrun): the stream was placed again from a timing estimate, so
+    /// the echo may now lag the reference a few samples off the held lag, too little for the envelopes to show
+    /// (`heldToleranceMs`) but enough that the converged filters cancel little until they learn the path again
+    /// (5 s at 15 to 32 dB, seen on PipeWire under load). Once the capture holds echo of sound placed after it, the
+    /// samples are compared around the held lag and the reference is moved back to it to the sample.
+    mutating func playbackHadGap() {
+        samplesSinceGap = 0
+    }
 
     /// Adds one frame of the reference fed to the canceller and of the raw capture; returns how many
     /// nanoseconds later to read the reference from now on, or nil to leave it.
@@ -43,6 +56,7 @@ struct EchoAligner {
         if reference.count > keep { reference.removeFirst(reference.count - keep) }
         if capture.count > Tuning.windowBlocks { capture.removeFirst(capture.count - Tuning.windowBlocks) }
         frames += 1
+        if let move = afterGap(captured: near.count) { return move }
         guard frames % Tuning.everyFrames == 0, reference.count == keep, capture.count == Tuning.windowBlocks,
             let lag = Self.lag(reference: reference, capture: capture)
         else { return nil }
@@ -100,9 +114,32 @@ struct EchoAligner {
         return Int64((Double(Tuning.targetMs) - placed) * 1_000_000)
     }
 
+    /// The move (ns) that puts the echo back at the held lag after a gap, once the samples show where it now lags
+    /// (a gap in silence, or under the user's voice, waits for the next clear echo); nil meanwhile, and when it is
+    /// where it was held.
+    private mutating func afterGap(captured: Int) -> Int64? {
+        guard let since = samplesSinceGap.map({ $0 + captured }) else { return nil }
+        guard let held = heldLagSamples else {
+            samplesSinceGap = nil
+            return nil
+        }
+        samplesSinceGap = since
+        guard since >= Tuning.gapSettleSamples, frames % Tuning.everyFrames == 0,
+            let now = bestLag(within: Tuning.gapSearchSamples, of: held), now.correlation >= Tuning.minimumCorrelation
+        else { return nil }
+        samplesSinceGap = nil
+        guard now.samples != held, now.correlation - (correlation(atSamples: held) ?? 0) >= Tuning.gapEvidence else {
+            return nil
+        }
+        pendingLagMs = nil
+        clearHistory()
+        return Int64(held - now.samples) * Int64(EchoReference.nanosecondsPerSample)
+    }
+
     private static let samplesPerMs = Double(EchoReference.sampleRate) / 1000
 
     private mutating func clearHistory() {
+        samplesSinceGap = nil
         reference.removeAll(keepingCapacity: true)
         capture.removeAll(keepingCapacity: true)
         recentReference.removeAll(keepingCapacity: true)

@@ -20,6 +20,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private var lastStatistics: EchoCancellerStatistics?
     private var cursor = ReferenceCursor()
     private var aligner = EchoAligner()
+    /// The reference's gap count the aligner was last told of.
+    private var gapsSeen = 0
     private let recordFolder: String?
     private var recorder: EchoCaptureRecorder?
     /// What happened to the placement before the next recorded frame.
@@ -103,6 +105,10 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             let start = cursor.start(of: frame)
             let far = reference.samples(from: start, count: frame.samples.count)
             cursor.fed(far)
+            if reference.gaps != gapsSeen {
+                gapsSeen = reference.gaps
+                aligner.playbackHadGap()
+            }
             if let correction = aligner.add(reference: far, capture: frame.samples) {
                 cursor.move(by: correction)
                 processor?.relearn()

@@ -17,6 +17,16 @@ package final class EchoReference: Sendable {
     }
 
     private let segments = Mutex<[Segment]>([])
+    private let gapCount = Atomic<Int>(0)
+
+    /// How many gaps (playback underruns) the speaker's sound has had: the echo after one may sit a few samples
+    /// off where the reference places it, which the capture side's aligner measures again (`EchoAligner`).
+    package var gaps: Int { gapCount.load(ordering: .relaxed) }
+
+    /// Records that what the speaker plays has a gap the reference was placed after by an estimate, not to the sample.
+    package func playbackHadGap() {
+        gapCount.wrappingAdd(1, ordering: .relaxed)
+    }
 
     /// - Parameter historySeconds: how long played audio is kept after it ended (2 s is ample for a capture
     ///   running late; a test that reads the reference after a whole run keeps it longer).

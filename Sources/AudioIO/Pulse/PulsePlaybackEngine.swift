@@ -297,6 +297,7 @@ final class PulsePlaybackEngine {
     private func underflowed(_ s: OpaquePointer) {
         guard current?.stream == s else { return }
         current?.timeline.underran()
+        echoReference?.playbackHadGap()
         guard let playing = current, playing.sound != nil else { return }
         logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
     }
