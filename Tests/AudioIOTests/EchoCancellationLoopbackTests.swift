@@ -24,7 +24,8 @@ import TalkLogging
                 far: far, sink: "vsink", source: "vmic", server: server.address,
                 convergenceSeconds: Double(speech.count) / Double(AudioFrame.sampleRate), logger: logger)
             // The figures, passed or not: a run's ERLE is one sample of a distribution (PipeWire's varies run to run).
-            let moves = log.events.filter { "\($0.message)" == "Echo reference moved" }.map { $0.metadata["audio.aec.lagMs"].map { "\($0)" } ?? "?" }
+            let moves = log.events.filter { "\($0.message)" == "Echo reference moved" }
+                .map { "\($0.metadata["audio.aec.lagMs"].map { "\($0)" } ?? "?") (moved \($0.metadata["audio.aec.moveMs"].map { "\($0)" } ?? "?") ms)" }
             let underruns = log.events.filter { "\($0.message)".hasPrefix("Playback underrun") }.count
             print("""
                 echo loopback (\(server.kind)): median second \(Self.dB(result.medianSecondErleDb)) dB, all \(Self.dB(result.erleDb)) dB, \

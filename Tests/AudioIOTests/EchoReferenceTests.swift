@@ -102,8 +102,9 @@ import Testing
     /// jitter, so the echo of what follows can lag its reference 2 to 3 ms off where the canceller converged: too little
     /// for the envelopes (`heldToleranceMs`), enough that the converged filters cancelled 15 to 32 dB for 5 s instead of
     /// 47 to 62 (PipeWire under load). Told of the gap, the aligner measures the lag again to the sample and moves the
-    /// reference back within a second; where the echo did not shift, nothing moves.
-    @Test(arguments: [600 + 40, 600 - 32, 600 + 48, 600])
+    /// reference back within a second, from a graph quantum (341 samples) too; where the echo did not shift, nothing
+    /// moves.
+    @Test(arguments: [600 + 40, 600 - 32, 600 + 48, 600 - 341, 600])
     func `after an announced playback gap an echo a few ms off is put back at its lag to the sample`(lagAfter: Int) throws {
         var aligner = EchoAligner()
         let (lags, jumpFrame) = try Self.lags(through: &aligner, jumpingTo: lagAfter, scrambled: false, announced: true)

@@ -113,7 +113,10 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 cursor.move(by: correction)
                 processor?.relearn()
                 mark = .moved
-                logger.debug("Echo reference moved", metadata: ["audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)"])
+                logger.debug("Echo reference moved", metadata: [
+                    "audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)", "audio.aec.moveMs": "\(Double(correction) / 1_000_000)",
+                    "audio.aec.gaps": "\(gapsSeen)",
+                ])
             }
             do {
                 let raw = frame.samples

@@ -81,10 +81,12 @@ enum EchoTuning {
         /// `fineSamples` compared must all be echo of sound placed after the gap, and the gap reaches the capture up
         /// to 300 ms after the server reports it (the sink's and the capture's buffers).
         static let gapSettleSamples = fineSamples + 4_800
-        /// How far (samples, 5 ms) around the held lag the echo is looked for after a gap: the stream is placed again
-        /// from timing estimates that each jitter by up to 1.4 ms and move it only beyond 3 ms
-        /// (`Placement.startingMoveNs`), so it ends up to about 4.4 ms off; a larger shift the envelopes find.
-        static let gapSearchSamples = 80
+        /// How far (samples, 25 ms, as `pitchSearchSamples`) around the held lag the echo is looked for after a gap:
+        /// the stream is placed again from timing estimates that each jitter by up to 1.4 ms and move it only beyond
+        /// 3 ms (`Placement.startingMoveNs`), so it ends up to about 4.4 ms off; a gap the placement did not follow
+        /// (PipeWire's Pulse server inserting one graph quantum, 21.3 ms) is found as well, before the envelopes
+        /// confirm it. The samples match clearly only at the echo's own lag, not a pitch period off.
+        static let gapSearchSamples = pitchSearchSamples
         /// How much better (in correlation) the samples must match at the lag found after a gap than at the held one
         /// before the reference is moved: the lags next to a clear match's match less well by more (0.09 one sample
         /// off, on the test clip's speech at 16 kHz).
