@@ -44,17 +44,6 @@ private actor PausingWordRecognizer: SpeechRecognizer {
     func useGrammar(_ jsgf: String?) throws {}
 }
 
-private actor FrameCapture: AudioCaptureDevice {
-    var continuation: AsyncStream<CaptureEvent>.Continuation?
-    func start() async throws -> AsyncStream<CaptureEvent> {
-        let (stream, c) = AsyncStream.makeStream(of: CaptureEvent.self)
-        continuation = c
-        return stream
-    }
-    func stop() async { continuation?.finish() }
-    func send(_ event: CaptureEvent) { continuation?.yield(event) }
-}
-
 @Suite struct PipelineAheadPartialTests {
     /// Decoding ahead (over a reply lowered for the user), the recogniser has "go" before the endpointer confirms the
     /// start and drops it in the pause before "forward": the start reports the word heard ahead, not nothing until
@@ -64,7 +53,7 @@ private actor FrameCapture: AudioCaptureDevice {
         // The pre-roll (20 frames) and the start window (13) are decoded ahead: "go" from the 26th frame to the 31st,
         // nothing from there to the 50th.
         let recognizer = PausingWordRecognizer(script: [(0, ""), (26, "go"), (31, ""), (50, "go forward")])
-        let capture = FrameCapture()
+        let capture = ScriptedCapture()
         let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: Logger(label: "test"))
         let events = try await pipeline.start()
         await pipeline.reportPartials(everyFrames: 2)

@@ -52,8 +52,8 @@ private actor CountingRecognizer: SpeechRecognizer {
     func useGrammar(_ jsgf: String?) throws {}
 }
 
-/// A microphone the test speaks into frame by frame.
-private actor ScriptedCapture: AudioCaptureDevice {
+/// A microphone the test speaks into frame by frame (PipelineTests, PipelineAheadPartialTests).
+actor ScriptedCapture: AudioCaptureDevice {
     var continuation: AsyncStream<CaptureEvent>.Continuation?
     func start() async throws -> AsyncStream<CaptureEvent> {
         let (stream, c) = AsyncStream.makeStream(of: CaptureEvent.self)
