@@ -158,37 +158,21 @@ struct EchoAligner {
     }
 
     private func bestLag(within reach: Int, of centre: Int) -> (samples: Int, correlation: Double)? {
+        guard let match = SampleMatch(reference: recentReference, capture: recentCapture, window: Tuning.fineSamples) else {
+            return nil
+        }
         var best: (samples: Int, correlation: Double)?
         for lag in (centre - reach)...(centre + reach) {
-            guard let value = correlation(atSamples: lag) else { continue }
+            guard let value = match.correlation(atSamples: lag) else { continue }
             if value > (best?.correlation ?? -.infinity) { best = (lag, value) }
         }
         return best
     }
 
-    /// The normalised correlation of the newest `fineSamples` of capture with the reference `lag` samples earlier.
-    /// At a negative lag (the echo before its reference) the newest `-lag` samples of capture have no reference
-    /// yet: the older ones are compared, down to half the window.
+    /// The normalised correlation of the newest `fineSamples` of capture with the reference `lag` samples earlier
+    /// (`SampleMatch`); nil before enough capture is kept.
     func correlation(atSamples lag: Int) -> Double? {
-        let n = Tuning.fineSamples
-        guard recentCapture.count == n else { return nil }
-        return recentReference.withUnsafeBufferPointer { r in
-            recentCapture.withUnsafeBufferPointer { c -> Double? in
-                // Both buffers end together in time: capture[i] was heard `lag` samples after reference[start + i].
-                let start = r.count - n - lag
-                let count = min(n, n + lag)
-                guard start >= 0, count >= n / 2, start + count <= r.count else { return nil }
-                var dot = 0.0, energy = 0.0, captured = 0.0
-                for i in 0..<count {
-                    let v = Double(r[start + i]), w = Double(c[i])
-                    dot += v * w
-                    energy += v * v
-                    captured += w * w
-                }
-                guard energy > 0, captured > 0 else { return nil }
-                return dot / (energy * captured).squareRoot()
-            }
-        }
+        SampleMatch(reference: recentReference, capture: recentCapture, window: Tuning.fineSamples)?.correlation(atSamples: lag)
     }
 
     /// The lag in ms at which the capture's envelope best matches the reference's, when the match is clear.
