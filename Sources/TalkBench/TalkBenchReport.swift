@@ -194,8 +194,13 @@ package struct LiveTalkFigures {
     package var conditions: JSONValue = .null
     package var selfEcho: [String: SelfEcho] = [:]
     package var bargeIn: LiveBargeInFigures?
+    /// The session's CPU per self-echo trial with echo cancellation, in percent of a core: listening before the user
+    /// speaks (3 s), the reply's first 3 s, and the whole reply (from its first sentence to its end; finished replies
+    /// only). A trial reads about 4-5 % unless the recogniser decodes something over the reply (a sound that lowered
+    /// it, an utterance its echo opened: 0.3-0.8 s of CPU each), so the figures come by trial as well as summarised.
     package var idleCPUPercent: [Double] = []
     package var speakingCPUPercent: [Double] = []
+    package var wholeReplyCPUPercent: [Double] = []
     /// Raw capture over cleaned capture of the reply's own voice (espeak-ng) on the loopback.
     package var erleDb: Double?
     package var erleUnavailable: String?
@@ -219,11 +224,19 @@ package struct LiveTalkFigures {
 
     package init(sink: String, source: String) { (self.sink, self.source) = (sink, source) }
 
+    private static func tenths(_ values: [Double]) -> JSONValue {
+        .array(values.map { .double(($0 * 10).rounded() / 10) })
+    }
+
     package var json: JSONValue {
         var object: [String: JSONValue] = [
             "sink": .string(sink), "source": .string(source), "server": server.map { .string($0) } ?? .null,
             "conditions": conditions, "selfEcho": .object(selfEcho.mapValues(\.json)),
-            "cpuPercent": ["idle": TalkBenchReport.summary(idleCPUPercent), "speaking": TalkBenchReport.summary(speakingCPUPercent)],
+            "cpuPercent": [
+                "idle": TalkBenchReport.summary(idleCPUPercent), "speaking": TalkBenchReport.summary(speakingCPUPercent),
+                "wholeReply": TalkBenchReport.summary(wholeReplyCPUPercent),
+                "byTrial": ["idle": Self.tenths(idleCPUPercent), "speaking": Self.tenths(speakingCPUPercent), "wholeReply": Self.tenths(wholeReplyCPUPercent)],
+            ],
         ]
         object["erleDb"] = erleDb.map { .double(($0 * 10).rounded() / 10) } ?? .null
         if let erleUnavailable { object["erleUnavailable"] = .string(erleUnavailable) }
@@ -251,6 +264,11 @@ package struct LiveTalkFigures {
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
+        if let wholeReply = BenchStatistics.percentile(wholeReplyCPUPercent, 0.5) {
+            let byTrial = { (values: [Double]) in values.map { String(format: "%.1f", $0) }.joined(separator: " ") }
+            lines.append(String(format: "    by trial: speaking (the reply's first 3 s) %@; over the whole reply %@ (median %.1f %%)",
+                                byTrial(speakingCPUPercent), byTrial(wholeReplyCPUPercent), wholeReply))
+        }
         for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) { lines.append(figures.text(mode: mode)) }
         if let bargeIn { lines.append(bargeIn.text) }
         return lines

@@ -86,12 +86,25 @@ package final class TalkChild: Sendable {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// The child's CPU time so far and when it was read: the start of a `cpuPercent(since:)` measurement.
+    package struct CPUMark: Sendable {
+        let cpuSeconds: Double
+        let at: ContinuousClock.Instant
+    }
+
+    package var cpuMark: CPUMark { CPUMark(cpuSeconds: cpuSeconds, at: .now) }
+
+    /// The child's CPU use from `mark` to now, in percent of one core.
+    package func cpuPercent(since mark: CPUMark) -> Double {
+        let elapsed = ContinuousClock.now - mark.at
+        return (cpuSeconds - mark.cpuSeconds) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 100
+    }
+
     /// The child's CPU use over the next `seconds`, in percent of one core.
     package func cpuPercent(over seconds: Double) async -> Double {
-        let (cpu, start) = (cpuSeconds, ContinuousClock.now)
+        let mark = cpuMark
         try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-        let elapsed = ContinuousClock.now - start
-        return (cpuSeconds - cpu) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 100
+        return cpuPercent(since: mark)
     }
 
     /// SIGTERM (the clean stop), then waits for the end, killing it after `timeout`. SIGKILL ends the child in

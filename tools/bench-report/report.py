@@ -362,7 +362,9 @@ def summary(name, r):
         if live:
             cpu = live.get("cpuPercent", {})
             out.append(f"live on {live['sink']} -> {live['source']}: ERLE of the reply's voice {fmt(live.get('erleDb'), ' dB')}; "
-                       f"CPU p50 idle {fmt(dig(cpu, 'idle', 'p50'), ' %')}, speaking {fmt(dig(cpu, 'speaking', 'p50'), ' %')} of a core")
+                       f"CPU p50 idle {fmt(dig(cpu, 'idle', 'p50'), ' %')}, speaking {fmt(dig(cpu, 'speaking', 'p50'), ' %')} of a core"
+                       + (f" (by trial {' '.join(fmt(v) for v in cpu['byTrial']['speaking'])}; over the whole reply p50 "
+                          f"{fmt(dig(cpu, 'wholeReply', 'p50'), ' %')})" if dig(cpu, 'byTrial', 'speaking') else ""))
             for mode, e in sorted(live.get("selfEcho", {}).items(), reverse=True):
                 reasons = ", ".join(f"{r} {n}" for r, n in e.get("byReason", {}).items() if n)
                 out.append(f"self-echo --aec {mode}: interrupted itself in {e['selfInterruptions']} of {e['trials']}"

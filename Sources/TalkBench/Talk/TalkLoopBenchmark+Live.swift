@@ -93,11 +93,14 @@ extension TalkLoopBenchmark {
                 await timeline?.mark("clip played")
                 _ = try await speaker.play(clip)
                 var speaking: Double?
+                var wholeReply: Double?
                 if await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) {
                     await timeline?.mark("speaking")
+                    let replyStart = child.cpuMark
                     speaking = await child.cpuPercent(over: 3)
                     // A reply still playing after the wait counts as unfinished (`SelfEchoVerdict.finished`).
                     let ended = await child.waitFor(#""from":"speaking""#, upTo: plan.replyWait)
+                    if ended { wholeReply = child.cpuPercent(since: replyStart) }
                     await timeline?.mark(ended ? "reply done" : "reply unfinished")
                     // The echo's last words close an utterance only after the silence window.
                     try await Task.sleep(for: .seconds(3))
@@ -109,6 +112,7 @@ extension TalkLoopBenchmark {
                 if mode == "webrtc" {
                     figures.idleCPUPercent.append(idle)
                     if let speaking { figures.speakingCPUPercent.append(speaking) }
+                    if let wholeReply { figures.wholeReplyCPUPercent.append(wholeReply) }
                 }
             }
             figures.selfEcho[mode] = echo
