@@ -35,7 +35,8 @@ package protocol AudioPlaybackDevice: Sendable {
     func stop() async
     /// Plays what is still to come at `gain` (1: as given) until it is set again or `stop()`, ramped
     /// (`PlaybackGain`), with any echo reference scaled alike: the Talk loop lowers a reply while the user may
-    /// be cutting in. A speaker with a buffer of its own lets what it holds play as it was.
+    /// be cutting in. A speaker with a buffer of its own either rewrites what it holds (`PulsePlayback`: from a few
+    /// milliseconds after where the server reads) or lets it play as it was.
     func setGain(_ gain: Float) async
     /// Releases the device (the sound-server connection, the file). Idempotent.
     func close() async

@@ -75,4 +75,69 @@ import TalkLogging
             #expect(Self.rms(laid[(last - 5 * window)..<last]) > full * 0.9, "the sound after stop() was not at full level")
         }
     }
+
+    /// 5 ms windows: fine enough to time the step, long enough to hold a steady level of noise.
+    static let stepWindow = 80
+
+    /// Where `samples` first fall under half their level of the 100 ms before `after`, in `stepWindow` windows.
+    static func step(in samples: [Int16], after: Int) -> Int? {
+        let full = rms(samples[max(0, after - 1600)..<after])
+        return stride(from: after, to: samples.count - stepWindow, by: stepWindow).first { rms(samples[$0..<($0 + stepWindow)]) < full / 2 }
+    }
+
+    /// White noise at the sink's own rate (16 kHz): the server plays it unresampled, so the sink's sound is the
+    /// reference sample for sample, and its autocorrelation has one sharp peak to align the two by.
+    static func noise(seconds: Double, amplitude: Double) -> PCMBuffer {
+        var state: UInt32 = 12_345
+        let samples = (0..<Int(16_000 * seconds)).map { _ -> Int16 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            let uniform: Double = Double(state >> 8) / 16_777_216 * 2 - 1
+            return Int16(amplitude * 32767 * uniform)
+        }
+        return PCMBuffer(sampleRate: 16_000, samples: samples)
+    }
+
+    /// A reply lowered for a user cutting in goes quiet in the room within 60 ms, not after the sound the server
+    /// already holds (80 ms on PulseAudio, 75 on PipeWire when only new samples were lowered; 30 to 45 ms rewriting
+    /// the held sound), and the reference steps at the same sample of sound (measured within 2 ms on either server).
+    @Test func `a lowering reaches the sink within 60 ms of being asked, and the echo reference steps with it`() async throws {
+        try await PulseTestServer.with { server in
+            let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
+            let recorder = CaptureRecorder()
+            await recorder.consume(try await capture.start())
+            try await server.settleNullSink()
+            let reference = EchoReference(historySeconds: 60)
+            let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
+            try await Task.sleep(for: .milliseconds(500))
+            let played = Task { try await playback.play(Self.noise(seconds: 3, amplitude: 0.3)) }
+            let heard = await recorder.wait(upTo: .seconds(10)) { frames, _ in
+                frames.suffix(3).allSatisfy { frame in Self.rms(frame.samples[...]) > 1000 } && frames.count >= 3
+            }
+            try #require(heard, "the sink never played the noise")
+            try await Task.sleep(for: .milliseconds(500))
+            let askedNs = monotonicNanoseconds()
+            await playback.setGain(0.18)
+            #expect(try await played.value == .completed)
+            await capture.stop()
+            await playback.close()
+
+            let frames = await recorder.frames
+            let origin = try #require(frames.firstSampleNs, "nothing captured")
+            let (captured, laid) = try #require(frames.besideReference(reference))
+            let asked = Int((Int64(askedNs) - Int64(origin)) / 62_500)
+            try #require(asked > 3200 && asked + 1600 < captured.count, "the lowering was asked outside the capture")
+            let sinkStep = try #require(Self.step(in: captured, after: asked), "the sink's sound was never lowered")
+            let delayMs = Double(sinkStep - asked) / 16
+            #expect(delayMs <= 60, "the sink's sound fell \(delayMs) ms after the lowering was asked")
+            // The sound's own sample where each steps: the reference's 50 ms before the lowering found in the sink's.
+            let search = 800
+            let window = Array(laid[(asked - 1600)..<(asked - 800)])
+            let found = try await TestSignals.correlate(window, in: Array(captured[(asked - 1600 - search)..<(asked - 800 + search)]))
+            try #require(found.peak > 0.5, "the sink's sound is not the reference's (correlation \(found.peak))")
+            let lag = found.lag - search
+            let referenceStep = try #require(Self.step(in: laid, after: asked - 800), "the reference was never lowered")
+            let offsetMs = Double(sinkStep - lag - referenceStep) / 16
+            #expect(abs(offsetMs) <= 5, "the sink's sound stepped \(offsetMs) ms of sound after the reference did (the sink lags its reference by \(Double(lag) / 16) ms)")
+        }
+    }
 }

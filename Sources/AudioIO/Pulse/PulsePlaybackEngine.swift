@@ -39,7 +39,7 @@ final class PulsePlaybackEngine {
     let events: AsyncStream<PlaybackEvent>.Continuation
     let logger: Logger
     let retryInterval: Duration
-    private let echoReference: EchoReference?
+    let echoReference: EchoReference?
     var current: Current?
     var recoveryTimer: OpaquePointer?
     /// Set while playback was reported on a fallback: brings it back to the requested sink when that returns.
@@ -49,7 +49,11 @@ final class PulsePlaybackEngine {
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
     private var generation = 0
     /// The level sounds are written at (`setGain`); `stop()` returns it to 1.
-    private var gain = PlaybackGain()
+    var gain = PlaybackGain()
+    /// A level asked for while a sound plays, waiting for the server's read position (`setGain`), and the `stop()`s
+    /// counted so far: one after it was asked drops it, as a stop returns the level.
+    var pendingGain: (target: Float, stops: Int)?
+    var stops = 0
 
     /// Total latency asked of the server per stream. About 40 % of it is the sink's buffer, which sets how
     /// soon sound starts (stopping flushes, so it does not wait for it); the rest is what this process may be
@@ -130,16 +134,12 @@ final class PulsePlaybackEngine {
         }
     }
 
-    /// Plays from the next sample written on at `target` (1: as given). What the server already holds (up to
-    /// `targetLatency`) plays as it was written.
-    func setGain(_ target: Float) {
-        gain.target = target
-    }
-
     /// Cuts the current sound off: what is still buffered is flushed, not played. The next sound plays at full level.
     func stop() {
         generation &+= 1
         gain = PlaybackGain()
+        stops &+= 1
+        pendingGain = nil
         guard let playing = current else { return }
         pa_operation_unref_if_set(pa_stream_flush(playing.stream, nil, nil))
         finish(.success(.stopped))
@@ -264,18 +264,6 @@ final class PulsePlaybackEngine {
         } else {
             current = playing
         }
-    }
-
-    /// Scales the echo reference from where the stream's sound is now written on, as `ramp` scaled the sound
-    /// (and everything after at its final gain), and places it again if it was placed.
-    private func follow(_ ramp: PlaybackGain.Ramp, in sound: inout Sound, fromSample index: Int, rate: Int) {
-        guard let source = sound.referenceSource, var reference = sound.reference else { return }
-        let start = min(source.count, index * EchoReference.sampleRate / max(1, rate))
-        // At one level since the last change, the reference already has it (a sound's first write sets it).
-        guard ramp.from != ramp.to || index == 0 else { return }
-        reference.replaceSubrange(start..., with: PlaybackGain.scaled(source[start...], ramp, sampleRate: EchoReference.sampleRate))
-        sound.reference = reference
-        if let placed = sound.referenceStartNs { echoReference?.schedule(reference, at: placed) }
     }
 
     /// Puts the sound on the echo reference where the server hears it: the stream's start is now minus the
