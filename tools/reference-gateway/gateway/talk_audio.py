@@ -11,6 +11,7 @@ import array
 import ctypes
 import ctypes.util
 import math
+import operator
 import struct
 import wave
 
@@ -18,6 +19,15 @@ ENCODINGS = ("pcm16", "g711_ulaw", "opus")
 SUPPORTED_RATES = {"pcm16": (8000, 16000, 24000, 48000), "g711_ulaw": (8000,),
                    "opus": (8000, 12000, 16000, 24000, 48000)}
 ENVELOPE_MS = 10
+# A turn may hold other sound around the clip, as a recogniser's input does (the reply's echo before the user's words,
+# noise after them): a clip is also looked for inside a turn longer than it, judged over the clip's span only.
+# Clips under 1 s (100 windows; a digit) fit some stretch of any speech, so they match whole turns only. At most 6 s
+# of other sound (600 windows) bounds the search: 25-120 ms of CPU for a turn of 2-20 s against the corpus. A clip
+# inside needs a higher correlation than a whole turn (0.85, not 0.8): a few seconds of the reply's echo correlate
+# with some clip's span at 0.8 at times, at 0.85 not.
+CONTAINED_MIN_WINDOWS = 100
+CONTAINED_EXTRA_WINDOWS = 600
+CONTAINED_THRESHOLD = 0.85
 
 
 class AudioError(Exception):
@@ -153,6 +163,36 @@ def best_correlation(received, reference, max_lag=None, min_overlap=0.7):
     return best
 
 
+def contained_correlation(heard, clip, max_extra=CONTAINED_EXTRA_WINDOWS):
+    """(correlation, offset) of `clip` at its best placement inside `heard` (`clip[i]` lines up with
+    `heard[offset + i]`), over the clip's span only; (0.0, 0) if `heard` is shorter than the clip or longer by more
+    than `max_extra` windows."""
+    n = len(clip)
+    extra = len(heard) - n
+    if n < 10 or extra < 0 or extra > max_extra:
+        return 0.0, 0
+    mean = sum(clip) / n
+    centred = [c - mean for c in clip]
+    syy = sum(c * c for c in centred)
+    if syy <= 0:
+        return 0.0, 0
+    sums, squares = [0.0], [0.0]
+    for value in heard:
+        sums.append(sums[-1] + value)
+        squares.append(squares[-1] + value * value)
+    best = (-1.0, 0)
+    for offset in range(extra + 1):
+        total = sums[offset + n] - sums[offset]
+        sxx = squares[offset + n] - squares[offset] - total * total / n
+        if sxx <= 0:
+            continue
+        # Σ (h - mean h)(c - mean c) = Σ h (c - mean c): the centred clip sums to zero.
+        value = sum(map(operator.mul, heard[offset:offset + n], centred)) / math.sqrt(sxx * syy)
+        if value > best[0]:
+            best = (value, offset)
+    return best
+
+
 def read_wav(path):
     """(samples, rate) of a mono 16-bit WAV."""
     with wave.open(path, "rb") as handle:
@@ -190,11 +230,13 @@ class ClipIndex:
                 clips.append((row["file"], row["transcript"], _trimmed(envelope(samples, rate))))
         self._clips = clips
 
-    def match(self, samples, rate, threshold=0.8):
-        """(file, transcript, correlation) of the best-matching clip, or None below `threshold`."""
+    def match(self, samples, rate, threshold=0.8, contained_threshold=CONTAINED_THRESHOLD):
+        """(file, transcript, correlation) of the clip the turn is (at least `threshold`), else of the clip inside
+        the turn with other sound around it (at least `contained_threshold`), else None."""
         if self._clips is None:
             self._load()
-        heard = _trimmed(envelope(samples, rate))
+        whole = envelope(samples, rate)
+        heard = _trimmed(whole)
         best = None
         for name, transcript, clip in self._clips:
             if not clip or abs(len(clip) - len(heard)) > max(40, len(clip) // 3):
@@ -202,7 +244,16 @@ class ClipIndex:
             value, _ = best_correlation(heard, clip, max_lag=60)
             if best is None or value > best[2]:
                 best = (name, transcript, value)
-        return best if best and best[2] >= threshold else None
+        if best and best[2] >= threshold:
+            return best
+        inside = None
+        for name, transcript, clip in self._clips:
+            if len(clip) < CONTAINED_MIN_WINDOWS:
+                continue
+            value, _ = contained_correlation(whole, clip)
+            if inside is None or value > inside[2]:
+                inside = (name, transcript, value)
+        return inside if inside and inside[2] >= contained_threshold else None
 
     def match_start(self, samples, rate, threshold=0.8, max_lag=20):
         """(file, transcript, clip duration in ms) of the clip whose start the speech heard so far matches best
