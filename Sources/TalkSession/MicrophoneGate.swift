@@ -67,12 +67,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
 
     /// What the frames of the utterance that opened at `positionMs`, through `throughMs` (where a partial's audio
     /// ends; nil: the latest), say about it: see `BargeInEvidenceMeter.evidence(ofUtteranceAtMs:throughMs:)`; a
-    /// held partial's `recheck` asks for a longer run of the user's own sound.
+    /// held partial's `recheck` asks for the user's own sound to have gone on.
     func bargeInEvidence(
         fromPositionMs positionMs: Int, throughMs: Int?, recheck: Bool = false
     ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, userSoundShown: Bool?) {
-        evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs,
-                          userRunFrames: recheck ? BargeInEvidenceMeter.recheckUserRunFrames : BargeInEvidenceMeter.userRunFrames)
+        evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs, recheck: recheck)
     }
 
     /// Where the user began speaking in the utterance that opened at `positionMs`: see

@@ -109,18 +109,47 @@ import Testing
     }
 
     /// A held partial's recheck reads through the latest frame, again and again over an utterance that may be the
-    /// echo's for seconds: the user's own sound there is a run of 160 ms, not the 60 ms a residue makes.
-    @Test func `a recheck counts the user's own sound only when it lasts 160 ms`() {
-        let recheck = BargeInEvidenceMeter.recheckUserRunFrames
+    /// echo's for seconds: the user's own sound there has gone on for 160 ms, not the 60 ms a residue makes.
+    @Test func `a recheck counts the user's own sound only when it goes on for 160 ms`() {
         var echo = BargeInEvidenceMeter(audibleRMS: 150)
         for frame in Self.frames("eeeeeeeeeeeeeeeeeeeeuuueeeeee") { echo.add(frame) }
         // 60 ms of residue: a first weighing reads from it (3 of 9 explained), a recheck from the utterance's start.
         #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil).echoExplained == 6.0 / 9)
-        #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil, userRunFrames: recheck).echoExplained == 26.0 / 29)
+        #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil, recheck: true).echoExplained == 26.0 / 29)
+        #expect(echo.evidence(ofUtteranceAtMs: 0, throughMs: nil, recheck: true).userSoundShown == false)
         // The user's "go" said over the reply at full level, then their words over the lowered reply.
         var user = BargeInEvidenceMeter(audibleRMS: 150)
         for frame in Self.frames("eeeeeeeeeeeeuuuuuuuuuuuuu") { user.add(frame) }
-        #expect(user.evidence(ofUtteranceAtMs: 0, throughMs: nil, userRunFrames: recheck).echoExplained == 0)
+        #expect(user.evidence(ofUtteranceAtMs: 0, throughMs: nil, recheck: true).echoExplained == 0)
+    }
+
+    /// PipeWire, the Gateway's voice, goforward.gram (a recorded barge-in trial replayed through the echo stages, the
+    /// one of 20 the reply was not stopped in): the user began 59 ms into a sentence; the utterance opened at 7.5 s; per
+    /// frame from there, what passed the canceller (RMS) and how much of it the reply explained. The grammar said
+    /// "go" and nothing new until the utterance ended, so only rechecks could cut the reply: their sound ran 7 frames,
+    /// then a loud syllable of the reply within the explanation's reach, then 5, and no run of 8 came in 1.4 s.
+    static let grammarGo: [(rms: Int16, explained: Float)] = [
+        (1699, 1), (744, 1), (99, 1), (104, 1), (186, 1), (192, 1), (115, 1), (97, 1), (73, 1), (780, 1),
+        (944, 1), (871, 1), (963, 1), (1323, 1), (1288, 1), (1207, 1), (934, 1), (527, 0.469), (326, 0.197),
+        (424, 0.238), (493, 0.345), (580, 0.405), (618, 0.445), (554, 0.477), (558, 0.538), (261, 0.708), (55, 1),
+        (23, 1), (16, 1), (30, 1), (9, 1), (25, 1), (267, 1), (351, 0.695), (184, 0.394), (122, 0.345),
+        (1335, 0.265), (1460, 0.233), (1346, 0.279), (1134, 0.36),
+    ]
+
+    @Test func `a held word's recheck cuts in once the user's sound has gone on, though the reply's syllable broke it`() {
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        let policy = BargeInPolicy()
+        var cutAtFrame: Int?
+        for (index, heard) in Self.grammarGo.enumerated() {
+            meter.add(Self.frame(UInt64(index), level: heard.rms, explained: heard.explained))
+            let found = meter.evidence(ofUtteranceAtMs: 0, throughMs: nil, recheck: true)
+            let evidence = BargeInEvidence(echoExplained: found.echoExplained, speechMs: index * 20, userSoundShown: found.userSoundShown)
+            if cutAtFrame == nil, policy.evidence.holdReason(evidence) == nil, policy.text.shortPartialHoldReason(evidence) == nil {
+                cutAtFrame = index
+            }
+        }
+        // Their own sound from frame 17 on; 160 ms later, 1 of its 8 frames explained: "go" cuts the reply then.
+        #expect(cutAtFrame == 24)
     }
 }
 

@@ -28,11 +28,17 @@ struct BargeInEvidenceMeter {
     static let userRunFrames = 3
     /// Frames before the utterance's first voiced one that count with it (the endpointer's start lags its onset).
     static let preRollFrames = 5
-    /// The run of unexplained audible frames (160 ms, the realtime guard's `minimumUserSoundMs`) that makes the
-    /// user's own sound in a recheck: read through the latest frame, again every 40 ms, over an utterance of echo
-    /// that goes on for seconds, a 60 ms run of the echo's residue is bound to turn up sooner or later; a user who
-    /// goes on speaking over the lowered reply makes runs far longer.
-    static let recheckUserRunFrames = 8
+    /// How long (160 ms, the realtime guard's `minimumUserSoundMs`) the user's own sound must have gone on, from a run
+    /// of `userRunFrames`, before a recheck counts it: read through the latest frame, again every 40 ms, over an
+    /// utterance of echo that goes on for seconds, a 60 ms run of the echo's residue is bound to turn up sooner or
+    /// later; a user who goes on speaking over the lowered reply goes on being theirs.
+    static let recheckUserSoundFrames = 8
+    /// At most this share of the audible frames from that run through the latest frame may be explained in a recheck
+    /// (2 of 8): a residue's run is followed by the echo, explained; a user's words by more of their own sound, with
+    /// a loud syllable of the reply within the explanation's reach now and then. Not 8 in a row: in 16 of 80
+    /// recorded barge-ins (both servers, both voices) no such run came within 1.2 s of the user's onset, and a
+    /// grammar's held "go", with no new partial to weigh, stayed held through their whole utterance.
+    static let recheckMaximumExplained = 0.25
     /// This long without the reply's sound (1 s of frames) and the next sound starts a new stretch of reply audio.
     static let newReplyFrames = 50
     /// A sound onset at most this many frames (800 ms) before the user's own sound is where they began speaking.
@@ -105,11 +111,13 @@ struct BargeInEvidenceMeter {
     /// their words says the words were theirs).
     /// `userSoundShown` says whether those frames show a run of the user's own sound (nil: not measured).
     func evidence(
-        ofUtteranceAtMs positionMs: Int, throughMs: Int?, userRunFrames: Int = Self.userRunFrames
+        ofUtteranceAtMs positionMs: Int, throughMs: Int?, recheck: Bool = false
     ) -> (echoExplained: Double?, startedBeforeReplyAudio: Bool?, userSoundShown: Bool?) {
         let latest = frames.last?.sequence ?? 0
         let last = throughMs.map { min(latest, UInt64(max(0, $0 / AudioFrame.durationMs - 1))) } ?? latest
-        let sound = userSound(fromPositionMs: positionMs, throughSequence: last, runFrames: userRunFrames)
+        let sound = recheck
+            ? lastingUserSound(fromPositionMs: positionMs, throughSequence: last)
+            : userSound(fromPositionMs: positionMs, throughSequence: last)
         let first: UInt64 =
             if case .from(let ms) = sound {
                 UInt64(ms / AudioFrame.durationMs)
@@ -150,6 +158,29 @@ struct BargeInEvidenceMeter {
             let own = frame.audible && (frame.explained ?? 0) < Self.explainedFrame
             if own, let last = run.last, frame.sequence == last.sequence + 1 { run.append(frame) } else { run = own ? [frame] : [] }
             if run.count == runFrames { return .from(ms: Int(run[0].sequence) * AudioFrame.durationMs) }
+        }
+        return .echoOnly
+    }
+
+    /// `userSound` for a recheck: the first run of `userRunFrames` from which `recheckUserSoundFrames` frames have
+    /// been heard through `throughSequence`, at most `recheckMaximumExplained` of their audible ones explained.
+    /// `.echoOnly` when no run has gone on so (a residue's run then reads as the echo it is part of).
+    func lastingUserSound(fromPositionMs positionMs: Int, throughSequence last: UInt64) -> UserSound {
+        let first = UInt64(max(0, positionMs / AudioFrame.durationMs))
+        guard let oldest = frames.first?.sequence, oldest <= first else { return .unknown }
+        let utterance = frames.filter { $0.sequence >= first && $0.sequence <= last }
+        guard utterance.contains(where: { $0.audible && $0.explained != nil }) else { return .unknown }
+        var run = 0
+        for (index, frame) in utterance.enumerated() {
+            let own = frame.audible && (frame.explained ?? 0) < Self.explainedFrame
+            let follows = index > 0 && utterance[index - 1].sequence + 1 == frame.sequence
+            run = own ? (follows ? run + 1 : 1) : 0
+            guard run >= Self.userRunFrames else { continue }
+            let start = frame.sequence + 1 - UInt64(Self.userRunFrames)
+            guard run == Self.userRunFrames, last + 1 >= start + UInt64(Self.recheckUserSoundFrames) else { continue }
+            if let explained = share(from: start, through: last), explained <= Self.recheckMaximumExplained {
+                return .from(ms: Int(start) * AudioFrame.durationMs)
+            }
         }
         return .echoOnly
     }

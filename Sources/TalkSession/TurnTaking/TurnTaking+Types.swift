@@ -211,7 +211,7 @@ extension TurnTaking {
         /// Ask the devices for the barge-in evidence about the utterance that opened at `fromPositionMs`, through the
         /// partial's audio (`throughMs`; nil: the latest); the answer comes back as `Event.bargeInEvidence`. A
         /// `recheck` of a held partial reads through the latest frame and asks more of the user's own sound there
-        /// (`BargeInEvidenceMeter.recheckUserRunFrames`).
+        /// (`BargeInEvidenceMeter.lastingUserSound`).
         case weighBargeIn(partial: String, fromPositionMs: Int, throughMs: Int? = nil, recheck: Bool = false)
         /// Why a partial did not cut in (for the debug log).
         case held(partial: String, reason: String)
