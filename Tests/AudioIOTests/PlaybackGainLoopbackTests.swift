@@ -17,13 +17,8 @@ import TalkLogging
 
     @Test func `a sound lowered mid-play is lowered in the sink and on the echo reference alike, and stop returns the level`() async throws {
         try await PulseTestServer.with { server in
-            let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
-            let recorder = CaptureRecorder()
-            await recorder.consume(try await capture.start())
-            try await server.settleNullSink()
-            let reference = EchoReference(historySeconds: 60)
-            let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
-            try await Task.sleep(for: .milliseconds(500))
+            let rig = try await MonitoredPlayback.open(on: server, logger: logger)
+            let (capture, recorder, reference, playback) = (rig.capture, rig.recorder, rig.reference, rig.playback)
             // Lowered once the sink is heard playing it and half a second more: on a loaded machine (CI, 8 suites
             // at once) a fixed 1.2 s after the play call once landed at the sound's very end. The sound is long
             // enough for a late wake still to leave a second of it lowered.
@@ -102,13 +97,8 @@ import TalkLogging
     /// the held sound), and the reference steps at the same sample of sound (measured within 2 ms on either server).
     @Test func `a lowering reaches the sink within 60 ms of being asked, and the echo reference steps with it`() async throws {
         try await PulseTestServer.with { server in
-            let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
-            let recorder = CaptureRecorder()
-            await recorder.consume(try await capture.start())
-            try await server.settleNullSink()
-            let reference = EchoReference(historySeconds: 60)
-            let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
-            try await Task.sleep(for: .milliseconds(500))
+            let rig = try await MonitoredPlayback.open(on: server, logger: logger)
+            let (capture, recorder, reference, playback) = (rig.capture, rig.recorder, rig.reference, rig.playback)
             let played = Task { try await playback.play(Self.noise(seconds: 3, amplitude: 0.3)) }
             let heard = await recorder.wait(upTo: .seconds(10)) { frames, _ in
                 frames.suffix(3).allSatisfy { frame in Self.rms(frame.samples[...]) > 1000 } && frames.count >= 3

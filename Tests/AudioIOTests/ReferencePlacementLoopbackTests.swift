@@ -12,16 +12,8 @@ import TalkLogging
 
     @Test func `the sentences of a reply keep one offset to their echo, to the sample`() async throws {
         try await PulseTestServer.with { server in
-            let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
-            let recorder = CaptureRecorder()
-            await recorder.consume(try await capture.start())
-            try await server.settleNullSink()
-            // Kept for the whole run: it is read once all sounds were heard, and on a loaded machine they are
-            // handed over seconds apart (the default 2 s history lost the first two sounds in one CI run).
-            let reference = EchoReference(historySeconds: 60)
-            let playback = try PulsePlayback(server: server.address, echoReference: reference, logger: logger)
-            // The monitor's first timestamps slide while its stream starts: the sounds come after they settled.
-            try await Task.sleep(for: .milliseconds(500))
+            let rig = try await MonitoredPlayback.open(on: server, logger: logger)
+            let (capture, recorder, reference, playback) = (rig.capture, rig.recorder, rig.reference, rig.playback)
             // At espeak's rate, each sound handed over once the one before has been heard, as the Talk loop does.
             // One sound four times: resampled alike, each echo has the same shape, so only placement moves its peak.
             // Each ends in 80 ms of silence, as a synthesised sentence does.
