@@ -1,6 +1,5 @@
 import Foundation
 import SessionBridge
-import SpeechRecognition
 
 /// What `bench talk` measured: the file session's turns (timed from its events and its output track), and the live
 /// sessions' figures when they ran. The command runs the sessions; this is the arithmetic and the report.
@@ -272,77 +271,6 @@ package struct LiveTalkFigures {
         for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) { lines.append(figures.text(mode: mode)) }
         if let bargeIn { lines.append(bargeIn.text) }
         return lines
-    }
-}
-
-/// Live barge-in trials of `bench talk`: the user speaks over the reply on the loopback (the clip played into the
-/// sink where `BargeInUserStart` places it in the reply, mixed there with it and heard on the source), as
-/// `RunLoopbackTests` does once.
-package struct LiveBargeInFigures {
-    package var trials = 0
-    /// Trials in which the reply was cut off.
-    package var stopped = 0
-    /// ... and the Gateway got the user's words (WER ≤ `werTarget`; native: its transcript after the interruption
-    /// prefix; realtime: the bench's recognition of the audio the relay received, `RealtimeUserTurn`).
-    package var withWords = 0
-    package var wer: [Double] = []
-    /// The words each `wer` is of, in the same order: which words were lost or misheard shows here.
-    package var heard: [String] = []
-    /// From the start of the user's speech (the clip's first voiced frame, as the sink played it:
-    /// `UserSpeechStart.inTheRoom`) to the decision.
-    package var detectionMs: [Double] = []
-    /// The same from the clip's first voiced frame as handed to the sound server (`UserSpeechStart.handedOver`
-    /// plus its leading silence): the bench's own playback buffer counted as the user's, as this figure was before.
-    package var detectionFromHandoverMs: [Double] = []
-    package var noReply = 0
-    /// Trials in which the reply stopped but the Gateway never got the turn after the barge-in (the user's words
-    /// lost); realtime: no turn the relay finished after the cut, or none answered.
-    package var noTurnAfter = 0
-    /// Trials in which the reply's own echo cut it before the user spoke (`UserSpeechStart.precedes`): not stopped
-    /// by the user, and no detection time.
-    package var cutBeforeUser = 0
-    /// Each trial: where the user started in the reply and what came of it.
-    package var perTrial: [BargeInTrial] = []
-    package static let werTarget = 0.25
-
-    package init() {}
-
-    /// Counts what the Gateway got of a stopped reply's user: nil, no turn after the cut; else their words, against
-    /// what the clip says (`spoken`).
-    package mutating func count(words: String?, spoken: String) {
-        guard let words else {
-            noTurnAfter += 1
-            return
-        }
-        let rate = WordErrors.between(reference: TranscriptNormalizer.words(spoken), hypothesis: TranscriptNormalizer.words(words)).rate
-        wer.append(rate)
-        heard.append(words)
-        if rate <= Self.werTarget { withWords += 1 }
-    }
-
-    package var json: JSONValue {
-        func list(_ values: [Double]) -> JSONValue { .array(values.map { .double(($0 * 100).rounded() / 100) }) }
-        return [
-            "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(withWords)),
-            "noReply": .int(Int64(noReply)), "cutBeforeUser": .int(Int64(cutBeforeUser)),
-            "noTurnAfter": .int(Int64(noTurnAfter)),
-            "recall": trials > 0 ? .double(Double(withWords) / Double(trials)) : .null,
-            "wer": list(wer), "heard": .array(heard.map { .string($0) }), "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": list(detectionMs),
-            "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
-            "perTrial": .array(perTrial.map(\.json)),
-        ]
-    }
-
-    package var text: String {
-        let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
-        let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
-        let meanWER = wer.isEmpty ? "-" : String(format: "%.2f", wer.reduce(0, +) / Double(wer.count))
-        let words = "with the user's words (WER <= \(Self.werTarget)) in \(withWords), no turn after it in \(noTurnAfter); mean WER \(meanWER)"
-        let handover = BenchStatistics.percentile(detectionFromHandoverMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
-        return "  barge-in over the reply: stopped it in \(stopped) of \(trials), \(words); detection from the user's first word p50 \(p50) ms, p95 \(p95) ms"
-            + " (p95 \(handover) ms from the clip handed to the sound server)"
-            + (noReply > 0 ? " (\(noReply) without a reply)" : "")
-            + (cutBeforeUser > 0 ? " (\(cutBeforeUser) cut by their own echo before the user spoke)" : "")
     }
 }
 

@@ -7,9 +7,9 @@ import Testing
 @Suite struct LiveBargeInFiguresTests {
     @Test func `a stopped reply whose turn never reached the Gateway shows in the JSON and the text`() {
         var figures = LiveBargeInFigures()
-        (figures.trials, figures.stopped, figures.withWords, figures.noTurnAfter) = (20, 20, 18, 2)
+        (figures.trials, figures.stopped, figures.words.withWords, figures.words.firstWordFirst, figures.noTurnAfter) = (20, 20, 18, 15, 2)
         #expect(figures.json["noTurnAfter"]?.intValue == 2)
-        #expect(figures.text.contains("with the user's words (WER <= 0.25) in 18, no turn after it in 2"))
+        #expect(figures.text.contains("with the user's words (their turn's audio, dictation, WER <= 0.25) in 18, 'go' first in 15, no turn after it in 2"))
     }
 
     @Test func `a reply its own echo cut before the user spoke is not counted as stopped by the user`() {

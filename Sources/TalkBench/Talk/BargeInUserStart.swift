@@ -64,8 +64,14 @@ package struct BargeInTrial: Sendable, Equatable {
     /// "stopped", "noReply", "cutBeforeUser", "notStopped".
     package var outcome: String
     package var detectionMs: Double?
+    /// What a recogniser made of the user's turn as the relay received it (`RelayUserTurn`), its WER, and whether
+    /// it begins with the clip's first word.
     package var wer: Double?
     package var heard: String?
+    package var firstWordFirst: Bool?
+    /// Native mode: the transcript the Gateway got (its relay's stand-in's words) and its WER.
+    package var standInWer: Double?
+    package var standInHeard: String?
 
     package init(trial: Int, userAtSeconds: Double, outcome: String) {
         (self.trial, self.userAtSeconds, self.outcome) = (trial, userAtSeconds, outcome)
@@ -88,6 +94,8 @@ package struct BargeInTrial: Sendable, Equatable {
             "trial": .int(Int64(trial)), "userAtSeconds": rounded(userAtSeconds), "userSpeechAfterReplyMs": rounded(userSpeechAfterReplyMs),
             "sentence": sentence.map { .int(Int64($0)) } ?? .null, "intoSentenceMs": rounded(intoSentenceMs),
             "outcome": .string(outcome), "detectionMs": rounded(detectionMs), "wer": rounded(wer), "heard": heard.map { .string($0) } ?? .null,
+            "goFirst": firstWordFirst.map { .bool($0) } ?? .null,
+            "standInWer": rounded(standInWer), "standInHeard": standInHeard.map { .string($0) } ?? .null,
         ]
     }
 }

@@ -11,8 +11,15 @@ extension TalkLoopBenchmark {
         _ trials: Int, plan: LivePlan, speaker: PulsePlayback, clip: PCMBuffer, gateway: ReferenceGatewayProcess
     ) async throws -> LiveBargeInFigures {
         var figures = LiveBargeInFigures()
-        // Realtime: what the relay received of the user is recognised here (`RealtimeUserTurn`).
-        let recognizer = plan.conditions.realtime ? try RealtimeUserTurn.recognizer() : nil
+        // What the relay received of the user is recognised here (`RelayUserTurn`): native, with the session's own
+        // recogniser, from the client's cleaned capture as sent (a pcm16 16 kHz uplink); realtime, by dictation.
+        let grammar = plan.conditions.realtime ? nil : plan.conditions.grammar
+        let recognizer = try RelayUserTurn.recognizer(grammar: grammar)
+        figures.recognition = grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"
+        if !plan.conditions.realtime {
+            _ = try gateway.control(#"{"cmd": "talk-uplink", "transcription": "\#(RelayUserTurn.transcriptionUplink)"}"#)
+            figures.transcriptionUplink = RelayUserTurn.transcriptionUplink
+        }
         // Where the clip's speech starts: its first frame over the loopback tests' voiced level, at the clip's own
         // level (a quieter user starts speaking at the same moment).
         let onsetSeconds = Double(firstVoicedSample(clip.samples)) / Double(clip.sampleRate)
@@ -21,7 +28,7 @@ extension TalkLoopBenchmark {
         for trial in 0..<trials {
             let home = "\(plan.folder)/bargein-\(trial)"
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-            if plan.conditions.realtime { _ = try relayRecord(gateway) }
+            _ = try relayRecord(gateway)
             let child = try await plan.session(home: home, aec: "webrtc", gateway: gateway, record: "bargein-\(trial)")
             guard await child.waitFor(#""to":"listening""#, upTo: .seconds(60)) else {
                 await child.stop()
@@ -54,9 +61,7 @@ extension TalkLoopBenchmark {
             }
             try await Task.sleep(for: .milliseconds(500))
             await child.stop()
-            let turns = plan.conditions.realtime
-                ? try gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(home), "clear": true]).jsonText)["turns"]?.arrayValue ?? []
-                : []
+            let turns = try gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(home), "clear": true]).jsonText)["turns"]?.arrayValue ?? []
             let events = child.events
             record.place(spoken: spoken.inTheRoom, events: events)
             record.outcome = "notStopped"
@@ -74,17 +79,20 @@ extension TalkLoopBenchmark {
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
                 record.detectionMs = figures.detectionMs.last
             }
-            let counted = figures.wer.count
-            defer { if figures.wer.count > counted { (record.wer, record.heard) = (figures.wer.last, figures.heard.last) } }
-            if let recognizer {
-                switch RealtimeUserTurn.outcome(events: events, turns: turns) {
-                case .answered(let turn): figures.count(words: try await turn.words(recognizer), spoken: clipSpoken)
-                case .noTurnAfter, .notCut: figures.count(words: nil, spoken: clipSpoken)
-                }
-                continue
+            let outcome = plan.conditions.realtime ? RelayUserTurn.realtime(events: events, turns: turns) : RelayUserTurn.native(events: events, turns: turns)
+            switch outcome {
+            case .answered(let turns):
+                let words = try await RelayUserTurn.words(turns, recognizer)
+                (record.heard, record.wer) = (words, figures.count(words: words, spoken: clipSpoken))
+                record.firstWordFirst = HeardWords.firstWordFirst(words, spoken: clipSpoken)
+            case .noTurnAfter, .notCut:
+                figures.count(words: nil, spoken: clipSpoken)
             }
-            let message = try transcripts(gateway).dropFirst(before + 1).first
-            figures.count(words: message?.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: ""), spoken: clipSpoken)
+            if !plan.conditions.realtime {
+                let message = try transcripts(gateway).dropFirst(before + 1).first
+                let transcript = message?.replacing(#/^Assistant speech interrupted at [0-9.]+s\.\n\n/#, with: "")
+                (record.standInHeard, record.standInWer) = (transcript, figures.countStandIn(transcript, spoken: clipSpoken))
+            }
         }
         return figures
     }

@@ -6,10 +6,10 @@ import TalkTestSupport
 import Testing
 
 /// How `bench talk` finds, in a realtime barge-in trial, the turn the relay received the user's words in and whether
-/// it was answered (`RealtimeUserTurn`), and counts the words like the native trials' (`LiveBargeInFigures.count`).
+/// it was answered (`RelayUserTurn`), and counts the words like the native trials' (`LiveBargeInFigures.count`).
 /// The events are a kept session's real lines (f25 binary, PulseAudio, bargein-0: the question's final, the answer,
 /// the cut, the user's final, its answer); the relay turns are `relay-turns` entries of that trial's shape.
-@Suite struct RealtimeUserTurnTests {
+@Suite struct RealtimeRelayUserTurnTests {
     static let events = SelfEchoSessions.events(#"""
         {"event":"state","from":"idle","monotonicMs":4,"reason":"started","time":"2026-12-06T09:00:55.246Z","to":"listening"}
         {"endMs":0,"endToFinalMs":0,"engine":"gateway-realtime","event":"final","monotonicMs":5010,"startMs":0,"text":"go forward ten meters","time":"2026-12-06T09:01:00.252Z"}
@@ -32,20 +32,20 @@ import Testing
         """#)
 
     @Test func `the user's words are in the turn the relay finished after the cut, not the question's`() {
-        #expect(RealtimeUserTurn.outcome(events: Self.events, turns: Self.turns)
-            == .answered(RealtimeUserTurn(audio: "/b/turn-t2.wav", speechStartMs: 2260)))
+        #expect(RelayUserTurn.realtime(events: Self.events, turns: Self.turns)
+            == .answered([RelayUserTurn(audio: "/b/turn-t2.wav", speechStartMs: 2260)]))
     }
 
     @Test func `a cut with no turn finished after it, or one nobody answered, lost the user's words`() {
-        #expect(RealtimeUserTurn.outcome(events: Self.events, turns: Array(Self.turns.prefix(1))) == .noTurnAfter)
+        #expect(RelayUserTurn.realtime(events: Self.events, turns: Array(Self.turns.prefix(1))) == .noTurnAfter)
         // The session stopped before the answer to the user's turn began.
         let unanswered = Array(Self.events.prefix(while: { $0["monotonicMs"]?.intValue != 9845 }))
-        #expect(RealtimeUserTurn.outcome(events: unanswered, turns: Self.turns) == .noTurnAfter)
+        #expect(RelayUserTurn.realtime(events: unanswered, turns: Self.turns) == .noTurnAfter)
     }
 
     @Test func `a reply nobody cut has no user's turn`() {
         let uncut = Self.events.filter { $0["event"] != "bargeIn" }
-        #expect(RealtimeUserTurn.outcome(events: uncut, turns: Self.turns) == .notCut)
+        #expect(RelayUserTurn.realtime(events: uncut, turns: Self.turns) == .notCut)
     }
 
     @Test func `words count as the user's at WER 0.25 or under; a lost turn counts as no turn after`() {
@@ -54,16 +54,16 @@ import Testing
         figures.count(words: "forward ten meters", spoken: "go forward ten meters")
         figures.count(words: "ten meters", spoken: "go forward ten meters")
         figures.count(words: nil, spoken: "go forward ten meters")
-        #expect(figures.wer == [0, 0.25, 0.5])
+        #expect(figures.words.wer == [0, 0.25, 0.5])
         #expect(figures.json["heard"] == ["go forward ten meters", "forward ten meters", "ten meters"])
-        #expect((figures.withWords, figures.noTurnAfter) == (2, 1))
+        #expect((figures.words.withWords, figures.noTurnAfter) == (2, 1))
         #expect(figures.json["noTurnAfter"]?.intValue == 1)
     }
 }
 
 /// The words of a user's turn are recognised from the audio the relay received, from where its VAD heard speech start:
 /// what came before in the turn (here another clip's speech) is not the user's words.
-@Suite struct RealtimeUserTurnWordsTests {
+@Suite struct RelayUserTurnWordsTests {
     static let testData = "/usr/share/pocketsphinx/test/data"
 
     @Test func `the words are recognised from the relay's speech start on`() async throws {
@@ -77,12 +77,12 @@ import Testing
         let path = folder.appendingPathComponent("turn.wav").path
         try WAVAudio(sampleRate: relayRate, channels: 1, samples: turn.samples.map { Float($0) / 32_768 }).encoded()
             .write(to: URL(fileURLWithPath: path))
-        let recognizer = try await offPool { try RealtimeUserTurn.recognizer() }
+        let recognizer = try await offPool { try RelayUserTurn.recognizer() }
         let startMs = before.count * 1000 / AudioFrame.sampleRate
         var figures = LiveBargeInFigures()
-        figures.count(words: try await RealtimeUserTurn(audio: path, speechStartMs: startMs).words(recognizer), spoken: "go forward ten meters")
-        figures.count(words: try await RealtimeUserTurn(audio: path, speechStartMs: 0).words(recognizer), spoken: "go forward ten meters")
-        #expect(figures.withWords == 1, "WER from the speech start, then from the turn's start: \(figures.wer)")
-        #expect(figures.wer.first ?? 1 <= LiveBargeInFigures.werTarget)
+        figures.count(words: try await RelayUserTurn(audio: path, speechStartMs: startMs).words(recognizer), spoken: "go forward ten meters")
+        figures.count(words: try await RelayUserTurn(audio: path, speechStartMs: 0).words(recognizer), spoken: "go forward ten meters")
+        #expect(figures.words.withWords == 1, "WER from the speech start, then from the turn's start: \(figures.words.wer)")
+        #expect(figures.words.wer.first ?? 1 <= LiveBargeInFigures.werTarget)
     }
 }
