@@ -8,7 +8,10 @@ import AudioIO
 /// least `BargeInEvidenceMeter.explainedFrame`) is held back, and sent as silence once `heldFrames` later, unless the
 /// user's own sound opens the gate first: then what is held goes out as heard, the user's onset with it, and what
 /// follows goes out at once, until `openFrames` pass without their sound. A frame with no measure (nothing played
-/// within the echo's reach, or no canceller's measure: `--aec pulse`) goes out as heard, after what is held.
+/// within the echo's reach, or no canceller's measure: `--aec pulse`) goes out as heard, after what is held (as
+/// silence unless the gate is open); but while frames are held, an audible one is the user's own sound (nothing
+/// plays to explain it) and is held with them: the user may have begun under the answer's last sound, their onset
+/// among the held frames, and a run of such frames opens the gate, which sends that onset as heard.
 ///
 /// The user's own sound is either of:
 /// - `BargeInEvidenceMeter.userRunFrames` audible frames in a row the answer does not explain;
@@ -82,8 +85,11 @@ struct RealtimeUplinkGate {
 
     /// Takes the next frame heard; returns the samples to send now, in order (empty while it holds them).
     mutating func pass(_ frame: AudioFrame) -> [Int16] {
-        guard let explained = frame.echoExplained else { return release(silenced: !isOpen) + frame.samples }
         let audible = AudioLevel.rms(frame.samples) >= audibleRMS
+        guard let explained = frame.echoExplained ?? (audible && !held.isEmpty ? 0 : nil) else {
+            ownRun = 0
+            return release(silenced: !isOpen) + frame.samples
+        }
         ownRun = audible && explained < BargeInEvidenceMeter.explainedFrame ? ownRun + 1 : 0
         let overLowered = heardOverLoweredAnswer(audible: audible, explained: explained)
         if ownRun >= BargeInEvidenceMeter.userRunFrames {

@@ -71,6 +71,31 @@ import Testing
         #expect(feed.sentPeaks.suffix(10) == Array(repeating: 5_000, count: 10))
     }
 
+    /// f27's realtime barge-ins on PipeWire (`bench talk --mode realtime`, short answer): in 5 of 20 the user began
+    /// under the answer's last sound before a pause, their first 280 ms held as its leak, and the relay got them as
+    /// silence when the pause put the answer out of reach ("our words ten meters" for "go forward ten meters").
+    @Test func `a user who began under the answer's last sound reaches the relay from their onset once nothing plays`() {
+        var feed = Feed()
+        feed.hear(amplitude: 3_000, count: 20, explained: 1)   // the leak
+        feed.hear(amplitude: 5_000, count: 14, explained: 1)   // the user, under the answer's last sound
+        feed.hear(amplitude: 5_000, count: BargeInEvidenceMeter.userRunFrames, explained: nil)   // the answer out of reach
+        #expect(feed.gate.isOpen)
+        #expect(feed.sent.count == feed.fed, "what was held did not go out when the user opened the gate")
+        #expect(Array(feed.sentPeaks[20...]) == Array(repeating: 5_000, count: 14 + BargeInEvidenceMeter.userRunFrames))
+        feed.hear(amplitude: 5_000, count: 10, explained: nil)
+        #expect(feed.sentPeaks.suffix(10) == Array(repeating: 5_000, count: 10))
+    }
+
+    @Test func `a knock as the answer goes out of reach, too short to be the user, goes out as silence with the held leak`() {
+        var feed = Feed()
+        feed.hear(amplitude: 3_000, count: 40, explained: 1)   // the leak
+        feed.hear(amplitude: 5_000, count: BargeInEvidenceMeter.userRunFrames - 1, explained: nil)   // a knock
+        feed.hear(amplitude: 40, count: 5, explained: nil)   // the room
+        #expect(!feed.gate.isOpen)
+        #expect(feed.sent.count == feed.fed)
+        #expect(feed.sentPeaks == Array(repeating: 0, count: 40 + BargeInEvidenceMeter.userRunFrames - 1) + Array(repeating: 40, count: 5))
+    }
+
     @Test func `a second after the user's own sound the leak is held back again`() {
         var feed = Feed()
         feed.hear(amplitude: 5_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
