@@ -85,4 +85,26 @@ import Testing
         #expect(figures.words.withWords == 1, "WER from the speech start, then from the turn's start: \(figures.words.wer)")
         #expect(figures.words.wer.first ?? 1 <= LiveBargeInFigures.werTarget)
     }
+
+    /// A native turn is judged by the session's own recogniser: with a grammar, a first word clipped by the canceller
+    /// (here the clip's first 100 ms of speech gone) is still the grammar's "go", as the session itself would send it;
+    /// dictation hears "forward ten meters".
+    @Test func `a native turn is recognised with the session's grammar, which restores a clipped first word`() async throws {
+        var clip = try AudioFileReader.readMono(path: Self.testData + "/goforward.raw").samples
+        let onset = TalkLoopBenchmark.firstVoicedSample(clip)
+        let clippedMs = 100
+        clip.replaceSubrange(onset..<onset + clippedMs * AudioFrame.sampleRate / 1000, with: repeatElement(0, count: clippedMs * AudioFrame.sampleRate / 1000))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("native-turn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("turn.wav").path
+        try WAVAudio(sampleRate: AudioFrame.sampleRate, channels: 1, samples: clip.map { Float($0) / 32_768 }).encoded()
+            .write(to: URL(fileURLWithPath: path))
+        let turn = [RelayUserTurn(audio: path)]
+        let grammar = try await offPool { try RelayUserTurn.recognizer(grammar: Self.testData + "/goforward.gram") }
+        let dictation = try await offPool { try RelayUserTurn.recognizer() }
+        let (withGrammar, byDictation) = (try await RelayUserTurn.words(turn, grammar), try await RelayUserTurn.words(turn, dictation))
+        #expect(withGrammar == "go forward ten meters")
+        #expect(!HeardWords.firstWordFirst(byDictation, spoken: "go forward ten meters"), "dictation heard \(byDictation)")
+    }
 }
