@@ -1,7 +1,8 @@
 /// What happens to one captured frame once its reference is placed: the canceller (Speex's linear stage, then
-/// WebRTC), the double-talk detector choosing which of their outputs holds the user, and the residual-echo
-/// suppressor. Split from `EchoCancellingCapture`, which places the reference and owns this, so that a
-/// recorded capture (`EchoCaptureRecording`) is replayed through exactly the stages a live one went through.
+/// WebRTC), the double-talk detector choosing which of their outputs holds the user, the residual-echo
+/// suppressor, and the keeper of a user's first frames it would turn down (`UserOnsetKeeper`). Split from
+/// `EchoCancellingCapture`, which places the reference and owns this, so that a recorded capture
+/// (`EchoCaptureRecording`) is replayed through exactly the stages a live one went through.
 struct EchoFrameProcessor {
     /// One frame's outcome; `cancelled` and `linear` are kept for the per-frame trace.
     struct Outcome {
@@ -19,6 +20,7 @@ struct EchoFrameProcessor {
     private var suppressor = ResidualEchoSuppressor()
     private var doubleTalk = DoubleTalkDetector()
     private var onset = ReferenceOnset()
+    private var userOnset = UserOnsetKeeper()
     private var explanation = EchoExplanation()
     private var wasUserOverEcho = false
 
@@ -34,6 +36,7 @@ struct EchoFrameProcessor {
     mutating func relearn() {
         doubleTalk.reset()
         suppressor.relearn()
+        userOnset.reset()
     }
 
     /// Another device or a restarted server: the echo path starts afresh.
@@ -41,6 +44,7 @@ struct EchoFrameProcessor {
         suppressor = ResidualEchoSuppressor()
         doubleTalk = DoubleTalkDetector()
         onset = ReferenceOnset()
+        userOnset = UserOnsetKeeper()
         explanation.restart()
         wasUserOverEcho = false
     }
@@ -57,7 +61,7 @@ struct EchoFrameProcessor {
             && doubleTalk.add(raw: raw, linear: linear, playing: playedAround >= EchoTuning.Residual.playingRMS, settling: settling)
         let changed = userOverEcho != wasUserOverEcho
         wasUserOverEcho = userOverEcho
-        let samples: [Int16] =
+        var samples: [Int16] =
             if userOverEcho {
                 linear
             } else if canceller.options.suppressResidualEcho {
@@ -65,7 +69,13 @@ struct EchoFrameProcessor {
             } else {
                 cancelled
             }
-        let echoAlone = !userOverEcho && canceller.options.suppressResidualEcho && suppressor.mutedLast
+        let suppressed = !userOverEcho && canceller.options.suppressResidualEcho && suppressor.mutedLast
+        // The user's first frames, which the suppressor's run rule would turn down (see `UserOnsetKeeper`).
+        let onsetKept = canceller.options.linearStageMs > 0 && canceller.options.suppressResidualEcho
+            && userOnset.keep(raw: raw, linear: linear, cancelled: cancelled, playing: playedAround >= EchoTuning.Residual.playingRMS,
+                              muted: suppressed, userOverEcho: userOverEcho)
+        if onsetKept { samples = linear }
+        let echoAlone = suppressed && !onsetKept
         let explained = explanation.add(raw: raw, far: far, echoAlone: echoAlone)
         return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed,
                        echoExplained: explained)
