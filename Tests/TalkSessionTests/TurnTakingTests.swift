@@ -11,8 +11,6 @@ import Testing
 
     static let reply = "The weather today is sunny and warm."
     static let lowered = BargeInPolicy().lowering.gain!
-    /// An utterance over the reply is weighed on its sound alone as it opens (`TurnTaking+SoundAlone`).
-    static let soundAlone: A = .weighBargeIn(partial: "", fromPositionMs: 5000, throughMs: nil, recheck: true)
 
     /// Talk on, a turn sent, its first sentence playing since t = 1 s (2 s long).
     static let speaking: [E] = [
@@ -113,11 +111,10 @@ import Testing
             state: .speaking),
         Row(name: "an utterance after the onset keeps the level and ends the hold", before: speaking + [.soundOnset],
             event: .speechStarted(positionMs: 5000, atNs: 1_500_000_000),
-            actions: [.emit(.speechStarted(positionMs: 5000)), .cancel(.evidenceRecheck), .cancel(.onsetHold), soundAlone], state: .speaking),
+            actions: [.emit(.speechStarted(positionMs: 5000)), .cancel(.evidenceRecheck), .cancel(.onsetHold)], state: .speaking),
         Row(name: "an utterance over the reply lowers it", before: speaking, event: .speechStarted(positionMs: 5000, atNs: 1_500_000_000),
             actions: [.emit(.speechStarted(positionMs: 5000)), .cancel(.evidenceRecheck), .cancel(.onsetHold),
-                      .emit(.replyLevel(gain: Double(lowered), reason: "an utterance opened over the reply")), .setReplyGain(lowered),
-                      soundAlone],
+                      .emit(.replyLevel(gain: Double(lowered), reason: "an utterance opened over the reply")), .setReplyGain(lowered)],
             state: .speaking),
         Row(name: "new words over the reply are weighed: the devices are asked for the evidence",
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
@@ -136,8 +133,7 @@ import Testing
             state: .listening),
         Row(name: "the reply's own words do not interrupt", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .partial("sunny and warm", atNs: 1_900_000_000),
-            actions: [.emit(.partialTranscript("sunny and warm")), .cancel(.evidenceRecheck), .arm(.evidenceRecheck, .milliseconds(40))],
-            state: .speaking),
+            actions: [.emit(.partialTranscript("sunny and warm")), .cancel(.evidenceRecheck)], state: .speaking),
         Row(name: "a word only a sentence not yet played says is new: it is weighed",
             before: speaking + [.replySentences(["Take a coat for the evening."]), .speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .partial("go for", atNs: 1_600_000_000),
@@ -152,7 +148,7 @@ import Testing
             state: .speaking),
         Row(name: "one new letter is not weighed", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .partial("a", atNs: 1_600_000_000),
-            actions: [.emit(.partialTranscript("a")), .cancel(.evidenceRecheck), .arm(.evidenceRecheck, .milliseconds(40))], state: .speaking),
+            actions: [.emit(.partialTranscript("a")), .cancel(.evidenceRecheck)], state: .speaking),
         Row(name: "a two-letter word stops the reply when the canceller says most of the sound is the user's",
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .bargeInEvidence(partial: "go", BargeInEvidence(echoExplained: 0.3, speechMs: 250), loudEnough: true, atNs: 1_750_000_000),
@@ -192,8 +188,7 @@ import Testing
             configuration: configuration { $0.policy.text.shortPartialMaximumEchoExplained = nil },
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .partial("go", atNs: 1_600_000_000),
-            actions: [.emit(.partialTranscript("go")), .cancel(.evidenceRecheck), .arm(.evidenceRecheck, .milliseconds(40))],
-            state: .speaking),
+            actions: [.emit(.partialTranscript("go")), .cancel(.evidenceRecheck)], state: .speaking),
         Row(name: "quiet words do not interrupt (the energy guard)", before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000)],
             event: .bargeInEvidence(partial: "stop right there", BargeInEvidence(speechMs: 400), loudEnough: false, atNs: 1_900_000_000),
             actions: [.held(partial: "stop right there", reason: "the words are not loud enough over the noise floor and the reply's echo")],

@@ -146,15 +146,6 @@ package struct BargeInPolicy: Sendable, Equatable {
         package var maximumEchoExplained: Double? = 0.75
         /// The recogniser's confidence in the partial (0...1) must be at least this; nil: not checked.
         package var minimumConfidence: Double?
-        /// An utterance over the reply stops it on the user's sound alone, before any words of theirs are recognised,
-        /// once its frames show that sound lasting as a held partial's recheck asks (`BargeInEvidenceMeter
-        /// .lastingUserSound`: 160 ms from a run of three, at most a quarter explained) and loud enough: weighed as it
-        /// opens and every `Partials.recheckEveryMs` until words decide. A grammar reports a word only once the
-        /// next confirms it, and its "go" cut short by the canceller not at all: the first partial was "go forward",
-        /// 673 to 688 ms after the user began, in 4 of 20 recorded barge-ins (PipeWire, the Gateway's voice), their
-        /// own sound lasting (replayed) from 453 to 519 ms. Over the reply's echo alone it never cut in (weighed every
-        /// 40 ms through every utterance of echo in 120 recorded barge-in sessions: 7 094 times). Off: words are needed.
-        package var stopsOnUserSoundBeforeWords = true
 
         package init() {}
 

@@ -114,9 +114,7 @@ package struct TurnTaking: Sendable {
     private mutating func dispatch(_ event: Event) -> [Action] {
         switch event {
         case .control(let command): control(command)
-        case .speechStarted(let position, let atNs):
-            // The transcript source hears of the utterance before its sound alone may cut the reply (`weighSoundAlone`).
-            speechStarted(position, atNs: atNs) + relayStarted(position) + weighSoundAlone()
+        case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs) + relayStarted(position)
         case .partial(let text, let atNs, let endMs): partial(text, atNs: atNs, endMs: endMs)
         case .bargeInEvidence(let text, let evidence, let loud, let atNs): weighed(text, evidence, loudEnough: loud, atNs: atNs)
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
@@ -225,25 +223,24 @@ package struct TurnTaking: Sendable {
         latestPartial = text
         latestPartialEndMs = endMs
         let actions: [Action] = [.emit(.partialTranscript(text)), .cancel(.evidenceRecheck)]
-        guard handsFreeAllowsBargeIn(text), mayBargeIn(text) else { return actions + soundAloneRecheck() }
+        guard handsFreeAllowsBargeIn(text), mayBargeIn(text) else { return actions }
         return actions + [.weighBargeIn(partial: text, fromPositionMs: userSpeechPositionMs, throughMs: endMs)]
     }
 
     /// The reply plays, barge-in is on, the user is speaking, and `text` holds words the reply has not played: its
     /// echo holds only the sentences that reached the speaker, and a user's word that a later sentence will say
     /// ("go for" against "… a light jacket for the evenings") held them 300 ms, for their next word.
-    func mayBargeIn(_ text: String) -> Bool {
+    private func mayBargeIn(_ text: String) -> Bool {
         guard case .speaking(_, let progress, _) = state, bargeInActive, userSpeechStartNs != nil else { return false }
         return BargeInTextGuard.isNewSpeech(text, spoken: progress.played, minimumCharacters: configuration.policy.text.weighedFrom)
     }
 
     /// How soon a held partial is judged again (`BargeInPolicy.Partials.recheckEveryMs`).
-    var recheckInterval: Duration { .milliseconds(configuration.policy.partials.recheckEveryMs) }
+    private var recheckInterval: Duration { .milliseconds(configuration.policy.partials.recheckEveryMs) }
 
     private mutating func weighed(_ text: String, _ evidence: BargeInEvidence, loudEnough: Bool, atNs: UInt64) -> [Action] {
-        if text.isEmpty { return weighedSoundAlone(evidence, loudEnough: loudEnough, atNs: atNs) }
         // The state may have moved while the devices were asked.
-        guard mayBargeIn(text), case .speaking(_, let progress, _) = state, userSpeechStartNs != nil else { return [] }
+        guard mayBargeIn(text), case .speaking(_, let progress, let intrusion) = state, let startNs = userSpeechStartNs else { return [] }
         if let reason = configuration.policy.evidence.holdReason(evidence) {
             // Judged again shortly, while it is still the latest partial of the same utterance, over the frames heard
             // since: a user's "stop" whose first frames met the reply at full level shows as theirs once it is lowered.
@@ -259,13 +256,6 @@ package struct TurnTaking: Sendable {
         guard loudEnough else {
             return [.held(partial: text, reason: "the words are not loud enough over the noise floor and the reply's echo")]
         }
-        return bargeIn(partial: text, atNs: atNs)
-    }
-
-    /// The user cut in: the reply stops, its run is aborted, and the floor is theirs. `partial` is what they were heard
-    /// to say ("" when their sound alone decided: `TurnTaking+SoundAlone`).
-    mutating func bargeIn(partial text: String, atNs: UInt64) -> [Action] {
-        guard case .speaking(_, let progress, let intrusion) = state, let startNs = userSpeechStartNs else { return [] }
         let offset = progress.offset(atNs: atNs)
         pendingInterruption = offset
         openedOverReply = nil
@@ -322,7 +312,7 @@ package struct TurnTaking: Sendable {
         case .evidenceRecheck:
             // Through the latest frame, not the partial's end: the user's sound after their words is theirs too, and
             // the frames of their first word, said over the reply at full level, say only that it was loud.
-            guard mayBargeIn(latestPartial) else { return weighSoundAlone() }
+            guard mayBargeIn(latestPartial) else { return [] }
             return [.weighBargeIn(partial: latestPartial, fromPositionMs: userSpeechPositionMs, throughMs: nil, recheck: true)]
         case .answerTimeout:
             return noAnswer()
