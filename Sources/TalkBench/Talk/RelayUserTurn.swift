@@ -73,7 +73,20 @@ package struct RelayUserTurn: Sendable, Equatable {
         return try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: mode), logger: logger)
     }
 
-    /// What the recogniser makes of the turn's audio from the speech start on, as one utterance.
+    /// What a recogniser of its own makes of the turn (`recognizer(grammar:)`, built on a thread of its own: loading
+    /// the dictation model is about 0.4 s of C work). Never one that decoded anything before: a decoder keeps the
+    /// cepstral mean it learnt from the audio it heard (`PocketSphinxRecognizer`), so a turn judged after another
+    /// turn's audio read differently, and a row's figure depended on the order its trials were judged in.
+    package func words(grammar: String?) async throws -> String {
+        let recognizer = try await withCheckedThrowingContinuation { (done: CheckedContinuation<PocketSphinxRecognizer, any Error>) in
+            let thread = Thread { done.resume(with: Result { try Self.recognizer(grammar: grammar) }) }
+            thread.name = "bench-recognizer"
+            thread.start()
+        }
+        return try await words(recognizer)
+    }
+
+    /// What `recognizer` makes of the turn's audio from the speech start on, as one utterance.
     package func words(_ recognizer: PocketSphinxRecognizer) async throws -> String {
         let rate = AudioFrame.sampleRate
         let samples = try AudioFileReader.readMono(path: audio, sampleRate: rate).samples
@@ -85,10 +98,11 @@ package struct RelayUserTurn: Sendable, Equatable {
         return try await recognizer.endUtterance().text
     }
 
-    /// The words of `turns` in order, each recognised as an utterance of its own (as a provider's finals are).
-    package static func words(_ turns: [RelayUserTurn], _ recognizer: PocketSphinxRecognizer) async throws -> String {
+    /// The words of `turns` in order, each recognised as an utterance of its own by a recogniser of its own (as a
+    /// provider's finals are, whatever was heard before them).
+    package static func words(_ turns: [RelayUserTurn], grammar: String?) async throws -> String {
         var words: [String] = []
-        for turn in turns { words.append(try await turn.words(recognizer)) }
+        for turn in turns { words.append(try await turn.words(grammar: grammar)) }
         return words.filter { !$0.isEmpty }.joined(separator: " ")
     }
 }

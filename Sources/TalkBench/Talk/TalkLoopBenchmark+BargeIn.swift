@@ -12,9 +12,9 @@ extension TalkLoopBenchmark {
     ) async throws -> LiveBargeInFigures {
         var figures = LiveBargeInFigures()
         // What the relay received of the user is recognised here (`RelayUserTurn`): native, with the session's own
-        // recogniser, from the client's cleaned capture as sent (a pcm16 16 kHz uplink); realtime, by dictation.
+        // recogniser, from the client's cleaned capture as sent (a pcm16 16 kHz uplink); realtime, by dictation. A
+        // recogniser of its own per turn, so no turn's figure depends on the trials judged before it.
         let grammar = plan.conditions.realtime ? nil : plan.conditions.grammar
-        let recognizer = try RelayUserTurn.recognizer(grammar: grammar)
         figures.recognition = grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"
         if !plan.conditions.realtime {
             _ = try gateway.control(#"{"cmd": "talk-uplink", "transcription": "\#(RelayUserTurn.transcriptionUplink)"}"#)
@@ -62,6 +62,8 @@ extension TalkLoopBenchmark {
             try await Task.sleep(for: .milliseconds(500))
             await child.stop()
             let turns = try gateway.control(JSONValue.object(["cmd": "relay-turns", "dump": .string(home), "clear": true]).jsonText)["turns"]?.arrayValue ?? []
+            // Beside the turns' audio and the session's events, so a kept folder holds what its words are judged from.
+            try Data(JSONValue.array(turns).jsonText.utf8).write(to: URL(fileURLWithPath: home + "/relay-turns.json"))
             let events = child.events
             record.place(spoken: spoken.inTheRoom, events: events)
             record.outcome = "notStopped"
@@ -82,7 +84,7 @@ extension TalkLoopBenchmark {
             let outcome = plan.conditions.realtime ? RelayUserTurn.realtime(events: events, turns: turns) : RelayUserTurn.native(events: events, turns: turns)
             switch outcome {
             case .answered(let turns):
-                let words = try await RelayUserTurn.words(turns, recognizer)
+                let words = try await RelayUserTurn.words(turns, grammar: grammar)
                 (record.heard, record.wer) = (words, figures.count(words: words, spoken: clipSpoken))
                 record.firstWordFirst = HeardWords.firstWordFirst(words, spoken: clipSpoken)
             case .noTurnAfter, .notCut:
