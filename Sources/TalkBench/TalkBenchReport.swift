@@ -12,6 +12,11 @@ package struct TalkBenchReport {
     /// From the transcript sent to the first reply delta: the agent's (here the reference Gateway's) share.
     package var agentMs: [Double] = []
     package var bargeInToSilentMs: [Double] = []
+    /// The file session's barge-ins as the session times them (`bargeIn`'s `detectionLatencyMs`): from when it
+    /// reported the utterance's start (`speechStarted`, on its clock) to its decision. Not the live rows' detection
+    /// (`LiveBargeInFigures.detectionMs`, from the user's sound): the session reports the start once its endpointer
+    /// has opened, when the recogniser mostly has a word already (p50 under 10 ms), or early on a clip's leading
+    /// noise, seconds' worth for a few corpus clips (the rhasspy clips' 0.7-0.95 s before their first word).
     package var bargeInDetectionMs: [Double] = []
     package var live: LiveTalkFigures?
     package var liveUnavailable: String?
@@ -111,7 +116,7 @@ package struct TalkBenchReport {
             line("speech end -> first reply audio", speechEndToFirstAudioMs),
             line("  of which the agent (sent -> first delta)", agentMs),
             line("barge-in decision -> playback silent", bargeInToSilentMs),
-            line("speech start -> barge-in decision", bargeInDetectionMs),
+            line("reported speech start -> barge-in decision", bargeInDetectionMs),
         ]
         if let runBinary { lines.append("  sessions run by \(runBinary)") }
         if let live { lines += live.text } else { lines.append("  live: not measured: \(liveUnavailable ?? "no server")") }
