@@ -34,6 +34,15 @@ import Testing
         }
     }
 
+    @Test func `--rejudge names a kept folder and prints its figures, so --report is refused with it`() throws {
+        let rejudge = try #require(try parser.command(["bench", "talk", "--rejudge", "/tmp/kept", "--json"]) as? OpenClawTalk.Bench.Talk)
+        #expect(rejudge.rejudge == "/tmp/kept" && rejudge.reporting.json)
+        #expect(try #require(try parser.command(["bench", "talk"]) as? OpenClawTalk.Bench.Talk).rejudge == nil)
+        #expect(throws: ValidationError("'--rejudge' prints its figures; '--report' goes with a bench run")) {
+            _ = try parser.command(["bench", "talk", "--rejudge", "/tmp/kept", "--report", "/tmp/report"])
+        }
+    }
+
     @Test func `--rate speeds the local voice up, and is refused where the Gateway speaks`() throws {
         let fast = try #require(try parser.command(["bench", "talk", "--rate", "260"]) as? OpenClawTalk.Bench.Talk)
         #expect(fast.conditions.rateWPM == 260 && fast.conditions.runArguments == ["--rate", "260"])

@@ -53,8 +53,9 @@ package struct BargeInUserStart: Sendable, Equatable {
 /// One barge-in trial as the report lists it: where the user started and what came of it.
 package struct BargeInTrial: Sendable, Equatable {
     package var trial: Int
-    /// The planned offset (`BargeInUserStart`), from the session's first `speakingStarted` to the clip's handover.
-    package var userAtSeconds: Double
+    /// The planned offset (`BargeInUserStart`), from the session's first `speakingStarted` to the clip's handover (nil:
+    /// not known, a trial re-judged from a folder kept without its record).
+    package var userAtSeconds: Double?
     /// From the first `speakingStarted` event to the user's first voiced sample in the room.
     package var userSpeechAfterReplyMs: Double?
     /// Which of the reply's sentences (0-based, by `speakingStarted` events) was playing when the user spoke, and
@@ -73,7 +74,7 @@ package struct BargeInTrial: Sendable, Equatable {
     package var standInWer: Double?
     package var standInHeard: String?
 
-    package init(trial: Int, userAtSeconds: Double, outcome: String) {
+    package init(trial: Int, userAtSeconds: Double?, outcome: String) {
         (self.trial, self.userAtSeconds, self.outcome) = (trial, userAtSeconds, outcome)
     }
 

@@ -40,7 +40,13 @@ extension TalkLoopBenchmark {
             figures.trials += 1
             let userAt = plan.conditions.userStart.seconds(trial: trial, clipSeconds: clipSeconds)
             var record = BargeInTrial(trial: trial, userAtSeconds: userAt, outcome: "noReply")
-            defer { figures.perTrial.append(record) }
+            var fromHandoverMs: Double?
+            defer {
+                figures.perTrial.append(record)
+                // Beside the session's events and relay turns, for `bench talk --rejudge` (`KeptBargeInRow`).
+                let kept = KeptBargeInRow.record(record, fromHandoverMs: fromHandoverMs, grammar: grammar, realtime: plan.conditions.realtime)
+                try? Data(kept.jsonText.utf8).write(to: URL(fileURLWithPath: home + "/" + KeptBargeInRow.recordFile))
+            }
             guard await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) else {
                 figures.noReply += 1
                 await child.stop()
@@ -79,6 +85,7 @@ extension TalkLoopBenchmark {
             if let decided {
                 figures.detectionMs.append(decided.timeIntervalSince(spoken.inTheRoom) * 1000)
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
+                fromHandoverMs = figures.detectionFromHandoverMs.last
                 record.detectionMs = figures.detectionMs.last
             }
             let outcome = plan.conditions.realtime ? RelayUserTurn.realtime(events: events, turns: turns) : RelayUserTurn.native(events: events, turns: turns)

@@ -32,6 +32,7 @@ extension OpenClawTalk.Bench {
                 .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
                 SoundServerOption.spec(help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
+                .option("rejudge", value: "dir", help: "Run nothing: judge again the barge-in trials of a folder kept with OPENCLAW_TALK_BENCH_KEEP=1 (with --grammar for a grammar row kept before its trials' records; --json)."),
             ] + AudioDeviceOptions.options(.devices, help: .loopback) + [
                 RepositoryOption.spec,
                 .option("stt", value: "local|auto|gateway", help: "Whose words the file session sends (default local: this client's own figures)."),
@@ -47,6 +48,8 @@ extension OpenClawTalk.Bench {
         var bargeInTrials: Int
         var conditions: TalkBenchConditions
         var record: String?
+        /// `--rejudge DIR`: a kept row's barge-in trials judged again (`KeptBargeInRow`), nothing run.
+        var rejudge: String?
         /// `--sink` and `--source`: the live half's loopback.
         var devices: AudioDeviceOptions
         var repository: String
@@ -64,6 +67,8 @@ extension OpenClawTalk.Bench {
             bargeInTrials = try parsed.intOption("barge-in-trials", range: 0...100) ?? trials
             conditions = try TalkBenchConditions(parsed)
             record = parsed.option("record")
+            rejudge = parsed.option("rejudge")
+            if rejudge != nil, reporting.folder != nil { throw ValidationError("'--rejudge' prints its figures; '--report' goes with a bench run") }
             devices = try AudioDeviceOptions(parsed, .devices)
             repository = RepositoryOption.folder(parsed)
             stt = parsed.option("stt") ?? "local"
@@ -73,6 +78,11 @@ extension OpenClawTalk.Bench {
         }
 
         func run() async throws {
+            if let rejudge {
+                let judged = try await KeptBargeInRow.rejudge(folder: rejudge, grammar: conditions.grammar)
+                print(reporting.json ? judged.figures.json.jsonText : judged.text)
+                return
+            }
             var clips = try BenchManifest.load(path: manifest).entries
             if let clipLimit { clips = Array(clips.prefix(clipLimit)) }
             var plan = TalkLoopBenchmark.Plan(
