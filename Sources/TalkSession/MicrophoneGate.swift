@@ -74,6 +74,14 @@ package actor MicrophoneGate: AudioCaptureDevice {
         evidence.evidence(ofUtteranceAtMs: positionMs, throughMs: throughMs, recheck: recheck)
     }
 
+    /// Whether the microphone hears the user's own sound now (the onset hold's question: `BargeInPolicy.Lowering`'s
+    /// `onsetHoldLimit`): the last 300 ms loud enough over the noise floor to be speech, and a run of frames in the last
+    /// 500 ms that the reply's echo does not explain (`BargeInEvidenceMeter.userSoundGoesOn`); false with no canceller's
+    /// measure.
+    func hearsUserSound() -> Bool {
+        level.isSpeech && evidence.userSoundGoesOn(lastFrames: BargeInEvidenceMeter.holdFrames)
+    }
+
     /// Where the user began speaking in the utterance that opened at `positionMs`: see
     /// `BargeInEvidenceMeter.userSpeechStart(fromPositionMs:)`.
     func userSpeechStart(fromPositionMs positionMs: Int) -> UserSound {

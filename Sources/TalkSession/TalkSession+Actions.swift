@@ -53,6 +53,8 @@ extension TalkSession {
             afterwards += [.stopSpeaker, .abortRun]
         case .weighBargeIn(let partial, let position, let through, let recheck):
             await weighBargeIn(partial, fromPositionMs: position, throughMs: through, recheck: recheck)
+        case .weighSoundOverReply:
+            await weighSoundOverReply()
         case .held(let partial, let reason):
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
         case .note(let message, let metadata):

@@ -121,6 +121,14 @@ extension TalkSession {
         }
     }
 
+    /// `Action.weighSoundOverReply`: the onset hold ran out with no utterance open; the machine is told whether the
+    /// microphone still hears the user's own sound over the reply, and keeps it lowered or restores it.
+    func weighSoundOverReply() async {
+        let userSound = await gate.hearsUserSound()
+        logger.debug("The onset hold ran out", metadata: ["talk.userSound": "\(userSound)"])
+        await handle(.soundOverReply(userSound: userSound))
+    }
+
     private func gatewayVoiceFailed(_ reason: String, generation: Int) async {
         await handle(.gatewayVoiceFailed(turn: generation, reason: reason))
     }

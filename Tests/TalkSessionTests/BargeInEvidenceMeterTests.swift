@@ -195,3 +195,52 @@ import Testing
         #expect(echo.userSpeechStart(fromPositionMs: 0) == .echoOnly)
     }
 }
+
+/// The onset hold's question (`userSoundGoesOn`): does the microphone still hear the user's own sound?
+@Suite struct BargeInEvidenceMeterHoldTests {
+    static let frames = BargeInEvidenceMeterTests.frames
+
+    @Test func `the user's own sound goes on when the last 300 ms hold three unexplained audible frames in a row`() {
+        var user = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeeeeeeuuuuuuuuuuuuuuuuuuuuuuuuuuuuuueeuuuu.uu") { user.add(frame) }
+        #expect(user.userSoundGoesOn(lastFrames: 15))
+        // The sound stopped 300 ms ago, or the echo explains it: not theirs now.
+        var stopped = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("uuuuuuuuuuuuuuuuuuuuuuuuuuuuuu...............") { stopped.add(frame) }
+        #expect(!stopped.userSoundGoesOn(lastFrames: 15))
+        var echo = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeeeeeeeeeeeeeeeeeeeeueeeuueeeeeeeeeueeeuue") { echo.add(frame) }
+        #expect(!echo.userSoundGoesOn(lastFrames: 15))
+    }
+
+    @Test func `in a pause of the reply the user's sound is theirs; with no canceller's measure nothing is`() {
+        var pause = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames("eeeeeeeeeeeeeeeeeeee") { pause.add(frame) }
+        for s in 20..<35 { pause.add(BargeInEvidenceMeterTests.frame(UInt64(s), level: 1000, explained: nil)) }
+        #expect(pause.userSoundGoesOn(lastFrames: 15))
+        var plain = BargeInEvidenceMeter(audibleRMS: 150)
+        for s in 0..<200 { plain.add(BargeInEvidenceMeterTests.frame(UInt64(s), level: 1000, explained: nil)) }
+        #expect(!plain.userSoundGoesOn(lastFrames: 15))
+    }
+
+    /// Recorded barge-ins (main 8f5dc49, PulseAudio, the local voice, 25 s), replayed through the echo stages, from
+    /// 400 ms before the sound onset that lowered the reply to the onset hold's end: the user's "go", a pause, and
+    /// "forward", whose onset the reply still explained (trial 9); a user whose own sound showed again at the hold's very
+    /// end (trial 18: the level returned at 801 ms, the recogniser's speech start came at 816, and the relay's turn read
+    /// "go forward and leaders"); the reply's echo alone at a sentence's onset (trial 18, 1.9 s before the user).
+    static let goPauseForward = "....................eeeeeeeee...ueeuuuuuuuuuuueeeeee......eeuu"
+    static let lateOwnSound = ".................e..eeeeeeeeeeeeeeuuuuuuuuuueeeeeee......euuuu"
+    static let sentenceOnset = "....................eeeeeee..................................."
+
+    @Test func `recorded: the user's sound goes on over the last 500 ms at the hold's end, the echo's does not`() {
+        for (code, theirs) in [(Self.goPauseForward, true), (Self.lateOwnSound, true), (Self.sentenceOnset, false)] {
+            var meter = BargeInEvidenceMeter(audibleRMS: 150)
+            for frame in Self.frames(code) { meter.add(frame) }
+            #expect(meter.userSoundGoesOn(lastFrames: BargeInEvidenceMeter.holdFrames) == theirs, "\(code)")
+        }
+        // Over the last 300 ms the pause after "go" hides them.
+        var meter = BargeInEvidenceMeter(audibleRMS: 150)
+        for frame in Self.frames(Self.goPauseForward) { meter.add(frame) }
+        #expect(!meter.userSoundGoesOn(lastFrames: 15))
+    }
+}

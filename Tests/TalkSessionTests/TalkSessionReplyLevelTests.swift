@@ -111,4 +111,48 @@ import Testing
         #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] })
         await rig.session.stop()
     }
+
+    /// Frames over the reply as the canceller marks them (`explained`: the share its echo explains), and waits until
+    /// the listener has read them.
+    static func push(_ rig: Rig, amplitude: Int16, count: Int, explained: Float) async {
+        let before = await rig.listener.peaks.count
+        await rig.microphone.push(amplitude: amplitude, count: count, echoExplained: explained)
+        #expect(await TalkSessionBargeInTests.heard(rig, frames: before + count))
+    }
+
+    /// Issue 22: the recogniser's speech start came up to 1.4 s after the user's onset, and the level returned over
+    /// their words at the hold's 800 ms.
+    @Test func `while the microphone hears the user's own sound the hold goes on, and the level returns once it stops`() async throws {
+        let (rig, clock) = try await Self.speakingOnManualClock()
+        let hold = TalkSession.Settings().bargeIn.lowering.onsetHold
+        await Self.push(rig, amplitude: 0, count: 10, explained: 1)
+        await Self.push(rig, amplitude: 8000, count: 10, explained: 0.2)  // the user's own sound, the echo explains little
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
+        #expect(await clock.waitForSleep(endingIn: hold))
+        for _ in 0..<3 {  // still speaking as the hold runs out: syllables (a steady tone would raise the noise floor to it)
+            await Self.push(rig, amplitude: 0, count: 2, explained: 1)
+            await Self.push(rig, amplitude: 8000, count: 8, explained: 0.2)
+        }
+        clock.advance(hold)
+        #expect(await clock.waitForSleep(endingIn: hold), "the hold goes on")
+        #expect(await rig.speaker.gains == [Self.lowered])
+        await Self.push(rig, amplitude: 0, count: 20, explained: 1)  // they stopped, and no utterance opened
+        clock.advance(hold)
+        #expect(await rig.log.waitFor { if case .replyLevel(1, "no utterance followed the sound within 1600 ms") = $0 { true } else { false } })
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] })
+        await rig.session.stop()
+    }
+
+    @Test func `sound the reply's echo explains does not hold the reply lowered past the onset's wait`() async throws {
+        let (rig, clock) = try await Self.speakingOnManualClock()
+        let hold = TalkSession.Settings().bargeIn.lowering.onsetHold
+        await Self.push(rig, amplitude: 0, count: 10, explained: 1)
+        await Self.push(rig, amplitude: 8000, count: 40, explained: 0.9)
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered] })
+        #expect(await clock.waitForSleep(endingIn: hold))
+        clock.advance(hold)
+        #expect(await rig.log.waitFor { if case .replyLevel(1, "no utterance followed the sound") = $0 { true } else { false } })
+        #expect(await Self.eventually { await rig.speaker.gains == [Self.lowered, 1] })
+        await rig.session.stop()
+    }
 }

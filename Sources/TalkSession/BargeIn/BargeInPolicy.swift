@@ -119,8 +119,17 @@ package struct BargeInPolicy: Sendable, Equatable {
         /// How much quieter, in dB (`--lower-reply-db`, default 15; nil, or 0 on the command line, keeps the level).
         package var decibels: Double? = 15
         /// Sound over the reply lowers it at once; if no utterance opens this long after (`--barge-in-onset-hold-ms`,
-        /// default 800 ms: over the 200 to 500 ms the endpointer takes to tell speech from a knock), the level returns.
+        /// default 800 ms: over the 200 to 500 ms the endpointer takes to tell speech from a knock), the level returns,
+        /// unless the user's own sound goes on (`onsetHoldLimit`).
         package var onsetHold: Duration = .milliseconds(800)
+        /// When the hold runs out with no utterance open but the microphone still hears sound over the reply that its
+        /// echo does not explain (`MicrophoneGate.hearsUserSound`: the user's own sound, as the barge-in evidence
+        /// judges it), the hold goes on, `onsetHold` at a time, up to this long from the onset in all (2,400 ms). In
+        /// recorded barge-ins the recogniser's speech start came 740 to 1,412 ms after the user's onset (the echo and
+        /// the lowering confuse the endpointer) and its events lag the stream 300 to 550 ms under load: restored at
+        /// 800 ms, the reply came back to full level over the user's words and the turn the relay got lacked them.
+        /// The cap keeps a sound that opens no utterance (music, a television) from keeping the reply lowered.
+        package var onsetHoldLimit: Duration = .milliseconds(2400)
 
         package init() {}
 

@@ -68,6 +68,8 @@ extension TurnTaking {
         /// When the utterance opened; nil for sound with no utterance (yet).
         package var speechStartNs: UInt64?
         package var lowered: Bool
+        /// How long the onset hold has run in all since the sound lowered the reply (`BargeInPolicy.Lowering.onsetHoldLimit`).
+        package var held: Duration = .zero
     }
 
     /// An utterance that opened while the reply played and did not interrupt it: what the reply had said then,
@@ -114,7 +116,8 @@ extension TurnTaking {
 
     /// One timer of each name runs at a time: arming it again replaces it; a stale firing is ignored.
     package enum Timer: String, Sendable, Equatable, CaseIterable {
-        /// Sound over the reply lowered it: with no utterance within `BargeInPolicy.Lowering.onsetHold`, the level returns.
+        /// Sound over the reply lowered it: with no utterance within `BargeInPolicy.Lowering.onsetHold`, the level returns,
+        /// unless the microphone still hears the user's own sound (up to `onsetHoldLimit` in all).
         case onsetHold
         /// Without barge-in the microphone opens `BargeInPolicy.muteTail` after the reply.
         case muteTail
@@ -159,6 +162,9 @@ extension TurnTaking {
         /// agent. `timing` when they are the local recogniser's, unchanged.
         case final(String, timing: HeardTiming? = nil)
         case soundOnset
+        /// What `Action.weighSoundOverReply` found: whether the microphone still hears sound over the reply that its
+        /// echo does not explain (`MicrophoneGate.hearsUserSound`).
+        case soundOverReply(userSound: Bool)
         case playbackStarted(sentence: String, seconds: Double, atNs: UInt64)
         case playbackStopped(completed: Bool)
         /// The agent wrote: the turn's reply text grew by these sentences (queued for synthesis), or it failed.
@@ -213,6 +219,9 @@ extension TurnTaking {
         /// `recheck` of a held partial reads through the latest frame and asks more of the user's own sound there
         /// (`BargeInEvidenceMeter.lastingUserSound`).
         case weighBargeIn(partial: String, fromPositionMs: Int, throughMs: Int? = nil, recheck: Bool = false)
+        /// The onset hold ran out with no utterance open: ask the devices whether the microphone still hears the user's
+        /// own sound over the reply; the answer comes back as `Event.soundOverReply`.
+        case weighSoundOverReply
         /// Why a partial did not cut in (for the debug log).
         case held(partial: String, reason: String)
         /// For the log (notice level), with its metadata.

@@ -120,6 +120,7 @@ package struct TurnTaking: Sendable {
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
         case .final(let text, let timing): heard(text, timing: timing)
         case .soundOnset: soundOnset()
+        case .soundOverReply(let userSound): soundOverReply(userSound: userSound)
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
         case .replySentences(let sentences): replySentences(sentences)
@@ -286,20 +287,10 @@ package struct TurnTaking: Sendable {
         return actions
     }
 
-    private mutating func soundOnset() -> [Action] {
-        guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil, bargeInActive else { return [] }
-        var intrusion = Intrusion(speechStartNs: nil, lowered: false)
-        let actions = lower(&intrusion, reason: "sound over the reply")
-        guard intrusion.lowered else { return [] }
-        state = .speaking(turn, progress, intrusion)
-        return actions + [.arm(.onsetHold, configuration.policy.lowering.onsetHold)]
-    }
-
     private mutating func timerFired(_ timer: Timer) -> [Action] {
         switch timer {
         case .onsetHold:
-            guard userSpeechStartNs == nil else { return [] }
-            return restore(reason: "no utterance followed the sound")
+            return onsetHoldRanOut()
         case .muteTail:
             if case .asking = state { return answerOpens() }
             if case .speaking = state { return [] }
@@ -330,7 +321,7 @@ package struct TurnTaking: Sendable {
     // MARK: - Pieces
 
     /// Lowers the reply while the user may be cutting in (nothing when barge-in is off or the policy keeps the level).
-    private func lower(_ intrusion: inout Intrusion, reason: String) -> [Action] {
+    func lower(_ intrusion: inout Intrusion, reason: String) -> [Action] {
         guard bargeInActive, let gain = configuration.policy.lowering.gain, !intrusion.lowered else { return [] }
         intrusion.lowered = true
         return [.emit(.replyLevel(gain: Double(gain), reason: reason)), .setReplyGain(gain)]
