@@ -204,8 +204,8 @@ package actor TalkSession {
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
     /// once, 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
-    /// meet less echo; if no utterance opens within `BargeInPolicy.Lowering.onsetHold`, it was not them and the
-    /// level returns.
+    /// meet less echo; if no utterance opens within `BargeInPolicy.Lowering.onsetHold` and the microphone no longer
+    /// hears their own sound (`TurnTaking+Lowering`), it was not them and the level returns.
     func soundOverReply() async {
         await handle(.soundOnset)
     }
