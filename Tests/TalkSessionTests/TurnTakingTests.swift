@@ -220,6 +220,18 @@ import Testing
             actions: [.sendTurn(number: 2, transcript: "stop right there", interruptedAtSeconds: 0.9), .arm(.replyTimeout, .seconds(340)),
                       .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
             state: .thinking),
+        // The file session's late cuts (judge29's finding, 9 in two sessions): the user began before the first of the
+        // reply's two sentences ended, the second waited for the floor (nothing playing, the machine still speaking),
+        // and the cut came 83-2443 ms after the first ended. The user heard 2.29 s of a 6 s reply: an interruption.
+        Row(name: "a cut between sentences, the next one written and held for the user, carries the offset heard",
+            before: speaking + [.replySentences(["Tomorrow brings rain."]), .speechStarted(positionMs: 5000, atNs: 2_900_000_000),
+                                .playbackStopped(completed: true),
+                                .bargeInEvidence(partial: "stop right there", BargeInEvidence(speechMs: 400), loudEnough: true, atNs: 3_300_000_000),
+                                .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 3_500_000_000)],
+            event: .final("stop right there"),
+            actions: [.sendTurn(number: 2, transcript: "stop right there", interruptedAtSeconds: 2), .arm(.replyTimeout, .seconds(340)),
+                      .emit(.stateChanged(from: .listening, to: .thinking, reason: "transcript sent")), .announce(.thinking)],
+            state: .thinking),
         Row(name: "an utterance wholly within a reply it did not interrupt is no turn",
             before: speaking + [.speechStarted(positionMs: 5000, atNs: 1_500_000_000),
                                 .speechEnded(lastSpeechEndMs: 6000, closedAtMs: 6700, endedNs: 1_800_000_000),
