@@ -17,11 +17,6 @@ package struct AudioFrame: Sendable, Equatable {
     /// Set by echo cancellation while a sound plays: the fraction (0...1) of this frame the sound's own echo
     /// explains (`EchoExplanation`). nil: no canceller, or nothing played that could be heard back.
     package var echoExplained: Float?
-    /// Set by echo cancellation on a frame its later stages turned down while something played and the linear stage
-    /// kept more than it keeps of the echo alone (`EchoTuning.LookBack`): the linear stage's output, where a user who
-    /// began over the reply may have been taken down with the echo. nil on every other frame, so it costs nothing
-    /// while nothing plays. Only the pre-roll of an utterance takes it (`AudioFrame.lookingBack`).
-    package var onsetAlternative: [Int16]?
 
     package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
         self.sequence = sequence
@@ -44,24 +39,4 @@ package struct PCMBuffer: Sendable, Equatable {
     }
 
     package var durationSeconds: Double { sampleRate > 0 ? Double(samples.count) / Double(sampleRate) : 0 }
-}
-
-extension AudioFrame {
-    /// An utterance's opening frames as the recogniser and the relay should hear them. `frames` run oldest first from
-    /// the pre-roll; `positionMs` is where the utterance starts (the endpointer's first voiced frame). The frames just
-    /// before it that carry an `onsetAlternative` (a run of at most `EchoTuning.LookBack.maxFrames`, ending at the
-    /// start) take it: the endpointer heard them as silence because the echo stages took the user's first syllable
-    /// down with the echo. Every other frame, and every frame of an utterance that did not open over a reply, is left
-    /// as it is.
-    package static func lookingBack(_ frames: [AudioFrame], before positionMs: Int) -> [AudioFrame] {
-        var out = frames
-        var index = out.lastIndex { $0.streamPositionMs < positionMs }
-        var taken = 0
-        while let i = index, taken < EchoTuning.LookBack.maxFrames, let alternative = out[i].onsetAlternative {
-            out[i].samples = alternative
-            taken += 1
-            index = i > out.startIndex ? i - 1 : nil
-        }
-        return out
-    }
 }

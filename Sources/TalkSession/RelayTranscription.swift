@@ -97,8 +97,7 @@ package actor RelayTranscription: TranscriptSource {
         }
         // What the previous utterance's uplink already sent after its endpoint is not sent again.
         let sent = utterance.flatMap { $0.uplink == .live ? $0.nextPositionMs : nil } ?? from
-        // The user's first syllable, if the echo stages took it down, as the recogniser hears it (`AudioFrame.lookingBack`).
-        next.backlog = AudioFrame.lookingBack(ring.filter { $0.streamPositionMs >= max(from, sent) }, before: positionMs)
+        next.backlog = ring.filter { $0.streamPositionMs >= max(from, sent) }
         next.nextPositionMs = (next.backlog.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? from
         utterance = next
         let index = count

@@ -56,33 +56,4 @@ import Testing
         }
         #expect(kept.isEmpty)
     }
-
-    /// The user's first frame when WebRTC took it down with the echo: the keeper does not pass it (WebRTC did not keep
-    /// it), but it may hold the user's onset, which an utterance's pre-roll takes (`AudioFrame.lookingBack`).
-    @Test func `a frame the linear stage keeps 10 dB over its usual but WebRTC took down may hold the user's onset`() {
-        var keeper = Self.learnt()
-        // The linear stage leaves -5 dB of the raw frame (15 dB over its usual -20 dB); WebRTC leaves 30 dB less.
-        let linear = Self.frame(2_000, seed: 1)
-        let output = Self.frame(60, seed: 1)
-        let kept = keeper.keep(raw: Self.frame(3_500, seed: 1), linear: linear, cancelled: output, playing: true, muted: true, userOverEcho: false)
-        #expect(!kept)
-        #expect(keeper.mayHoldOnset(output: output, linear: linear))
-    }
-
-    @Test func `the echo alone, or a frame the later stages did not turn down, holds no onset`() {
-        var keeper = Self.learnt()
-        // The echo alone: the linear stage at its usual -20 dB.
-        _ = keeper.keep(raw: Self.frame(3_000, seed: 2), linear: Self.frame(300, seed: 2), cancelled: Self.frame(10, seed: 2),
-                        playing: true, muted: true, userOverEcho: false)
-        #expect(!keeper.mayHoldOnset(output: Self.frame(10, seed: 2), linear: Self.frame(300, seed: 2)))
-        // Standing out, but passed at the linear stage's level (under 6 dB down): nothing to look back for.
-        _ = keeper.keep(raw: Self.frame(3_500, seed: 3), linear: Self.frame(2_000, seed: 3), cancelled: Self.frame(1_500, seed: 3),
-                        playing: true, muted: false, userOverEcho: false)
-        #expect(!keeper.mayHoldOnset(output: Self.frame(1_500, seed: 3), linear: Self.frame(2_000, seed: 3)))
-        // Nothing playing: nothing judged.
-        _ = keeper.keep(raw: Self.frame(3_500, seed: 4), linear: Self.frame(2_000, seed: 4), cancelled: Self.frame(60, seed: 4),
-                        playing: false, muted: true, userOverEcho: false)
-        #expect(!keeper.mayHoldOnset(output: Self.frame(60, seed: 4), linear: Self.frame(2_000, seed: 4)))
-    }
 }
-

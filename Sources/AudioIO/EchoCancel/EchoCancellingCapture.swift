@@ -136,7 +136,6 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 }
                 frame.samples = outcome.samples
                 frame.echoExplained = outcome.echoExplained.map(Float.init)
-                frame.onsetAlternative = outcome.onsetAlternative
                 // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
                 if logger.logLevel <= .trace {
                     logger.trace("Echo frame", metadata: [

@@ -14,9 +14,6 @@ struct EchoFrameProcessor {
         var changed: Bool
         /// How much of the frame the reference explains (`EchoExplanation`); nil when nothing played.
         var echoExplained: Double?
-        /// The linear stage's output, for a frame the later stages turned down that may hold a user's onset
-        /// (`AudioFrame.onsetAlternative`); nil otherwise.
-        var onsetAlternative: [Int16]? = nil
     }
 
     let canceller: EchoCanceller
@@ -80,10 +77,7 @@ struct EchoFrameProcessor {
         if onsetKept { samples = linear }
         let echoAlone = suppressed && !onsetKept
         let explained = explanation.add(raw: raw, far: far, echoAlone: echoAlone)
-        var outcome = Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed,
-                              echoExplained: explained)
-        // A frame the stages turned down that may hold the user's first syllable: kept aside for a look-back.
-        if !userOverEcho, !onsetKept, userOnset.mayHoldOnset(output: samples, linear: linear) { outcome.onsetAlternative = linear }
-        return outcome
+        return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed,
+                       echoExplained: explained)
     }
 }

@@ -194,21 +194,6 @@ enum EchoTuning {
         static let floorRatio = 1e-9
     }
 
-    /// Which frames carry the linear stage's output for an utterance's pre-roll (`AudioFrame.onsetAlternative`,
-    /// `AudioFrame.lookingBack`): a user who starts over the reply at full level is about 10 dB under its echo for
-    /// their first 150-200 ms (the lowering reaches the microphone only then), and WebRTC and the residual suppressor
-    /// take their first syllable down with it (the first 20-40 ms to -35..-55 dB) while the linear stage keeps it.
-    enum LookBack {
-        /// 10 dB (energy ratio 10) over what the linear stage usually leaves of the echo alone, as
-        /// `UserOnset.openMargin`: something besides the echo is there. On 60 recorded barge-ins (f29, PulseAudio, local
-        /// voice, 25 s) no utterance over the echo alone before the user changed its words; at 6 and 3 dB one and two did.
-        static let overUsual = 10.0
-        /// The later stages' output is at least 6 dB (energy ratio 4) under the linear stage's: they turned it down.
-        static let turnedDown = 4.0
-        /// At most 10 frames (200 ms) before the utterance's first voiced frame: the user's first 150-200 ms.
-        static let maxFrames = 10
-    }
-
     /// How much of each captured frame the reply's own sound explains (`EchoExplanation`).
     enum Explanation {
         /// 100 ms windows of the raw capture.

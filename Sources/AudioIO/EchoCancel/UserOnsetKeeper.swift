@@ -16,22 +16,17 @@ struct UserOnsetKeeper {
 
     private var ratios: [Double] = []
     private var left = 0
-    /// The last frame's linear-stage ratio over what the linear stage usually leaves of the echo alone (energy); nil
-    /// when that frame was not judged (nothing playing, too quiet, not settled).
-    private(set) var overUsual: Double?
 
     /// The reference moved or playback restarted: what the linear stage usually leaves is learnt again.
     mutating func reset() {
         ratios.removeAll()
         left = 0
-        overUsual = nil
     }
 
     /// Takes one frame's raw capture and both stages' outputs; `muted` says whether the suppressor turned it down,
     /// `userOverEcho` whether the double-talk detector already passes the linear output. Returns whether the frame
     /// should pass the linear output.
     mutating func keep(raw: [Int16], linear: [Int16], cancelled: [Int16], playing: Bool, muted: Bool, userOverEcho: Bool) -> Bool {
-        overUsual = nil
         let rawEnergy = AudioLevel.meanSquare(raw)
         guard playing, rawEnergy >= Tuning.loudRMS * Tuning.loudRMS else {
             left = 0
@@ -41,7 +36,6 @@ struct UserOnsetKeeper {
         let ratio = max(linearEnergy / rawEnergy, Tuning.floorRatio)
         if ratios.count >= Tuning.settleFrames {
             let usual = LevelHistory.percentile(ratios, Tuning.usualPercentile)
-            overUsual = ratio / usual
             let standsOut = ratio < EchoTuning.DoubleTalk.divergedRatio
             if left > 0, standsOut, ratio >= usual * Tuning.holdMargin {
                 left -= 1
@@ -56,15 +50,5 @@ struct UserOnsetKeeper {
         }
         LevelHistory.push(ratio, into: &ratios, keep: Tuning.historyFrames)
         return false
-    }
-
-    /// Whether the last frame `keep` judged may hold a user's onset that the later stages took down with the echo: the
-    /// linear stage left `EchoTuning.LookBack.overUsual` more of it than it usually leaves of the echo alone, and the
-    /// frame's `output` is `EchoTuning.LookBack.turnedDown` under the linear stage's. Such a frame carries the linear
-    /// output for an utterance's pre-roll (`AudioFrame.lookingBack`), where the recogniser needs the first syllable
-    /// and where the endpointer, which heard the turned-down frame as silence, has not started yet.
-    func mayHoldOnset(output: [Int16], linear: [Int16]) -> Bool {
-        guard let overUsual, overUsual >= EchoTuning.LookBack.overUsual else { return false }
-        return AudioLevel.meanSquare(output) * EchoTuning.LookBack.turnedDown <= AudioLevel.meanSquare(linear)
     }
 }

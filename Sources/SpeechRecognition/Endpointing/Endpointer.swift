@@ -64,12 +64,6 @@ package struct Endpointer: Sendable {
         return buffer.filter { $0.frame.streamPositionMs >= first - settings.preRollMs }.map(\.frame)
     }
 
-    /// While voiced frames are being counted toward a start: where it would start (the first voiced frame); nil otherwise.
-    package var pendingStartMs: Int? {
-        guard case .starting(let first, _, _) = state else { return nil }
-        return first
-    }
-
     /// While speaking: how long since the last voiced frame (0 on a voiced frame); nil while listening.
     package var silenceSinceSpeechMs: Int? {
         if case .speaking(_, _, _, let silent) = state { return silent * AudioFrame.durationMs }

@@ -211,7 +211,7 @@ package actor UtterancePipeline {
                 utterance = OpenUtterance(startMs: position, audioStartMs: audioStart)
                 lastPartial = ""
                 emit(.speechStarted(positionMs: position), generation: gen)
-                _ = try await feed(AudioFrame.lookingBack(frames, before: position))
+                _ = try await feed(frames)
             case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason):
                 try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
             }
@@ -231,16 +231,14 @@ package actor UtterancePipeline {
             if endpointer.pendingStartFrames == nil { await dropAhead() }
             return
         }
-        guard utterance == nil, decodesWhileStarting, let pending = endpointer.pendingStartFrames,
-              let startMs = endpointer.pendingStartMs else { return }
-        // The user's first syllable, if the echo stages took it down, is in the pre-roll (`AudioFrame.lookingBack`).
-        let frames = AudioFrame.lookingBack(Array(pending.suffix(EndpointerSettings.frames(aheadLimitMs))), before: startMs)
+        guard utterance == nil, decodesWhileStarting, let pending = endpointer.pendingStartFrames else { return }
+        let frames = pending.suffix(EndpointerSettings.frames(aheadLimitMs))
         guard let first = frames.first else { return }
         await apply(grammar: wantedGrammar)
         try await recognizer.startUtterance()
         try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(first.streamPositionMs) / 1000))
         utterance = OpenUtterance(startMs: first.streamPositionMs, audioStartMs: first.streamPositionMs, ahead: true)
-        _ = try await feed(frames)
+        _ = try await feed(Array(frames))
     }
 
     /// While decoding ahead, keeps the recogniser's words (at the partials' cadence) for the start: a grammar's search
