@@ -14,9 +14,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
     /// What each frame carried for barge-in's evidence (`BargeInEvidenceMeter`).
     private var evidence: BargeInEvidenceMeter
     /// One element each time the microphone turns loud (`SpeechEnergy.onsetFrames` frames in a row over the
-    /// floor): sound that may be the user starting to speak, long before the endpointer can say so.
-    package nonisolated let soundOnsets: AsyncStream<Void>
-    private let onsetSink: AsyncStream<Void>.Continuation
+    /// floor): sound that may be the user starting to speak, long before the endpointer can say so. The element is
+    /// where the onset's first loud frame starts in the capture stream (stream ms, `AudioFrame.streamPositionMs`:
+    /// the clock of the endpointer's positions and of the relay's frames).
+    package nonisolated let soundOnsets: AsyncStream<Int>
+    private let onsetSink: AsyncStream<Int>.Continuation
     private var loudFrames = 0
     /// Where the capture stream has reached (stream ms): the end of the last frame passed.
     package private(set) var heardToMs = 0
@@ -27,7 +29,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
         self.inner = inner
         level = SpeechEnergy(energy)
         evidence = BargeInEvidenceMeter(audibleRMS: energy.minimumRMS)
-        (soundOnsets, onsetSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        (soundOnsets, onsetSink) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(8))
     }
 
     package func start() async throws -> AsyncStream<CaptureEvent> {
@@ -106,7 +108,7 @@ package actor MicrophoneGate: AudioCaptureDevice {
         if mode != .open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)
         } else if loudFrames == SpeechEnergy.onsetFrames {
-            onsetSink.yield()
+            onsetSink.yield(Int(frame.sequence + 1 - UInt64(SpeechEnergy.onsetFrames)) * AudioFrame.durationMs)
         }
         return .frame(frame)
     }

@@ -10,12 +10,21 @@ import TalkLogging
 /// arrives or `finalWait` ends; at the local final the relay's final is used if it comes within `finalWait` of
 /// the local endpoint, else the local words. One relay session serves every utterance
 /// while it lives (`TalkRelayClient` recreates it after a reconnect or an expiry) and is closed at the end.
+///
+/// An utterance that opened over the reply (`utteranceStarted(held: true)`) may be the reply's echo: its frames stay
+/// in the ring and nothing is sent until the loop releases it (`utteranceReleased`) from the user's onset, less
+/// `Settings.releaseMarginMs`; dropped before that, none of it has left the machine.
 package actor RelayTranscription: TranscriptSource {
     package struct Settings: Sendable {
         /// How long after the local endpoint the relay's final may take (`--relay-wait-ms`).
         package var finalWait: Duration = .milliseconds(1_500)
         /// Audio before the first voiced frame that goes with the utterance (the endpointer's pre-roll).
         package var preRollMs = 400
+        /// A held utterance is sent from this long (200 ms) before the user's onset (the gate's first loud frame):
+        /// a word's soft start (a fricative, a plosive's closure, 50 to 150 ms) comes before its first loud frame, and
+        /// in replayed barge-ins the canceller's output showed the user's onset up to 55 ms after the clean clip's.
+        /// More would put the echo's last syllable back in front of the user's first word.
+        package var releaseMarginMs = 200
         /// `auto` checks `talk.catalog` before each new relay session; `gateway` goes straight to it.
         package var checkCatalog = true
         package var engineName = "gateway-relay"
@@ -24,9 +33,11 @@ package actor RelayTranscription: TranscriptSource {
     }
 
     /// The utterance being streamed: its relay turns and their finals.
-    private struct Utterance {
-        enum Uplink { case connecting, live, ended }
+    struct Utterance {
+        /// `held`: opened over the reply, nothing sent until released (its frames wait in the ring).
+        enum Uplink { case held, connecting, live, ended }
         var index: Int
+        /// The first position it may send: its pre-roll, and not what the utterance before it already sent.
         var startMs: Int
         var uplink = Uplink.connecting
         var backlog: [AudioFrame] = []
@@ -49,13 +60,13 @@ package actor RelayTranscription: TranscriptSource {
         var failure: String?
     }
 
-    private let client: TalkRelayClient
+    private let client: any TranscriptionRelay
     private let settings: Settings
-    private let clock: TalkClock
-    private let logger: Logger
+    let clock: TalkClock
+    let logger: Logger
     private var ring: [AudioFrame] = []
     private static let ringFrames = 300   // 6 s: the utterance start is announced after the endpointer confirms it
-    private var utterance: Utterance?
+    var utterance: Utterance?
     private var count = 0
     private var encoder: UplinkEncoder?
     private var encoderSession: String?
@@ -64,10 +75,12 @@ package actor RelayTranscription: TranscriptSource {
     private var notes: [TalkEvent.Kind] = []
     private var waiter: CheckedContinuation<Void, Never>?
     private var tasks: [Task<Void, Never>] = []
-    package private(set) var lateFinals = 0
-    package private(set) var emptyFinals = 0
+    /// Where the frames this source has taken in reach (stream ms): the end of the latest.
+    package var heardThroughMs: Int { (ring.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? 0 }
+    package internal(set) var lateFinals = 0
+    package internal(set) var emptyFinals = 0
 
-    package init(client: TalkRelayClient, frames: AsyncStream<AudioFrame>, settings: Settings = Settings(), clock: TalkClock = .live,
+    package init(client: any TranscriptionRelay, frames: AsyncStream<AudioFrame>, settings: Settings = Settings(), clock: TalkClock = .live,
                  logger: Logger)
     {
         self.client = client
@@ -85,9 +98,12 @@ package actor RelayTranscription: TranscriptSource {
 
     // MARK: - TranscriptSource
 
-    package func utteranceStarted(positionMs: Int) {
+    package func utteranceStarted(positionMs: Int, held: Bool) {
         count += 1
-        let from = positionMs - settings.preRollMs
+        let preRoll = positionMs - settings.preRollMs
+        // What the previous utterance's uplink already sent after its endpoint is not sent again.
+        let sent = utterance.flatMap { $0.uplink == .live ? $0.nextPositionMs : nil } ?? preRoll
+        let from = max(preRoll, sent)
         var next = Utterance(index: count, startMs: from, nextPositionMs: from)
         if let disabled {
             next.failure = disabled
@@ -95,12 +111,31 @@ package actor RelayTranscription: TranscriptSource {
             utterance = next
             return
         }
-        // What the previous utterance's uplink already sent after its endpoint is not sent again.
-        let sent = utterance.flatMap { $0.uplink == .live ? $0.nextPositionMs : nil } ?? from
-        next.backlog = ring.filter { $0.streamPositionMs >= max(from, sent) }
+        if held {
+            next.uplink = .held
+            utterance = next
+            return
+        }
+        stream(&next, from: from)
+    }
+
+    /// The held utterance is the user's: what the ring holds of it from `releaseMarginMs` before the user's onset
+    /// (nil: from its start) goes out, and what follows streams as heard.
+    package func utteranceReleased(onsetMs: Int?) {
+        guard var current = utterance, current.uplink == .held else { return }
+        let from = max(current.startMs, onsetMs.map { $0 - settings.releaseMarginMs } ?? current.startMs)
+        logger.debug("held relay utterance released", metadata: [
+            "relay.fromMs": "\(from)", "relay.heldMs": "\(max(0, from - current.startMs))"])
+        stream(&current, from: from)
+    }
+
+    /// Starts sending the utterance: the ring's frames from `from` on as its backlog, once the session is there.
+    private func stream(_ next: inout Utterance, from: Int) {
+        next.uplink = .connecting
+        next.backlog = ring.filter { $0.streamPositionMs >= from }
         next.nextPositionMs = (next.backlog.last?.streamPositionMs).map { $0 + AudioFrame.durationMs } ?? from
         utterance = next
-        let index = count
+        let index = next.index
         tasks.removeAll { $0.isCancelled }
         tasks.append(Task { await self.connect(index) })
     }
@@ -118,6 +153,11 @@ package actor RelayTranscription: TranscriptSource {
 
     package func transcript(localText: String, discard: Bool) async -> TranscriptChoice {
         guard let current = utterance else { return local(localText, "no audio reached the relay") }
+        if current.uplink == .held {
+            // Never released: none of it left the machine.
+            finishUtterance()
+            return local(localText, "held over the reply and dropped unsent")
+        }
         if discard {
             finishUtterance()
             return local(localText, "heard while the reply played")
@@ -188,26 +228,25 @@ package actor RelayTranscription: TranscriptSource {
             current.nextPositionMs = frame.streamPositionMs + AudioFrame.durationMs
             utterance = current
             await send([frame], index: current.index)
-        case .ended:
+        case .held, .ended:
             break
         }
     }
 
     /// Gets the relay session (and the encoder for its contract), then sends what was spoken meanwhile.
     private func connect(_ index: Int) async {
-        let session: TalkRelaySession
+        let session: RealtimeRelayInput
         do {
-            if await client.currentSession == nil, settings.checkCatalog { _ = try await client.availability() }
-            session = try await client.ensureSession()
+            session = try await client.openTranscriptionInput(checkCatalog: settings.checkCatalog)
         } catch {
             fail(index, "the relay is unavailable: \(error)")
             return
         }
-        if encoderSession != session.id {
+        if encoderSession != session.sessionId {
             do {
-                let contract = try UplinkContract(encodingName: session.inputEncoding, sampleRate: session.inputSampleRateHz)
+                let contract = try UplinkContract(encodingName: session.encoding, sampleRate: session.sampleRateHz)
                 encoder = try UplinkEncoder(contract: contract)
-                encoderSession = session.id
+                encoderSession = session.sessionId
                 let wire = contract.payloadBytesPerSecond() * 4 / 3 + 10 * 120   // base64 and ten request frames a second
                 notes.append(.relayUplink(mode: "transcription", uplink: contract.description, bytesPerSecond: wire))
             } catch {
@@ -282,51 +321,7 @@ package actor RelayTranscription: TranscriptSource {
         }
     }
 
-    // MARK: - Relay events
-
-    private func relayEvent(_ event: TalkRelayEvent) {
-        switch event.kind {
-        case .speechStart, .inputAudio, .partial:
-            guard let turn = event.turnId, var current = utterance, current.failure == nil else { return }
-            if !current.turnIds.contains(turn) { current.turnIds.append(turn) }
-            if case .partial = event.kind { current.spokenTurns.insert(turn) }
-            utterance = current
-        case .transcript(_, let text, true):
-            let words = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if words.isEmpty {
-                emptyFinals += 1   // turn ended / committed markers carry no words
-                if event.talkEventType == "turn.ended", let turn = event.turnId, var current = utterance, current.turnIds.contains(turn) {
-                    current.endedTurns.insert(turn)
-                    utterance = current
-                    signal()
-                }
-                return
-            }
-            guard var current = utterance else { return late(words) }
-            if let turn = event.turnId {
-                guard current.turnIds.contains(turn) else { return late(words) }
-                current.finals[turn] = words
-            } else {
-                current.unkeyedFinals.append(words)
-            }
-            current.finalNs = clock.nowNs()
-            utterance = current
-            signal()
-        case .error(let message):
-            if let index = utterance?.index { fail(index, "the relay failed: \(String(message.prefix(200)))") }
-        case .closed(let reason):
-            if let index = utterance?.index, utterance?.finals.isEmpty ?? true { fail(index, "the relay session closed (\(reason))") }
-        default:
-            break
-        }
-    }
-
-    private func late(_ words: String) {
-        lateFinals += 1
-        logger.notice("a late relay final was dropped", metadata: ["relay.words": "\(words.split(separator: " ").count)"])
-    }
-
-    private func fail(_ index: Int, _ reason: String) {
+    func fail(_ index: Int, _ reason: String) {
         guard var current = utterance, current.index == index, current.failure == nil else { return }
         current.failure = reason
         current.uplink = .ended
@@ -334,7 +329,7 @@ package actor RelayTranscription: TranscriptSource {
         signal()
     }
 
-    private func signal() {
+    func signal() {
         let waiting = waiter
         waiter = nil
         waiting?.resume()
@@ -343,15 +338,6 @@ package actor RelayTranscription: TranscriptSource {
     private func local(_ text: String, _ reason: String) -> TranscriptChoice {
         logger.info("local transcript used", metadata: ["reason": "\(reason)"])
         return TranscriptChoice(text: text, engine: settings.localEngineName, fallbackReason: reason)
-    }
-
-    /// The relay's words once every turn in which it heard speech has its final.
-    private static func words(of u: Utterance) -> String? {
-        if !u.turnIds.isEmpty {
-            guard !u.finals.isEmpty, u.spokenTurns.allSatisfy({ u.finals[$0] != nil }) else { return nil }
-            return u.turnIds.compactMap { u.finals[$0] }.joined(separator: " ")
-        }
-        return u.unkeyedFinals.isEmpty ? nil : u.unkeyedFinals.joined(separator: " ")
     }
 
     static func nanoseconds(_ d: Duration) -> Int64 {

@@ -8,7 +8,8 @@ extension TalkSession {
     func relay(_ step: TurnTaking.RelayStep) async {
         guard let source = dependencies.transcriptSource else { return }
         switch step {
-        case .started(let positionMs): await source.utteranceStarted(positionMs: positionMs)
+        case .started(let positionMs, let held): await source.utteranceStarted(positionMs: positionMs, held: held)
+        case .released(let onsetMs): await source.utteranceReleased(onsetMs: onsetMs)
         case .ended(let lastSpeechEndMs): await source.utteranceEnded(lastSpeechEndMs: lastSpeechEndMs)
         case .dropped: _ = await source.transcript(localText: "", discard: true)
         case .takeFinal: break  // the final's caller asks (`relayedFinal`)

@@ -99,7 +99,7 @@ package actor TalkSession {
         listener = try dependencies.makeListener(gate)
         let onsets = gate.soundOnsets
         onsetTask = Task { [weak self] in
-            for await _ in onsets { await self?.soundOverReply() }
+            for await positionMs in onsets { await self?.soundOverReply(atPositionMs: positionMs) }
         }
         guard listening else { return }
         startAnnouncer()
@@ -205,9 +205,10 @@ package actor TalkSession {
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
     /// once, 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
     /// meet less echo; if no utterance opens within `BargeInPolicy.Lowering.onsetHold` and the microphone no longer
-    /// hears their own sound (`TurnTaking+Lowering`), it was not them and the level returns.
-    func soundOverReply() async {
-        await handle(.soundOnset)
+    /// hears their own sound (`TurnTaking+Lowering`), it was not them and the level returns. Where it began
+    /// (`positionMs`, stream ms) is where a held utterance goes to the relay from (`TurnTaking+Relay`).
+    func soundOverReply(atPositionMs positionMs: Int) async {
+        await handle(.soundOnset(positionMs: positionMs))
     }
 
     // MARK: - Timers

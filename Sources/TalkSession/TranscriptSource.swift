@@ -5,7 +5,12 @@ import AudioIO
 /// the local final: it answers with the relay's final when that came in time, else the local text, so each
 /// utterance gives exactly one transcript.
 package protocol TranscriptSource: Sendable {
-    func utteranceStarted(positionMs: Int) async
+    /// An utterance opened at `positionMs` (stream ms); `held`: it opened over the reply and may be its echo, so
+    /// nothing of it leaves the machine until `utteranceReleased` (or it is dropped: `transcript(discard: true)`).
+    func utteranceStarted(positionMs: Int, held: Bool) async
+    /// The held utterance is the user's (a barge-in, or speech that went on past the reply): its audio goes out
+    /// from a margin before `onsetMs` (stream ms; nil: from its own start), never before its own start.
+    func utteranceReleased(onsetMs: Int?) async
     func utteranceEnded(lastSpeechEndMs: Int) async
     /// The words for the utterance that just ended (`discard`: the loop will not use them, do not wait).
     func transcript(localText: String, discard: Bool) async -> TranscriptChoice

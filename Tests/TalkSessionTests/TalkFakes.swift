@@ -410,7 +410,8 @@ actor RecordingTranscriptSource: TranscriptSource {
 
     init(words: String) { self.words = words }
 
-    func utteranceStarted(positionMs: Int) { calls.append("started") }
+    func utteranceStarted(positionMs: Int, held: Bool) { calls.append(held ? "held" : "started") }
+    func utteranceReleased(onsetMs: Int?) { calls.append("released from \(onsetMs.map(String.init) ?? "its start")") }
     func utteranceEnded(lastSpeechEndMs: Int) { calls.append("ended") }
 
     func transcript(localText: String, discard: Bool) -> TranscriptChoice {

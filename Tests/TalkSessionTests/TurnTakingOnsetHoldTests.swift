@@ -14,13 +14,13 @@ import Testing
     static let lowered = TurnTakingTests.lowered
     static let restored: [A] = [.cancel(.onsetHold), .emit(.replyLevel(gain: 1, reason: "no utterance followed the sound")), .setReplyGain(1)]
     /// Sound over the reply lowered it, and the hold ran out once.
-    static let ranOut: [E] = speaking + [.soundOnset, .timerFired(.onsetHold)]
+    static let ranOut: [E] = speaking + [.soundOnset(positionMs: 4000), .timerFired(.onsetHold)]
     /// …and the user's own sound went on through two holds: 2.4 s in all, the limit.
     static let heldToLimit: [E] = ranOut + [.soundOverReply(userSound: true), .timerFired(.onsetHold), .soundOverReply(userSound: true)]
 
     static let rows: [Row] = [
         Row(name: "the hold runs out with no utterance: the devices are asked whether the user's own sound goes on",
-            before: speaking + [.soundOnset], event: .timerFired(.onsetHold), actions: [.weighSoundOverReply], state: .speaking),
+            before: speaking + [.soundOnset(positionMs: 4000)], event: .timerFired(.onsetHold), actions: [.weighSoundOverReply], state: .speaking),
         Row(name: "the user's own sound goes on: the hold goes on and the reply stays lowered", before: ranOut,
             event: .soundOverReply(userSound: true), actions: [.arm(.onsetHold, .milliseconds(800))], state: .speaking),
         Row(name: "the sound stopped or the echo explains it: the level returns", before: ranOut, event: .soundOverReply(userSound: false),
@@ -66,7 +66,7 @@ import Testing
                 }
             }
         }
-        feed(.soundOnset)
+        feed(.soundOnset(positionMs: 4000))
         feed(.timerFired(.onsetHold))  // 800 ms after the onset
         feed(.speechStarted(positionMs: 5000, atNs: 2_412_000_000))  // 1,412 ms
         feed(.timerFired(.onsetHold))  // a stale firing: the utterance cancelled it

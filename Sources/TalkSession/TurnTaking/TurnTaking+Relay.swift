@@ -3,29 +3,109 @@
 /// sound leave the machine (`mayLeaveMachine`) goes to it; one it was hearing that ends without a final (the
 /// microphone closed, or the next opened where sound may not leave) is dropped, so what the microphone hears next
 /// does not stream on to it.
+///
+/// An utterance that opens over the reply (`openedOverReply`) may have opened on the reply's echo: it is relayed
+/// held, the source keeping its audio on the machine and sending none. A barge-in on it releases it from the user's
+/// onset (`userOnsetMs`), so the echo before the user does not reach the relay in front of their words; one that ends
+/// within the reply and its echo's tail (the echo-turn rule, `BargeInPolicy.EchoTail`), a knock or the echo alone, is
+/// dropped unsent; one whose speech goes on past that is released at its end, where the rule says it may be a turn.
 extension TurnTaking {
-    /// An utterance opened: it goes to the source if the mode lets it out; one still relayed is dropped otherwise.
+    /// What the machine keeps for the transcript source: the utterance it hears, and the sound onsets that may say
+    /// where the user began in one held over the reply.
+    package struct RelayTrack: Sendable, Equatable {
+        /// The utterance the source hears, if any.
+        package var utterance: RelayedUtterance?
+        /// The latest sound onsets (`Event.soundOnset`, stream ms), in the order heard, at most `keptOnsets`.
+        package var onsetsMs: [Int] = []
+    }
+
+    package struct RelayedUtterance: Sendable, Equatable {
+        /// Its first voiced frame (stream ms).
+        package var positionMs: Int
+        /// Opened over the reply and not yet released: nothing of it has left the machine.
+        package var held: Bool
+    }
+
+    /// Sound onsets kept (16): several seconds of speech at a word's pace, more than the source's 6 s of frames.
+    static let keptOnsets = 16
+    /// Consecutive sound onsets at most this far apart (750 ms, in stream time) are one stretch of speech, and the
+    /// user's onset is the first of the stretch that leads to the barge-in's words. The gate makes an onset at each
+    /// word of theirs that follows a quiet moment: in 100 replayed barge-ins (PulseAudio and PipeWire, local voice at
+    /// 5 and 25 s, Gateway voice) the user's word onsets came 250 to 700 ms apart ("go" to "forward" 250 to 290,
+    /// "forward" to "ten" 460 to 480), so the latest onset before a barge-in decided 200 to 1,000 ms in was often
+    /// "forward" or "ten", and their first word would be lost. The echo's onsets before the user came within 750 ms
+    /// of theirs in 12 of the 100 (within 1 s in 15; live, one echo onset exactly 1 s before "go" put four words of
+    /// echo in front of the user's with a 1 s stretch): the release then starts at the echo's onset, never before the
+    /// utterance's own start (where it starts without the hold).
+    static let onsetStretchGapMs = 750
+
+    /// The utterance the source hears is still theirs: decided as it opened, until its final or its drop.
+    package var relaying: Bool { relay.utterance != nil }
+
+    /// `Event.soundOnset`: kept for a release (whatever the state: the user's onset may come just before the
+    /// utterance opens over the reply).
+    mutating func relayHeard(onsetMs: Int) -> [Action] {
+        relay.onsetsMs.append(onsetMs)
+        if relay.onsetsMs.count > Self.keptOnsets { relay.onsetsMs.removeFirst(relay.onsetsMs.count - Self.keptOnsets) }
+        return []
+    }
+
+    /// An utterance opened: it goes to the source if the mode lets it out, held if it opened over the reply
+    /// (`speechStarted` has just decided `openedOverReply`); one still relayed is dropped otherwise.
     mutating func relayStarted(_ positionMs: Int) -> [Action] {
         guard configuration.relays else { return [] }
         guard mayLeaveMachine else { return relayDropped() }
-        relaying = true
-        return [.relay(.started(positionMs: positionMs))]
+        let held = openedOverReply != nil
+        relay.utterance = RelayedUtterance(positionMs: positionMs, held: held)
+        return [.relay(.started(positionMs: positionMs, held: held))]
     }
 
+    /// After the barge-in decision (`weighed`): a cut on the held utterance releases it from the user's onset.
+    mutating func relayAfterWeighing(_ actions: [Action]) -> [Action] {
+        guard actions.contains(.cutReply(abort: true)), relay.utterance?.held == true else { return actions }
+        relay.utterance?.held = false
+        return actions + [.relay(.released(onsetMs: userOnsetMs()))]
+    }
+
+    /// The utterance closed (after `speechEnded` judged it). A held one no barge-in released goes to the source only
+    /// if its speech went on past the reply and its echo's tail (`openedOverReply.endedWithinReply`): released then,
+    /// from the user's onset, as its words may be a turn; otherwise it is dropped with nothing sent.
     mutating func relayEnded(_ lastSpeechEndMs: Int) -> [Action] {
-        relaying ? [.relay(.ended(lastSpeechEndMs: lastSpeechEndMs))] : []
+        guard let utterance = relay.utterance else { return [] }
+        var actions: [Action] = []
+        if utterance.held {
+            guard let opened = openedOverReply, !opened.endedWithinReply else { return relayDropped() }
+            relay.utterance?.held = false
+            actions.append(.relay(.released(onsetMs: userOnsetMs())))
+        }
+        return actions + [.relay(.ended(lastSpeechEndMs: lastSpeechEndMs))]
     }
 
-    /// `Event.finalArriving`: a relayed utterance's final takes the source's words (`RelayStep.takeFinal`).
+    /// `Event.finalArriving`: a relayed utterance's final takes the source's words (`RelayStep.takeFinal`); one still
+    /// held (its end never told) is dropped and its local words stand.
     mutating func relayFinal() -> [Action] {
-        guard relaying else { return [] }
-        relaying = false
+        guard let utterance = relay.utterance else { return [] }
+        if utterance.held { return relayDropped() }
+        relay.utterance = nil
         return [.relay(.takeFinal)]
     }
 
     mutating func relayDropped() -> [Action] {
         guard relaying else { return [] }
-        relaying = false
+        relay.utterance = nil
         return [.relay(.dropped)]
+    }
+
+    /// Where the user began speaking, for a release: the first onset of the stretch (`onsetStretchGapMs`) that ends
+    /// with the latest onset heard; nil when none was heard (the source then sends from the utterance's start). Not
+    /// bounded by the barge-in partial's end: a barge-in on a recheck reads the user's sound through the latest frame,
+    /// after a partial that may hold only the echo's words.
+    func userOnsetMs() -> Int? {
+        let onsets = relay.onsetsMs
+        guard var first = onsets.indices.last else { return nil }
+        while first > onsets.startIndex, case let gap = onsets[first] - onsets[first - 1], gap >= 0, gap <= Self.onsetStretchGapMs {
+            first -= 1
+        }
+        return onsets[first]
     }
 }

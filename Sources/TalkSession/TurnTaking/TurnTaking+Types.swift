@@ -161,7 +161,8 @@ extension TurnTaking {
         /// A final's words, chosen (local or the relay's); the hands-free mode decides what of them is meant for the
         /// agent. `timing` when they are the local recogniser's, unchanged.
         case final(String, timing: HeardTiming? = nil)
-        case soundOnset
+        /// The microphone turned loud (`MicrophoneGate.soundOnsets`): the onset's first loud frame, in stream ms.
+        case soundOnset(positionMs: Int)
         /// What `Action.weighSoundOverReply` found: whether the microphone still hears sound over the reply that its
         /// echo does not explain (`MicrophoneGate.hearsUserSound`).
         case soundOverReply(userSound: Bool)
@@ -198,7 +199,12 @@ extension TurnTaking {
 
     /// What the transcript source is told (`TurnTaking+Relay`).
     package enum RelayStep: Sendable, Equatable {
-        case started(positionMs: Int)
+        /// An utterance opened at `positionMs`; `held`: it opened while the reply plays, and the source keeps its
+        /// audio on the machine, sending nothing, until `released` (or `dropped`).
+        case started(positionMs: Int, held: Bool = false)
+        /// The held utterance goes to the relay from the user's onset (`onsetMs`, stream ms: the source sends from
+        /// a margin before it, never before the utterance's own pre-roll); nil: from the utterance's own start.
+        case released(onsetMs: Int?)
         case ended(lastSpeechEndMs: Int)
         /// The final's words are the source's (answered to the caller of `finalArriving`).
         case takeFinal

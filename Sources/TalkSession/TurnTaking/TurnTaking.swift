@@ -48,8 +48,9 @@ package struct TurnTaking: Sendable {
     /// Where that partial's audio ends (stream ms): barge-in's evidence and energy guard judge the audio through it
     /// (a recheck, through the latest frame).
     package private(set) var latestPartialEndMs: Int?
-    /// The utterance being spoken goes to the transcript source (`TurnTaking+Relay`), decided as it opens.
-    package internal(set) var relaying = false
+    /// The utterance being spoken goes to the transcript source (`TurnTaking+Relay`), decided as it opens, held if
+    /// it opened over the reply; and the sound onsets that say where the user began in a held one.
+    package internal(set) var relay = RelayTrack()
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
     /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known; forgotten
@@ -116,10 +117,11 @@ package struct TurnTaking: Sendable {
         case .control(let command): control(command)
         case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs) + relayStarted(position)
         case .partial(let text, let atNs, let endMs): partial(text, atNs: atNs, endMs: endMs)
-        case .bargeInEvidence(let text, let evidence, let loud, let atNs): weighed(text, evidence, loudEnough: loud, atNs: atNs)
+        case .bargeInEvidence(let text, let evidence, let loud, let atNs):
+            relayAfterWeighing(weighed(text, evidence, loudEnough: loud, atNs: atNs))
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
         case .final(let text, let timing): heard(text, timing: timing)
-        case .soundOnset: soundOnset()
+        case .soundOnset(let positionMs): relayHeard(onsetMs: positionMs) + soundOnset()
         case .soundOverReply(let userSound): soundOverReply(userSound: userSound)
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
@@ -148,6 +150,7 @@ package struct TurnTaking: Sendable {
         case .activate:
             guard state == .idle else { return [] }
             replyEndHeardMs = nil
+            relay.onsetsMs = []
             return beginHandsFree() + [.openMicrophone] + move(to: restingState, reason: "started")
         case .deactivate(let reason):
             guard state != .idle else { return [] }
@@ -163,6 +166,7 @@ package struct TurnTaking: Sendable {
             if state == .idle { return [.refuse(.talkOff)] }
             guard state == .paused else { return [] }
             replyEndHeardMs = nil
+            relay.onsetsMs = []
             return [.openMicrophone] + move(to: restingState, reason: "resumed")
         case .type(let text):
             if state == .idle { return [.refuse(.talkOff)] }
