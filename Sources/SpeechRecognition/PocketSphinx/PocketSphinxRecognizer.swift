@@ -6,6 +6,9 @@ import TalkLogging
 /// utterances only `ps_start_stream`/`ps_start_utt`/`ps_end_utt` run, so the cepstral mean learnt from this
 /// speaker and microphone carries over from one utterance to the next, and every frame is decoded as it
 /// arrives, leaving only the search's final pass for `endUtterance()`.
+///
+/// The actor runs on a thread of its own (`ThreadSerialExecutor`, named `decodingThreadName`), so every call on the
+/// decoder does too, never one of the cooperative pool's threads; the thread ends when the recogniser is released.
 package actor PocketSphinxRecognizer: SpeechRecognizer {
     package nonisolated let configuration: RecognizerConfiguration
     /// The model files in use.
@@ -37,6 +40,14 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var checkedAudio: [Int16] = []
     private var checkedAudioTooLong = false
     static let phoneLoopSearch = "phone-loop"
+    /// The decoding thread's name, as `/proc/<pid>/task/*/comm` shows it.
+    package static let decodingThreadName = "pocketsphinx"
+    private let executor: ThreadSerialExecutor
+
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// The decoding thread's end: it comes once the recogniser is released and its last call has returned.
+    package nonisolated var decodingThreadEnd: ThreadSerialExecutor.End { executor.end }
 
     /// Finds the models and builds the decoder. Throws `SpeechRecognitionError` when a model, grammar or
     /// keyword list is missing or rejected.
@@ -59,6 +70,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         self.configuration = configuration
         self.models = models
         self.logger = logger
+        // Last, so a recogniser that could not be built starts no thread.
+        executor = ThreadSerialExecutor(name: Self.decodingThreadName)
         logger.debug(
             "PocketSphinx decoder ready",
             metadata: [

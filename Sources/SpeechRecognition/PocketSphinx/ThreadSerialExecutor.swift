@@ -1,0 +1,131 @@
+import Foundation
+import Synchronization
+
+/// A `SerialExecutor` that runs the jobs given to it, in order, on one thread of its own, outside the cooperative pool.
+/// An actor whose isolated code makes long synchronous C calls names it as its `unownedExecutor`
+/// (`PocketSphinxRecognizer`: its decoder takes milliseconds a frame and tens to hundreds for a final pass), so that
+/// code never holds one of the pool's threads (one per core: two here), which the echo canceller, the session, the
+/// microphone gate and the sockets' async side need meanwhile. The thread carries `name` (it shows in
+/// `/proc/<pid>/task/*/comm`) and ends once the executor is released and the jobs it was given have run.
+package final class ThreadSerialExecutor: SerialExecutor {
+    /// Fires when the thread has ended. It holds no reference to the executor: keep it to see a released owner's thread go.
+    package let end = End()
+    private let jobs = JobQueue()
+
+    /// Starts the thread. `name` is what the system lists for it, cut to Linux's 15 bytes.
+    package init(name: String) {
+        let jobs = jobs
+        let end = end
+        let thread = Thread {
+            Self.nameCallingThread(name)
+            jobs.serve()
+            end.fire()
+        }
+        thread.start()
+    }
+
+    /// Gives the calling thread its name as the system lists it. Not through Foundation's `Thread.name`: on Linux it
+    /// reaches the system only when set on the running thread after `start()` has stored the thread's handle, a race the
+    /// new thread often wins, and a thread keeps the name of the one that made it (a pool thread's, or a queue's).
+    private static func nameCallingThread(_ name: String) {
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        guard file >= 0 else { return }
+        defer { close(file) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+    }
+
+    deinit {
+        // Queued jobs hold the executor, so none is left: the thread finds the queue closed and empty and returns.
+        jobs.close()
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        jobs.push(UnownedJob(job), executor: self)
+    }
+
+    package func checkIsolated() {
+        precondition(jobs.isServingThread, "not on the executor's own thread")
+    }
+
+    /// The jobs waiting for the thread. Each holds its executor until it has run, so the executor (and the actor's
+    /// identity the runtime keeps for the job) outlives it.
+    private final class JobQueue: @unchecked Sendable {
+        private let condition = NSCondition()
+        private var waiting: [(job: UnownedJob, executor: ThreadSerialExecutor)] = []
+        private var closed = false
+        private var thread: pthread_t?
+
+        func push(_ job: UnownedJob, executor: ThreadSerialExecutor) {
+            condition.lock()
+            waiting.append((job, executor))
+            condition.signal()
+            condition.unlock()
+        }
+
+        func close() {
+            condition.lock()
+            closed = true
+            condition.signal()
+            condition.unlock()
+        }
+
+        var isServingThread: Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            return thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        }
+
+        /// The thread's loop: runs each job as it comes, returns once closed with nothing waiting.
+        func serve() {
+            condition.lock()
+            thread = pthread_self()
+            condition.unlock()
+            while true {
+                condition.lock()
+                while waiting.isEmpty && !closed { condition.wait() }
+                if waiting.isEmpty {
+                    condition.unlock()
+                    return
+                }
+                let (job, executor) = waiting.removeFirst()
+                condition.unlock()
+                // Held until the job has run; released outside the lock, so the last job of a released owner may
+                // take the executor with it (its deinit closes the queue).
+                withExtendedLifetime(executor) { job.runSynchronously(on: executor.asUnownedSerialExecutor()) }
+            }
+        }
+    }
+
+    /// The thread's end, as an event to wait for.
+    package final class End: Sendable {
+        private let state = Mutex(State())
+
+        private struct State {
+            var ended = false
+            var waiters: [CheckedContinuation<Void, Never>] = []
+        }
+
+        /// Returns once the thread has ended (at once if it has).
+        package func wait() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ended = state.withLock { state in
+                    if !state.ended { state.waiters.append(continuation) }
+                    return state.ended
+                }
+                if ended { continuation.resume() }
+            }
+        }
+
+        package var hasEnded: Bool { state.withLock { $0.ended } }
+
+        fileprivate func fire() {
+            let waiters = state.withLock { state in
+                state.ended = true
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+}
