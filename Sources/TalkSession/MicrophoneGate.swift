@@ -24,6 +24,9 @@ package actor MicrophoneGate: AudioCaptureDevice {
     package private(set) var heardToMs = 0
     /// When the last frame passed was captured (its `captureTimeNs`, monotonic), if one has passed.
     package private(set) var heardToCaptureNs: UInt64?
+    /// The sequences of the frames that were loud over the noise floor on their own (the energy guard's test of one
+    /// frame, what makes an onset) and passed with the microphone open, within the last `SpeechEnergy.keptFrames`.
+    private var loudSequences: [UInt64] = []
 
     package init(_ inner: any AudioCaptureDevice, energy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         self.inner = inner
@@ -84,6 +87,16 @@ package actor MicrophoneGate: AudioCaptureDevice {
         level.isSpeech && evidence.userSoundGoesOn(lastFrames: BargeInEvidenceMeter.holdFrames)
     }
 
+    /// Whether any frame from `fromMs` up to `throughMs` (stream ms: a frame counts if it starts in between) was loud
+    /// over the noise floor on its own and passed with the microphone open: past the reply's echo, the sound of a held
+    /// utterance that goes on (`Action.weighSpeechPastEcho`). Only the last `SpeechEnergy.keptFrames` frames are known;
+    /// older ones count as quiet.
+    func heardSound(fromMs: Int, throughMs: Int) -> Bool {
+        let first = UInt64(max(0, fromMs) / AudioFrame.durationMs)
+        let end = UInt64(max(0, throughMs) / AudioFrame.durationMs)
+        return loudSequences.contains { $0 >= first && $0 < end }
+    }
+
     /// Where the user began speaking in the utterance that opened at `positionMs`: see
     /// `BargeInEvidenceMeter.userSpeechStart(fromPositionMs:)`.
     func userSpeechStart(fromPositionMs positionMs: Int) -> UserSound {
@@ -102,10 +115,15 @@ package actor MicrophoneGate: AudioCaptureDevice {
         heardToMs = Int(frame.sequence + 1) * AudioFrame.durationMs
         heardToCaptureNs = frame.captureTimeNs
         loudFrames = loud ? loudFrames + 1 : 0
+        let open = mode == .open
+        if loud, open { loudSequences.append(frame.sequence) }
+        if let oldest = loudSequences.first, oldest + UInt64(SpeechEnergy.keptFrames) <= frame.sequence {
+            loudSequences.removeAll { $0 + UInt64(SpeechEnergy.keptFrames) <= frame.sequence }
+        }
         if loudFrames == SpeechEnergy.onsetFrames {
             evidence.soundOnset(atSequence: frame.sequence + 1 - UInt64(SpeechEnergy.onsetFrames))
         }
-        if mode != .open {
+        if !open {
             frame.samples = [Int16](repeating: 0, count: frame.samples.count)
         } else if loudFrames == SpeechEnergy.onsetFrames {
             onsetSink.yield(Int(frame.sequence + 1 - UInt64(SpeechEnergy.onsetFrames)) * AudioFrame.durationMs)

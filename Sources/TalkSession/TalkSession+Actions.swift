@@ -55,6 +55,10 @@ extension TalkSession {
             await weighBargeIn(partial, fromPositionMs: position, throughMs: through, recheck: recheck)
         case .weighSoundOverReply:
             await weighSoundOverReply()
+        case .findReplyStop:
+            await findReplyStop()
+        case .weighSpeechPastEcho(let from, let through):
+            await weighSpeechPastEcho(fromMs: from, throughMs: through)
         case .held(let partial, let reason):
             logger.debug("barge-in held: \(reason)", metadata: ["talk.partial": "\(partial.prefix(80))"])
         case .note(let message, let metadata):

@@ -16,6 +16,20 @@ extension TalkSession {
         }
     }
 
+    /// `Action.findReplyStop`: where the capture stream stands now that the cut reply has stopped, for the held
+    /// utterance (`TurnTaking+Relay`).
+    func findReplyStop() async {
+        await handle(.replyStopped(heardToMs: await gate.heardToMs))
+    }
+
+    /// `Action.weighSpeechPastEcho`: whether the microphone heard speech past the reply's echo, through the held
+    /// utterance's partial; the machine releases it if so.
+    func weighSpeechPastEcho(fromMs: Int, throughMs: Int) async {
+        let heard = await gate.heardSound(fromMs: fromMs, throughMs: throughMs)
+        logger.debug("sound past the reply's echo", metadata: ["talk.fromMs": "\(fromMs)", "talk.throughMs": "\(throughMs)", "talk.heard": "\(heard)"])
+        await handle(.speechPastEcho(throughMs: throughMs, heard: heard))
+    }
+
     /// The final with the words to send and the engine that produced them (nil: the local recogniser).
     func relayedFinal(_ result: UtteranceResult) async -> (UtteranceResult, String?) {
         guard let source = dependencies.transcriptSource else { return (result, nil) }

@@ -105,6 +105,55 @@ import Testing
         await h.source.stop()
     }
 
+    /// The machine (`TurnTaking+Relay`) tells the source; the harness carries out its steps and answers its question
+    /// about speech past the reply's echo as the devices would, from where the user speaks (`userSpeech`, stream ms).
+    struct Loop {
+        var machine = TurnTaking(TurnTakingRelayTests.relays)
+        let userSpeech: Range<Int>
+
+        mutating func handle(_ event: TurnTaking.Event, _ source: RelayTranscription) async {
+            for action in machine.handle(event) {
+                switch action {
+                case .relay(.started(let positionMs, let held)): await source.utteranceStarted(positionMs: positionMs, held: held)
+                case .relay(.released(let onsetMs)): await source.utteranceReleased(onsetMs: onsetMs)
+                case .relay(.ended(let lastSpeechEndMs)): await source.utteranceEnded(lastSpeechEndMs: lastSpeechEndMs)
+                case .relay(.dropped): _ = await source.transcript(localText: "", discard: true)
+                case .weighSpeechPastEcho(let fromMs, let throughMs):
+                    await handle(.speechPastEcho(throughMs: throughMs, heard: userSpeech.overlaps(fromMs..<throughMs)), source)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// The echo opened the utterance at 1 s, the user began at 2 s without cutting the reply off, and the reply ended
+    /// where the stream stood at 3 s; they speak on to 10 s, longer than the source's 6 s of frames. Their speech past
+    /// the echo's tail (3.7 s) releases it while they speak: the relay has their audio from their onset less the
+    /// margin before the utterance ends, and every frame after, once and in order. Held to its end, the relay would
+    /// get it all at once after they stopped, and the ring would have lost their first 4 s.
+    @Test func `speech past the reply's echo reaches the relay from the user's onset while they still speak`() async throws {
+        var h = Harness()
+        var loop = Loop(userSpeech: 2000..<10_000)
+        for event in TurnTakingTests.speaking { await loop.handle(event, h.source) }
+        try await h.hear(throughMs: 1200)
+        await loop.handle(.speechStarted(positionMs: 1000, atNs: 1_200_000_000), h.source)
+        try await h.hear(throughMs: 2040)
+        await loop.handle(.soundOnset(positionMs: 2000), h.source)
+        try await h.hear(throughMs: 3000)
+        await loop.handle(.replyEnded(atNs: 3_000_000_000, heardToMs: 3000), h.source)
+        try await h.hear(throughMs: 4000)
+        await loop.handle(.partial("go forward", atNs: 4_000_000_000, endMs: 4000), h.source)
+        // The user speaks on: nothing has told the source the utterance ended.
+        try await h.hear(throughMs: 10_000)
+        try await h.relayed(through: 499)
+        let first = (2000 - RelayTranscription.Settings().releaseMarginMs) / AudioFrame.durationMs
+        let frames = await h.relay.frames
+        #expect(frames.first == first, "the relay's audio starts \(frames.first.map { $0 * 20 } ?? -1) ms in; the user's onset less the margin is \(first * 20)")
+        #expect(frames == Array(first...499), "every frame from the user's onset less the margin on, once and in order, before the utterance ends")
+        await loop.handle(.speechEnded(lastSpeechEndMs: 10_000, closedAtMs: 10_700, endedNs: 10_000_000_000), h.source)
+        await h.source.stop()
+    }
+
     /// The echo alone opened an utterance over the reply and no barge-in came: it is dropped, and the next utterance
     /// (after the reply) is the first audio the relay ever gets.
     @Test func `an utterance of the echo alone sends nothing`() async throws {

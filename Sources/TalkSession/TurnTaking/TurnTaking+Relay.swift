@@ -5,10 +5,25 @@
 /// does not stream on to it.
 ///
 /// An utterance that opens over the reply (`openedOverReply`) may have opened on the reply's echo: it is relayed
-/// held, the source keeping its audio on the machine and sending none. A barge-in on it releases it from the user's
-/// onset (`userOnsetMs`), so the echo before the user does not reach the relay in front of their words; one that ends
-/// within the reply and its echo's tail (the echo-turn rule, `BargeInPolicy.EchoTail`), a knock or the echo alone, is
-/// dropped unsent; one whose speech goes on past that is released at its end, where the rule says it may be a turn.
+/// held, the source keeping its audio on the machine and sending none, until one of these:
+/// - a barge-in on it: released from the user's onset (`userOnsetMs`), so the echo before the user does not reach the
+///   relay in front of their words;
+/// - its speech is heard going on past the reply's end and its echo's tail (`echoEndMs`, `BargeInPolicy.EchoTail`):
+///   released then, from the user's onset, and it streams on while they speak. A partial of it whose audio reaches
+///   past that point has the devices asked (`weighSpeechPastEcho`) whether the microphone heard sound loud enough to
+///   be speech there, with the microphone open. The partial is the listener's word that the utterance was still open
+///   at its end (the listener's events come in stream order, the gate's do not), and the echo's tail is over, so the
+///   sound is not the reply's: the echo-turn rule would count the utterance as going on past the reply at its end,
+///   and the release only comes sooner. Where the stream had reached is not enough alone: the endpointer keeps an
+///   utterance open for its silence window after the echo's last word;
+/// - it ends within the reply and its echo's tail (the echo-turn rule), a knock or the echo alone: dropped unsent;
+/// - it ends past that with no such partial (the recogniser said nothing new, or the frames were no longer kept):
+///   released at its end, where the rule says it may be a turn;
+/// - the microphone closes (pause, Talk off): dropped.
+/// Whichever way the reply stopped is the same to it: its end or the Gateway ending the run (`Event.replyEnded`), or
+/// a cut by push-to-talk or a typed turn (`Action.findReplyStop`, `Event.replyStopped`: where the stream stood once
+/// it stopped). A new reply that starts before it is released holds it over that reply in turn (its end forgotten
+/// until that reply's).
 extension TurnTaking {
     /// What the machine keeps for the transcript source: the utterance it hears, and the sound onsets that may say
     /// where the user began in one held over the reply.
@@ -67,9 +82,9 @@ extension TurnTaking {
         return actions + [.relay(.released(onsetMs: userOnsetMs()))]
     }
 
-    /// The utterance closed (after `speechEnded` judged it). A held one no barge-in released goes to the source only
-    /// if its speech went on past the reply and its echo's tail (`openedOverReply.endedWithinReply`): released then,
-    /// from the user's onset, as its words may be a turn; otherwise it is dropped with nothing sent.
+    /// The utterance closed (after `speechEnded` judged it). A held one still held goes to the source only if its
+    /// speech went on past the reply and its echo's tail (`openedOverReply.endedWithinReply`): released then, from the
+    /// user's onset, as its words may be a turn; otherwise it is dropped with nothing sent.
     mutating func relayEnded(_ lastSpeechEndMs: Int) -> [Action] {
         guard let utterance = relay.utterance else { return [] }
         var actions: [Action] = []
@@ -79,6 +94,46 @@ extension TurnTaking {
             actions.append(.relay(.released(onsetMs: userOnsetMs())))
         }
         return actions + [.relay(.ended(lastSpeechEndMs: lastSpeechEndMs))]
+    }
+
+    /// Where the echo of the reply that last stopped ends in the capture stream (stream ms): where the stream had
+    /// reached at its stop, plus `BargeInPolicy.EchoTail.afterReplyMs`; nil while a reply plays, or where it stopped
+    /// is not known.
+    var echoEndMs: Int? {
+        if case .speaking = state { return nil }
+        return replyEndHeardMs.map { $0 + configuration.policy.echoTail.afterReplyMs }
+    }
+
+    /// The reply was cut off (a typed turn, push-to-talk; not a barge-in, which releases): a held utterance is judged
+    /// against where it stopped, which the devices are asked for (`Event.replyStopped`).
+    mutating func relayReplyCut(spoken: String) -> [Action] {
+        guard relay.utterance?.held == true else { return [] }
+        replyEndHeardMs = nil
+        replyEndSpoken = spoken
+        return [.findReplyStop]
+    }
+
+    /// `Event.replyStopped`: the cut reply's stop in the capture stream, as `replyEnded` gives a reply's end.
+    mutating func relayReplyStopped(heardToMs: Int) -> [Action] {
+        if case .speaking = state { return [] }
+        replyEndHeardMs = heardToMs
+        return []
+    }
+
+    /// A partial of the held utterance whose audio reaches past the echo's end: the utterance is still open there,
+    /// so the devices are asked whether the microphone heard speech between the two (`weighSpeechPastEcho`).
+    func relayPartial(endMs: Int?) -> [Action] {
+        guard relay.utterance?.held == true, microphone == .open, let endMs, let echoEnd = echoEndMs, endMs > echoEnd else { return [] }
+        return [.weighSpeechPastEcho(fromMs: echoEnd, throughMs: endMs)]
+    }
+
+    /// `Event.speechPastEcho`: the held utterance went on past the reply's echo with sound of its own: released now,
+    /// from the user's onset. An answer about an utterance no longer held (released, ended, dropped, or one opened
+    /// after that partial's end) changes nothing.
+    mutating func relaySpeechPastEcho(throughMs: Int, heard: Bool) -> [Action] {
+        guard heard, let utterance = relay.utterance, utterance.held, utterance.positionMs < throughMs, echoEndMs != nil else { return [] }
+        relay.utterance?.held = false
+        return [.relay(.released(onsetMs: userOnsetMs()))]
     }
 
     /// `Event.finalArriving`: a relayed utterance's final takes the source's words (`RelayStep.takeFinal`); one still

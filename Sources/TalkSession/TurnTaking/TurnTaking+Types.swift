@@ -173,6 +173,11 @@ extension TurnTaking {
         /// The turn's reply is over: every sentence played, or it failed. `heardToMs`: how far the capture stream had
         /// reached then (stream ms), which an utterance's speech end is compared with.
         case replyEnded(atNs: UInt64, heardToMs: Int? = nil)
+        /// What `Action.findReplyStop` found: how far the capture stream had reached once the cut reply stopped.
+        case replyStopped(heardToMs: Int)
+        /// What `Action.weighSpeechPastEcho` found: whether the microphone heard sound loud enough to be speech past the
+        /// reply's echo, through `throughMs` (where the held utterance's partial ends).
+        case speechPastEcho(throughMs: Int, heard: Bool)
         case timerFired(Timer)
         /// `talk.ptt.*` (`TurnTaking+PushToTalk`).
         case pushToTalk(CaptureCommand)
@@ -228,6 +233,13 @@ extension TurnTaking {
         /// The onset hold ran out with no utterance open: ask the devices whether the microphone still hears the user's
         /// own sound over the reply; the answer comes back as `Event.soundOverReply`.
         case weighSoundOverReply
+        /// The reply was cut off (not by a barge-in) while a held utterance is relayed: ask the devices how far the
+        /// capture stream has reached; the answer comes back as `Event.replyStopped`.
+        case findReplyStop
+        /// Ask the devices whether any frame from `fromMs` (the reply's end and its echo's tail) through `throughMs` (a
+        /// partial's end, the held utterance still open there) was loud enough over the noise floor to be speech, with
+        /// the microphone open; the answer comes back as `Event.speechPastEcho`.
+        case weighSpeechPastEcho(fromMs: Int, throughMs: Int)
         /// Why a partial did not cut in (for the debug log).
         case held(partial: String, reason: String)
         /// For the log (notice level), with its metadata.

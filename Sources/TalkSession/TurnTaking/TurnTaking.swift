@@ -53,8 +53,9 @@ package struct TurnTaking: Sendable {
     package internal(set) var relay = RelayTrack()
     /// When the reply last stopped playing.
     package private(set) var speakingEndedNs: UInt64?
-    /// How far the capture stream had reached when the reply last ended by itself (stream ms), if known; forgotten
-    /// when the capture reopens (its positions start again).
+    /// How far the capture stream had reached when the reply last ended by itself (stream ms), or was cut off with a
+    /// held utterance relayed (`TurnTaking+Relay`), if known; forgotten when the next reply starts and when the capture
+    /// reopens (its positions start again).
     package internal(set) var replyEndHeardMs: Int?
     /// That reply's text: an utterance heard before `replyEndHeardMs` but reported after is judged against it.
     package internal(set) var replyEndSpoken = ""
@@ -116,7 +117,7 @@ package struct TurnTaking: Sendable {
         switch event {
         case .control(let command): control(command)
         case .speechStarted(let position, let atNs): speechStarted(position, atNs: atNs) + relayStarted(position)
-        case .partial(let text, let atNs, let endMs): partial(text, atNs: atNs, endMs: endMs)
+        case .partial(let text, let atNs, let endMs): partial(text, atNs: atNs, endMs: endMs) + relayPartial(endMs: endMs)
         case .bargeInEvidence(let text, let evidence, let loud, let atNs):
             relayAfterWeighing(weighed(text, evidence, loudEnough: loud, atNs: atNs))
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
@@ -127,6 +128,8 @@ package struct TurnTaking: Sendable {
         case .playbackStopped(let completed): playbackStopped(completed: completed)
         case .replySentences(let sentences): replySentences(sentences)
         case .replyEnded(let atNs, let heardToMs): endTurn(atNs: atNs, heardToMs: heardToMs)
+        case .replyStopped(let heardToMs): relayReplyStopped(heardToMs: heardToMs)
+        case .speechPastEcho(let throughMs, let heard): relaySpeechPastEcho(throughMs: throughMs, heard: heard)
         case .timerFired(let timer): timerFired(timer)
         case .pushToTalk(let command): pushToTalk(command)
         case .idleTimeoutChanged(let timeout): idleTimeoutChanged(timeout)
@@ -186,11 +189,14 @@ package struct TurnTaking: Sendable {
         return actions + leaveSpeaking(atNs: nil)
     }
 
-    /// The reply stops playing: without barge-in the microphone opens after the mute tail.
+    /// The reply stops playing: without barge-in the microphone opens after the mute tail. Cut off (`atNs` nil: a
+    /// typed turn, push-to-talk), a held utterance needs to know where it stopped in the capture stream
+    /// (`relayReplyCut`).
     mutating func leaveSpeaking(atNs: UInt64?) -> [Action] {
-        guard case .speaking = state else { return [] }
+        guard case .speaking(let turn, _, _) = state else { return [] }
         if let atNs { speakingEndedNs = atNs }
-        return voiceMuted ? [.arm(.muteTail, configuration.policy.muteTail)] : []
+        let tail: [Action] = voiceMuted ? [.arm(.muteTail, configuration.policy.muteTail)] : []
+        return tail + (atNs == nil ? relayReplyCut(spoken: turn.reply) : [])
     }
 
     // MARK: - Hearing
