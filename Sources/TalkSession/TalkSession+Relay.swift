@@ -1,8 +1,9 @@
 import SpeechRecognition
 
 /// The loop's side of a `TranscriptSource` (the Gateway's transcription relay): `TurnTaking+Relay` decides which
-/// utterances go to it (in wake-phrase mode, nothing before the phrase was found locally); the actor tells it, and
-/// at a relayed utterance's final takes the source's words instead of the local ones.
+/// utterances go to it (in wake-phrase mode, nothing before the phrase was found locally); the actor tells it, at a
+/// relayed utterance's final takes the source's words instead of the local ones, and answers the machine's questions
+/// about an utterance held over the reply from the gate (where a cut reply stopped, speech past the reply's echo).
 extension TalkSession {
     /// `Action.relay`.
     func relay(_ step: TurnTaking.RelayStep) async {
