@@ -159,7 +159,9 @@ import Testing
     func `--mode realtime: the relay hears the clip and its spoken answer lands in the output track`() async throws {
         let gw = try await Self.gateway()
         defer { gw.stop() }
-        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["go forward ten meters"], "audioPace": 0.5}"#)
+        // The rest of the answer comes 400 ms after its first 100 ms chunk, as a loaded machine or a slow network has
+        // it: still one answer, one turn (`--max-turns 1`), played whole.
+        _ = try await Self.control(gw, #"{"cmd": "talk-relay", "texts": ["go forward ten meters"], "audioPace": 0.5, "audioGapMs": 400}"#)
         let command = try BuiltCommand()
         defer { command.removeHome() }
         let output = command.home + "/out.wav"

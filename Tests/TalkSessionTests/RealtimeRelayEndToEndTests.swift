@@ -94,6 +94,23 @@ import Testing
         #expect(violations["count"] == 0, "schema violations: \(violations)")
     }
 
+    /// A loaded Gateway or a slow network holds the rest of the answer back longer than what is queued: it is still one
+    /// answer, played whole, and its turn ends once, after it.
+    @Test func `a gap in the relay's audio leaves one answer, played whole`() async throws {
+        let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3, "audioGapMs": 600"#)
+        defer { rig.close() }
+        try await rig.ask()
+        #expect(await rig.log.waitFor { $0 == .relayNote("mark reply-end acknowledged") })
+        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
+        #expect(await rig.log.count { if case .speakingStarted = $0 { true } else { false } } == 1, "the gap split the answer")
+        let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
+        let bytes = Double(relayLog.first { $0["kind"] == "answered" }?["audioBytes"]?.intValue ?? 0)
+        let played = await rig.speaker.playedSeconds
+        #expect(abs(played - bytes / 48_000) < 0.05, "played \(played) s of \(bytes / 48_000) s")
+        #expect(await rig.log.count { $0 == .turnEnded(reason: .replyDone) } == 1)
+        await rig.session.stop()
+    }
+
     /// The relay's provider takes what its VAD hears for the user and cancels the answer (upstream creates the bridge
     /// with `interruptResponseOnInputAudio`; the reference relay's stand-in VAD: 100 ms of RMS 400 in a row).
     @Test func `the canceller's leak of the answer does not make the relay's VAD cut the answer off`() async throws {

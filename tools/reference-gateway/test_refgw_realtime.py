@@ -58,6 +58,20 @@ class RealtimeRelayTests(RelayTestCase):
         kinds = [e["kind"] for e in self.gw.control({"cmd": "relay-log"})["log"]]
         self.assertIn("mark-ack", kinds)
 
+    async def test_audio_gap_holds_the_rest_of_the_answer_back(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1, "audioGapMs": 400})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        sent = [p["talkEvent"]["timestamp"] for p in seen if p["type"] == "audio"]
+        self.assertGreater(len(sent), 3)
+        # The first chunk, 400 ms of nothing (and its 10 ms pace), then the rest at the pace, then audioDone.
+        self.assertGreaterEqual(sent[1] - sent[0], 410)
+        self.assertLess(max(b - a for a, b in zip(sent[1:], sent[2:])), 400)
+        self.assertEqual([p["type"] for p in seen[-2:]], ["audioDone", "mark"])
+
     async def test_cancel_output_clears_and_stops_the_turn(self):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
         self.gw.control({"cmd": "talk-relay", "texts": ["x"], "audioPace": 1.0,

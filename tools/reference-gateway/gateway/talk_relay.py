@@ -56,6 +56,7 @@ DEFAULT_SETTINGS = {
     "userTranscripts": "streaming",          # realtime: when the user's words come (talk_relay_user.USER_TRANSCRIPTS)
     "vadStartMs": 100,                       # realtime: loud audio in a row that starts speech (the VAD)
     "audioPace": 0.5,             # realtime: send output at twice real time
+    "audioGapMs": 0,              # realtime: a pause in the answer's audio after its first chunk (0: none)
 }
 ERAS = ("unified", "transitional", "legacy")
 
@@ -391,6 +392,9 @@ class RelaySession(RealtimeUser):
                                       "itemId": item, "responseId": "resp-" + turn_id[:8]},
                             "output.audio.delta", turn_id)
             await asyncio.sleep(0.1 * float(s["audioPace"]))
+            if start == 0 and int(s["audioGapMs"]) > 0:
+                # A test knob: a loaded Gateway or a slow network holds the rest of the answer back this long.
+                await asyncio.sleep(int(s["audioGapMs"]) / 1000)
         if output["cancelled"] or self.closed:
             return
         await self.emit("audioDone", {"itemId": item, "responseId": "resp-" + turn_id[:8]},
