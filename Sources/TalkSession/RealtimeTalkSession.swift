@@ -7,9 +7,10 @@ import TalkLogging
 /// (`RealtimeRelay`: `TalkRelayClient` in the daemon, a scripted one in tests). The microphone streams to the relay
 /// in the session's input contract (`TalkRelayClient` keeps at most 4 appends in flight and reports "input fell
 /// behind" beyond), the canceller's leak of the answer as silence (`RealtimeUplinkGate`: the relay's provider takes
-/// what its VAD hears for the user); `talk.event` audio plays as it arrives through a bounded queue;
-/// `clear` flushes it; a `mark` is acknowledged once the audio before it has played; tool calls are answered
-/// by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
+/// what its VAD hears for the user); `talk.event` audio plays as it arrives through a bounded queue (`+Output`),
+/// the answer over once the relay said its audio is done and it has played, a queue run dry before that an
+/// underrun (`RealtimeAnswerEnd`); `clear` flushes it; a `mark` is acknowledged once the audio before it has played;
+/// tool calls are answered by the agent (`talk.client.toolCall` → the run's `chat` final → `submitToolResult`). Speech over the
 /// output (the native loop's guards, or the user's own sound when the relay sends no words: `RealtimeBargeInGuard`;
 /// 250 ms after the output started, 900 ms apart)
 /// stops it and cancels that turn, whose late audio is dropped; while the user may be cutting in, the output plays
@@ -79,15 +80,20 @@ package actor RealtimeTalkSession {
     var output: RealtimeOutputQueue
     /// Tool calls being answered, by call id; each task removes itself when done.
     var toolCalls: [String: Task<Void, Never>] = [:]
-    private var playerWaiter: CheckedContinuation<Void, Never>?
+    var playerWaiter: CheckedContinuation<Void, Never>?
     var outputStartNs: UInt64?
     /// When the last answer stopped playing (session clock): half duplex mutes the microphone `muteTail` past it.
     var outputEndNs: UInt64?
     var outputTurn: String?
+    /// Whether the answer playing is over once the queue runs dry (`RealtimeAnswerEnd`), and its wait for a relay
+    /// that never says so (the generation fences a wait cancelled as it ran out).
+    var answerEnd = RealtimeAnswerEnd()
+    var answerWait: Task<Void, Never>?
+    var answerWaitGeneration = 0
     /// The provider's item of the audio queued last, and the one the relay's clear cut (`relayHeardUser`): its audio
     /// still in flight when the provider stopped is dropped; the next answer is a new item.
-    private var outputItem: String?
-    private var clearedItem: String?
+    var outputItem: String?
+    var clearedItem: String?
     private var lastBargeInNs: UInt64 = 0
     private var behind = false
     private var reconnecting = false
@@ -95,7 +101,7 @@ package actor RealtimeTalkSession {
     /// The capture stream's reader (see +Control): pause and talk stop end it; the generation fences its late frames.
     var microphone: Task<Void, Never>?
     var microphoneGeneration = 0
-    private var assistantText = ""
+    var assistantText = ""
     /// The user's words of the utterance under way: the relay's deltas appended, until its final.
     private var userWords = ""
     var bargeInGuard: RealtimeBargeInGuard
@@ -143,6 +149,7 @@ package actor RealtimeTalkSession {
         for task in toolCalls.values { task.cancel() }
         toolCalls = [:]
         timers.cancelAll()
+        cancelAnswerWait()
         closeMicrophoneStream()
         output.removeAll()
         wakePlayer()
@@ -251,25 +258,9 @@ package actor RealtimeTalkSession {
     private func relayEvent(_ event: TalkRelayEvent) async {
         switch event.kind {
         case .audio(let bytes, let item):
-            if output.isDropped(event.turnId) || (item != nil && item == clearedItem) { return }
-            guard state == .listening || state == .speaking else { return }   // paused or Talk off: nothing plays
-            let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8) }
-            switch output.appendAudio(samples, turnId: event.turnId) {
-            case .queued:
-                outputTurn = event.turnId ?? outputTurn
-                outputItem = item
-                wakePlayer()
-            case .overflow:
-                // The turn is cut as a barge-in cuts it: the rest of its audio, still arriving, is dropped here (not
-                // only by a relay client that drops audio of cancelled turns), so it is not queued and cut again.
-                emit(.error("the relay's audio came faster than it plays; the output is cut"))
-                if let turn = event.turnId { output.dropTurn(turn) }
-                flush()
-                await playback.stop()
-                try? await relay.cancelOutput(turnId: event.turnId, reason: "playback-overflow")
-            case .refused(let why):
-                emit(.error("the relay's audio was refused: \(why)"))
-            }
+            await queueAudio(bytes, item: item, turnId: event.turnId)
+        case .audioDone(let item):
+            relayAudioDone(item: item, turnId: event.turnId)
         case .mark(let name):
             if case .refused(let why) = output.appendMark(name) {
                 emit(.error("the relay's mark was refused: \(why)"))
@@ -323,58 +314,6 @@ package actor RealtimeTalkSession {
         default:
             break
         }
-    }
-
-    // MARK: - Output
-
-    private func play() async {
-        while !Task.isCancelled {
-            guard let item = output.next() else {
-                if outputStartNs != nil { await stopSpeaking(completed: true, ending: .replyDone) }
-                await withCheckedContinuation { playerWaiter = $0 }
-                continue
-            }
-            switch item {
-            case .mark(let name):
-                do {
-                    try await relay.acknowledgeMark(name)
-                    emit(.relayNote("mark \(name) acknowledged"))
-                } catch {
-                    emit(.error("acknowledging mark \(name) failed: \(error)"))
-                }
-            case .audio(let buffer, let turn):
-                // (What else of the same turn was queued comes in the same buffer, and plays without gaps.)
-                if outputStartNs == nil {
-                    outputStartNs = clock.nowNs()
-                    setState(.speaking, reason: "relay audio")
-                    emit(.speakingStarted(sentence: assistantText, voice: "gateway-realtime"))
-                }
-                if output.isDropped(turn) { continue }
-                _ = try? await playback.play(buffer)
-            }
-        }
-    }
-
-    func flush() { output.flushAudio() }
-
-    /// The answer stops playing and, `ending` its turn (done or cut by barge-in), the session listens again. With
-    /// `ending` nil (`pause`, `talk stop`: they set their own state) no turn ends.
-    func stopSpeaking(completed: Bool, ending reason: TurnEndReason?) async {
-        guard outputStartNs != nil else { return }
-        outputStartNs = nil
-        outputEndNs = clock.nowNs()
-        uplinkGate.answerStopped()
-        await perform(completed ? replyLevel.replyEnded() : replyLevel.replyCut())
-        emit(.speakingStopped(sentence: assistantText, completed: completed))
-        guard let reason else { return }
-        setState(.listening, reason: reason.rawValue)
-        emit(.turnEnded(reason: reason))
-    }
-
-    private func wakePlayer() {
-        let waiter = playerWaiter
-        playerWaiter = nil
-        waiter?.resume()
     }
 
     func setState(_ new: TalkState, reason: String) {

@@ -37,6 +37,7 @@ import Testing
         let clock = ManualClock()
         let rig = try await RealtimeRig(settings: Self.settings, clock: clock.clock)
         #expect(await rig.answering(seconds: 0.4))
+        await rig.relay.send(.audioDone(itemId: nil), turnId: "turn-1")
         #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
         #expect(await rig.speakHeard(amplitude: 3_000, frames: 5))   // the echo's tail, just after the last sample
         clock.advance(Self.settings.bargeIn.muteTail - .milliseconds(1))

@@ -12,8 +12,8 @@ import Testing
 /// stays speaking, the reply stays lowered for a user cutting in, the microphone stays muted without echo
 /// cancellation. On a manual clock, so the wait for a relay that never says so runs out only when the test says.
 @Suite struct RealtimeOutputUnderrunTests {
-    static let underran = TalkEvent.Kind.relayNote("output underran: waiting for the rest of the answer")
-    static let noAudioDoneWait: Duration = .seconds(2)
+    static let underran = TalkEvent.Kind.relayNote(RealtimeTalkSession.underranNote)
+    static let noAudioDoneWait = RealtimeAnswerEnd.noAudioDoneWait
 
     static func isStarted(_ kind: TalkEvent.Kind) -> Bool { if case .speakingStarted = kind { true } else { false } }
 
@@ -28,9 +28,12 @@ import Testing
         await rig.relay.sendAudio(seconds: 0.2, turnId: "turn-1", itemId: "item-1")
         #expect(await rig.log.waitFor(Self.isStarted))
         #expect(await Self.ranDry(rig))
+        // The late audioDone of an item cut before (upstream's response.cancelled) is not this answer's.
+        await rig.relay.send(.audioDone(itemId: "item-0"))
+        #expect(await RealtimeReplyLevelTests.relayCaughtUp(rig))
         #expect(await rig.log.count { $0 == .turnEnded(reason: .replyDone) } == 0, "the gap ended the answer")
         await rig.relay.sendAudio(seconds: 0.4, turnId: "turn-1", itemId: "item-1")
-        await rig.relay.send(.audioDone, turnId: "turn-1")
+        await rig.relay.send(.audioDone(itemId: "item-1"), turnId: "turn-1")
         await rig.relay.send(.mark("reply-end"), turnId: "turn-1")
         #expect(await rig.log.waitFor { $0 == .relayNote("mark reply-end acknowledged") })
         #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
@@ -39,6 +42,7 @@ import Testing
         #expect(await rig.log.count(Self.isStarted) == 1)
         #expect(await rig.log.states == [.listening, .speaking, .listening])
         #expect(await rig.speaker.playedSamples == 3 * 4_800)
+        #expect(await rig.log.count { if case .relayNote(let note) = $0 { note.hasPrefix("output resumed after ") } else { false } } == 1)
         await rig.session.stop()
     }
 
@@ -93,6 +97,7 @@ import Testing
         #expect(await rig.log.count { $0 == .turnEnded(reason: .replyDone) } == 0, "the answer ended before the wait ran out")
         clock.advance(.milliseconds(1))
         #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
+        #expect(await rig.log.count { $0 == .relayNote(RealtimeTalkSession.noAudioDoneNote) } == 1)
         #expect(await rig.log.states == [.listening, .speaking, .listening])
         await rig.session.stop()
     }

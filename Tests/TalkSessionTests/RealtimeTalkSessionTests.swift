@@ -18,6 +18,7 @@ import Testing
         await rig.relay.send(.transcript(role: "user", text: "hello there", final: true))
         await rig.relay.sendAudio(seconds: 0.6, turnId: "turn-1")
         await rig.relay.send(.transcript(role: "assistant", text: "you said hello there", final: true))
+        await rig.relay.send(.audioDone(itemId: nil), turnId: "turn-1")
         await rig.relay.send(.mark("reply-end"))
         #expect(await rig.log.waitFor { if case .finalTranscript("hello there", "gateway-realtime", _, _, _) = $0 { true } else { false } })
         #expect(await rig.log.waitFor { if case .replyFinal("you said hello there") = $0 { true } else { false } })

@@ -14,7 +14,9 @@ package struct TalkRelayEvent: Sendable, Equatable {
         /// markers, never transcripts.
         case transcript(role: String?, text: String, final: Bool)
         case audio([UInt8], itemId: String?)
-        case audioDone
+        /// The output's audio is over: of the provider's item `itemId` (upstream sends one naming none after a
+        /// response's end).
+        case audioDone(itemId: String?)
         case clear
         case mark(String)
         case toolCall(callId: String, name: String, args: JSONValue, itemId: String?)
@@ -68,7 +70,7 @@ package struct TalkRelayEvent: Sendable, Equatable {
         case "audio":
             guard let bytes = Data(base64Encoded: try text("audioBase64")) else { throw .malformed("audio that is not base64") }
             kind = .audio([UInt8](bytes), itemId: payload["itemId"]?.stringValue)
-        case "audioDone": kind = .audioDone
+        case "audioDone": kind = .audioDone(itemId: payload["itemId"]?.stringValue)
         case "clear": kind = .clear
         case "mark": kind = .mark(try text("markName"))
         case "toolCall":
