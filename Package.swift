@@ -38,10 +38,13 @@ let package = Package(
         // posix_spawn with a clean signal mask, for the children benches and tests start (no dependencies, so the
         // test support can use it too).
         .target(name: "ChildProcessSpawn"),
-        .target(name: "AudioIO", dependencies: ["TalkLogging", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123", "CEchoCanceller"]),
-        .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "AudioIO", "CPocketSphinx"]),
-        .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "CEspeakNG"]),
-        .target(name: "SessionBridge", dependencies: ["TalkLogging", "COpenSSL"]),
+        // The threads kept outside the cooperative pool: named as the system lists them, a serial executor on a thread
+        // of its own, and realtime scheduling for the audio threads where the system allows it.
+        .target(name: "Threading"),
+        .target(name: "AudioIO", dependencies: ["TalkLogging", "Threading", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123", "CEchoCanceller"]),
+        .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "Threading", "AudioIO", "CPocketSphinx"]),
+        .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "Threading", "CEspeakNG"]),
+        .target(name: "SessionBridge", dependencies: ["TalkLogging", "Threading", "COpenSSL"]),
         // Benchmark logic the `bench` commands run: the codec, device, Gateway, uplink and Talk-loop benchmarks, their
         // statistics and test signals, the reference Gateway as a child process (benches and tests spawn it; the daemon's
         // libraries never do), the daemon as a child (TalkChild) and the soak that drives it (its control socket through
@@ -55,9 +58,9 @@ let package = Package(
             name: "TalkSession",
             dependencies: ["TalkLogging", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge"]),
         // The daemon's service plane; it drives the Talk loop only through `ControlledSession`.
-        .target(name: "TalkService", dependencies: ["TalkLogging", "CSystemd"]),
+        .target(name: "TalkService", dependencies: ["TalkLogging", "Threading", "CSystemd"]),
         // The desktop around the daemon: notifications with action buttons, images made to fit a Gateway's limits.
-        .target(name: "Desktop", dependencies: ["TalkLogging", "CLibNotify"]),
+        .target(name: "Desktop", dependencies: ["TalkLogging", "Threading", "CLibNotify"]),
         .executableTarget(
             name: "TalkDaemon",
             dependencies: [
@@ -70,8 +73,8 @@ let package = Package(
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", dependencies: ["ChildProcessSpawn"], path: "Tests/TalkTestSupport"),
-        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TalkBench", "TalkTestSupport"]),
-        .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "AudioIO", "TalkTestSupport"]),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "Threading", "TalkBench", "TalkTestSupport"]),
+        .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "Threading", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkBenchTests", dependencies: ["TalkBench", "AudioIO", "SessionBridge", "TalkTestSupport"]),
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkBench", "TalkTestSupport"]),

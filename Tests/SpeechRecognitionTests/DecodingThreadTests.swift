@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TalkTestSupport
 import Testing
+import Threading
 
 @testable import SpeechRecognition
 

@@ -1,4 +1,5 @@
 import Foundation
+import Threading
 
 /// Why a whole audio clip (a Gateway `talk.speak` reply) could not be turned into PCM.
 package enum AudioClipError: Error, Equatable, CustomStringConvertible {
@@ -49,28 +50,24 @@ package enum AudioClipDecoder {
         sampleRate: Int? = nil
     ) async throws -> PCMBuffer {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<PCMBuffer, any Error>) in
-            let thread = Thread {
+            NamedThread.start("clip-decode") {
                 done.resume(with: Result {
                     let pcm = try decode(bytes, outputFormat: outputFormat, mimeType: mimeType, fileExtension: fileExtension)
                     return try sampleRate.map { try pcm.resampled(to: $0) } ?? pcm
                 })
             }
-            thread.name = "clip-decode"
-            thread.start()
         }
     }
 
     /// A clip whose container is known, on a thread of its own; resampled to `sampleRate` when given.
     package static func decodeOffPool(_ bytes: [UInt8], container: Container, sampleRate: Int? = nil) async throws -> PCMBuffer {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<PCMBuffer, any Error>) in
-            let thread = Thread {
+            NamedThread.start("clip-decode") {
                 done.resume(with: Result {
                     let pcm = try decode(bytes, container: container)
                     return try sampleRate.map { try pcm.resampled(to: $0) } ?? pcm
                 })
             }
-            thread.name = "clip-decode"
-            thread.start()
         }
     }
 

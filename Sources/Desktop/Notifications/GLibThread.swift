@@ -1,5 +1,6 @@
 import CLibNotify
 import Foundation
+import Threading
 
 /// The one thread that talks to libnotify: it runs a GLib main loop on a context of its own, so the D-Bus calls
 /// (`notify_notification_show` blocks on the session bus) never run on the cooperative pool and the "action" and
@@ -14,14 +15,12 @@ final class GLibThread: @unchecked Sendable {
         loop = g_main_loop_new(context, 0)
         let handles = Handles(context: context, loop: loop)
         let started = started
-        let thread = Thread {
+        NamedThread.start(name) {
             g_main_context_push_thread_default(handles.context)
             started.signal()
             g_main_loop_run(handles.loop)
             g_main_context_pop_thread_default(handles.context)
         }
-        thread.name = name
-        thread.start()
         started.wait()
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import Threading
 
 /// Runs one socket on its own thread: the blocking setup (resolve, connect, TLS handshake), then a
 /// `poll()` loop that carries out the reads and writes async callers queue. Callers never block: they
@@ -60,7 +61,7 @@ final class SocketIOThread: Sendable {
         let waiter = SocketWaiter(deadline: .now + timeout, abortDescriptor: wake[0])
         let info: Info = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Info, any Error>) in
-                let thread = Thread {
+                NamedThread.start(name) {
                     Self.blockSIGPIPE()
                     do {
                         let (io, info) = try open(waiter)
@@ -73,8 +74,6 @@ final class SocketIOThread: Sendable {
                         continuation.resume(throwing: aborted ? CancellationError() : error)
                     }
                 }
-                thread.name = name
-                thread.start()
             }
         } onCancel: {
             engine.wake()

@@ -1,6 +1,7 @@
 import AudioIO
 import Foundation
 import TalkLogging
+import Threading
 
 /// A `SpeechRecognizer` backed by PocketSphinx. The decoder is built once in `init` and kept warm: between
 /// utterances only `ps_start_stream`/`ps_start_utt`/`ps_end_utt` run, so the cepstral mean learnt from this

@@ -2,6 +2,7 @@ import CEspeakNG
 import Foundation
 import Synchronization
 import TalkLogging
+import Threading
 
 /// The one owner of espeak-ng in this process. espeak-ng keeps its voice, rate and callback in globals, so every
 /// call into it happens on this one dedicated thread, one request at a time in arrival order, whoever asks
@@ -66,9 +67,7 @@ final class EspeakWorker: Sendable {
         }
         continuation.onTermination = { [weak self] _ in self?.cancel(request: id) }
         if startThread {
-            let thread = Thread { [self] in serve() }
-            thread.name = "espeak-ng"
-            thread.start()
+            NamedThread.start("espeak-ng") { [self] in serve() }
         }
         wake.signal()
         return (stream, id, generation)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TalkLogging
+import Threading
 
 /// Serves the control socket on a thread of its own running a `poll()` loop (the house pattern of
 /// SessionBridge's `SocketIOThread`, reduced to what a local line protocol needs). Requests go to an
@@ -92,9 +93,7 @@ package final class ControlServer: Sendable {
             let server = ControlServer(
                 path: path, listener: fd, wake: try UnixSocket.wakePipe(), handler: handler,
                 peerCheck: peerCheck, limits: limits, logger: logger, accept: accept)
-            let thread = Thread { server.serve() }
-            thread.name = "control-socket"
-            thread.start()
+            NamedThread.start("control-socket") { server.serve() }
             return server
         } catch {
             close(fd)

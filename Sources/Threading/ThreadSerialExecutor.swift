@@ -12,27 +12,16 @@ package final class ThreadSerialExecutor: SerialExecutor {
     package let end = End()
     private let jobs = JobQueue()
 
-    /// Starts the thread. `name` is what the system lists for it, cut to Linux's 15 bytes.
-    package init(name: String) {
+    /// Starts the thread. `name` is what the system lists for it (`ThreadName`); `prepare` runs on the thread first
+    /// (`AudioThreadPriority.raiseCallingThread` for a thread that must keep time).
+    package init(name: String, prepare: @escaping @Sendable () -> Void = {}) {
         let jobs = jobs
         let end = end
-        let thread = Thread {
-            Self.nameCallingThread(name)
+        NamedThread.start(name) {
+            prepare()
             jobs.serve()
             end.fire()
         }
-        thread.start()
-    }
-
-    /// Gives the calling thread its name as the system lists it. Not through Foundation's `Thread.name`: on Linux it
-    /// reaches the system only when set on the running thread after `start()` has stored the thread's handle, a race the
-    /// new thread often wins, and a thread keeps the name of the one that made it (a pool thread's, or a queue's).
-    private static func nameCallingThread(_ name: String) {
-        let file = open("/proc/thread-self/comm", O_WRONLY)
-        guard file >= 0 else { return }
-        defer { close(file) }
-        let bytes = Array(name.utf8.prefix(15))
-        _ = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
     }
 
     deinit {
