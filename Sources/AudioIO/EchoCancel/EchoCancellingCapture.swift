@@ -1,15 +1,22 @@
 import Foundation
 import TalkLogging
+import Threading
 
 /// A microphone with the speaker's echo removed: wraps a capture device and runs each 20 ms frame through
 /// an `EchoCanceller` together with what the `EchoReference` says was playing while it was captured (fed by
 /// `PulsePlayback(echoReference:)` or an `EchoReferencePlayback`). Everything else (device events, sequence numbers, capture times) passes
 /// through unchanged, so it stands in wherever a capture device is expected.
 ///
-/// The canceller belongs to this actor: the C handle is never touched from two threads, and its cost (about
-/// 360 µs per frame in a debug build with the linear stage, 185 without: under 2 % of a core) is too small to be
-/// worth a thread hop per frame.
+/// The canceller belongs to this actor: the C handle is never touched from two threads. The actor runs on a thread
+/// of its own (`ThreadSerialExecutor`, named `echo-cancel`), realtime where the system allows it
+/// (`AudioThreadPriority`), and each frame is read from the device, cleaned and passed on there: its cost (about
+/// 360 µs per frame in a debug build with the linear stage) is small, but on the cooperative pool it waited for a pool
+/// thread behind the session, the gate and the sockets, and on a busy desktop behind every other busy thread.
 package actor EchoCancellingCapture: AudioCaptureDevice {
+    /// The thread's name as the system lists it.
+    package static let threadName = "echo-cancel"
+    private let executor: ThreadSerialExecutor
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let device: any AudioCaptureDevice
     private let reference: EchoReference
     private let options: EchoCancellerOptions
@@ -35,6 +42,13 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         recordTo folder: String? = nil, logger: Logger
     ) {
         self.recordFolder = folder
+        self.executor = ThreadSerialExecutor(name: Self.threadName) { [logger] in
+            if case .refused(let code) = AudioThreadPriority.raiseCallingThread() {
+                logger.info("Echo cancellation stays in the normal class: realtime not allowed", metadata: [
+                    "audio.priority": "\(AudioThreadPriority.realtimePriority)", "audio.error": "\(String(cString: strerror(code)))",
+                ])
+            }
+        }
         self.device = device
         self.reference = reference
         self.options = options
@@ -60,13 +74,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         recorder = recordFolder.map { _ in EchoCaptureRecorder() }
         mark = .none
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
-        pump = Task { [weak self] in
-            for await event in events {
-                guard let self, let cleaned = await self.clean(event, generation: mine) else { break }
-                continuation.yield(cleaned)
-            }
-            continuation.finish()
-        }
+        pump = Task { await self.pump(events, into: continuation, generation: mine) }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             Task { await self.stop(generation: mine) }
@@ -95,6 +103,16 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     /// How far the echo lags the reference, as last measured from the signals (nil before a clear measurement).
     package func alignedLagMs() -> Double? {
         aligner.measuredLagMs
+    }
+
+    /// Cleans the device's frames as they come, on this actor's thread (`for await` keeps the caller's isolation),
+    /// until the device's stream ends, the pump is cancelled, or a newer `start` or a `stop` makes it stale.
+    private func pump(_ events: AsyncStream<CaptureEvent>, into continuation: AsyncStream<CaptureEvent>.Continuation, generation: Int) async {
+        for await event in events {
+            guard let cleaned = clean(event, generation: generation) else { break }
+            continuation.yield(cleaned)
+        }
+        continuation.finish()
     }
 
     /// nil: this stream is stale (a newer `start` or a `stop` came since), so the pump ends.

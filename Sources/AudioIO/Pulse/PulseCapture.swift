@@ -32,6 +32,7 @@ package actor PulseCapture: AudioCaptureDevice {
         let (events, continuation) = AsyncStream.makeStream(
             of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         let loop = try PulseMainloop(name: "pulse-capture")
+        loop.raiseThreadPriority(logger: logger)
         let engine = PulseCaptureEngine(
             loop: loop, server: server, source: source, retryInterval: retryInterval, events: continuation,
             logger: logger)

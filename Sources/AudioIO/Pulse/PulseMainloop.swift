@@ -1,5 +1,8 @@
 import CPulse
+import Glibc
 import Synchronization
+import TalkLogging
+import Threading
 
 /// A libpulse threaded mainloop: one thread that runs every PulseAudio callback of its owner.
 ///
@@ -24,6 +27,37 @@ final class PulseMainloop: @unchecked Sendable {
         }
         self.handle = handle
         self.api = api
+    }
+
+    /// Moves the loop thread to realtime where the system allows it (`AudioThreadPriority`): the loop refills playback
+    /// and reads capture every 10-20 ms, which must not wait behind the desktop's busy threads. `report` hears the
+    /// outcome on the loop thread. Not from the loop thread.
+    func raiseThreadPriority(logger: Logger) {
+        raiseThreadPriority { outcome in
+            switch outcome {
+            case .realtime:
+                logger.debug("Audio thread runs realtime", metadata: ["audio.priority": "\(AudioThreadPriority.realtimePriority)"])
+            case .refused(let code):
+                logger.info("Audio thread stays in the normal class: realtime not allowed", metadata: [
+                    "audio.priority": "\(AudioThreadPriority.realtimePriority)", "audio.error": "\(String(cString: strerror(code)))",
+                ])
+            }
+        }
+    }
+
+    func raiseThreadPriority(then report: @escaping @Sendable (AudioThreadPriority.Outcome) -> Void) {
+        let box = Unmanaged.passRetained(PriorityRequest(report)).toOpaque()
+        withLock {
+            pa_threaded_mainloop_once_unlocked(handle, { _, userdata in
+                guard let userdata else { return }
+                Unmanaged<PriorityRequest>.fromOpaque(userdata).takeRetainedValue().report(AudioThreadPriority.raiseCallingThread())
+            }, box)
+        }
+    }
+
+    private final class PriorityRequest {
+        let report: @Sendable (AudioThreadPriority.Outcome) -> Void
+        init(_ report: @escaping @Sendable (AudioThreadPriority.Outcome) -> Void) { self.report = report }
     }
 
     /// Runs `body` with the loop locked (or directly when already on the loop thread, where it is held).

@@ -30,6 +30,7 @@ package actor PulsePlayback: AudioPlaybackDevice {
         let (events, continuation) = AsyncStream.makeStream(of: PlaybackEvent.self, bufferingPolicy: .bufferingNewest(16))
         self.events = events
         let loop = try PulseMainloop(name: "pulse-playback")
+        loop.raiseThreadPriority(logger: logger)
         engine = PulseConfined(
             PulsePlaybackEngine(
                 loop: loop, server: server, sink: sink, retryInterval: retryInterval, events: continuation,
