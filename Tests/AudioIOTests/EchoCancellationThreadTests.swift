@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TalkLogging
 import TalkTestSupport
 import Testing
@@ -44,10 +45,14 @@ import Threading
         #expect(thread.policy == (allowed ? ThreadList.roundRobin : 0))
     }
 
-    /// Whether this process may move a thread to realtime (root, CAP_SYS_NICE, RLIMIT_RTPRIO): asked on a scratch thread.
+    /// Whether this process may move a thread to realtime (root, CAP_SYS_NICE, RLIMIT_RTPRIO): asked of the kernel
+    /// directly, on a scratch thread, so the answer does not depend on the code under test.
     static func realtimeAllowed() async -> Bool {
         await withCheckedContinuation { done in
-            NamedThread.start("rt-probe") { done.resume(returning: AudioThreadPriority.raiseCallingThread() == .realtime) }
+            NamedThread.start("rt-probe") {
+                var parameters = sched_param(sched_priority: AudioThreadPriority.realtimePriority)
+                done.resume(returning: sched_setscheduler(0, SCHED_RR, &parameters) == 0)
+            }
         }
     }
 }
