@@ -82,6 +82,26 @@ import Testing
         #expect(await TalkSessionBargeInTests.heard(rig, frames: before + frames))
     }
 
+    /// The user's sound opens an utterance at 200 ms over the reply: the source is told it is held.
+    static func openHeld(_ rig: Rig, _ relay: RecordingTranscriptSource, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await TalkSessionBargeInTests.speakLoudly(into: rig)
+        await rig.listener.hear(.speechStarted(positionMs: 200))
+        #expect(await told(relay, "held"), sourceLocation: sourceLocation)
+    }
+
+    /// The user speaks on past the reply's echo and a partial reaches 1.4 s: the held utterance is released from
+    /// their onset (200 ms), and nothing else was told the source since `opening`.
+    static func speakPastEchoReleased(
+        _ rig: Rig, _ relay: RecordingTranscriptSource, after opening: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await speakOn(rig, frames: 50)
+        await rig.listener.hear(.partial("go forward ten", endMs: 1400))
+        let released = await told(relay, "released from 200")
+        let calls = await relay.calls.dropFirst(opening.count)
+        #expect(released, "the utterance is still held", sourceLocation: sourceLocation)
+        #expect(Array(calls) == ["held", "released from 200"], sourceLocation: sourceLocation)
+    }
+
     /// Waits (at most 30 s: a bound that only catches a source never told) for the source to have been told `call`.
     static func told(_ relay: RecordingTranscriptSource, _ call: String) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
@@ -101,16 +121,9 @@ import Testing
         let relay = RecordingTranscriptSource(words: "go forward ten meters")
         let rig = try await Self.replying(relay, ending)
         let opening = await relay.calls
-        try await TalkSessionBargeInTests.speakLoudly(into: rig)
-        await rig.listener.hear(.speechStarted(positionMs: 200))
-        #expect(await Self.told(relay, "held"))
+        try await Self.openHeld(rig, relay)
         await Self.end(rig)
-        await Self.speakOn(rig, frames: 50)
-        await rig.listener.hear(.partial("go forward ten", endMs: 1400))
-        let released = await Self.told(relay, "released from 200")
-        let told = await relay.calls.dropFirst(opening.count)
-        #expect(released, "the utterance is still held")
-        #expect(told == ["held", "released from 200"])
+        await Self.speakPastEchoReleased(rig, relay, after: opening)
         await rig.listener.hear(.speechEnded(lastSpeechEndMs: 1400, closedAtMs: 2100))
         await rig.listener.hear(.final(ScriptedListener.result("go forward ten")))
         // The first turn went out in the relay's words too.
@@ -127,9 +140,7 @@ import Testing
         let relay = RecordingTranscriptSource(words: "breeze")
         let rig = try await Self.speaking(relay)
         let opening = await relay.calls
-        try await TalkSessionBargeInTests.speakLoudly(into: rig)
-        await rig.listener.hear(.speechStarted(positionMs: 200))
-        #expect(await Self.told(relay, "held"))
+        try await Self.openHeld(rig, relay)
         await Self.end(rig)
         await rig.microphone.push(amplitude: 8000, count: 20)
         await rig.microphone.push(amplitude: 0, count: 30)
@@ -149,18 +160,11 @@ import Testing
         let relay = RecordingTranscriptSource(words: "go forward ten meters")
         let rig = try await Self.speaking(relay)
         let opening = await relay.calls
-        try await TalkSessionBargeInTests.speakLoudly(into: rig)
-        await rig.listener.hear(.speechStarted(positionMs: 200))
-        #expect(await Self.told(relay, "held"))
+        try await Self.openHeld(rig, relay)
         let capture = await rig.session.pushToTalk(.start)
         #expect(capture.status == nil)
         #expect(await rig.log.waitFor { if case .turnEnded(.pushToTalk) = $0 { true } else { false } })
-        await Self.speakOn(rig, frames: 50)
-        await rig.listener.hear(.partial("go forward ten", endMs: 1400))
-        let released = await Self.told(relay, "released from 200")
-        let told = await relay.calls.dropFirst(opening.count)
-        #expect(released, "the utterance is still held")
-        #expect(told == ["held", "released from 200"])
+        await Self.speakPastEchoReleased(rig, relay, after: opening)
         await rig.session.stop()
     }
 }
