@@ -39,8 +39,9 @@ let package = Package(
         // test support can use it too).
         .target(name: "ChildProcessSpawn"),
         // The threads kept outside the cooperative pool: named as the system lists them, a serial executor on a thread
-        // of its own, and realtime scheduling for the audio threads where the system allows it.
-        .target(name: "Threading"),
+        // of its own, and realtime scheduling for the audio threads where the system allows it (the kernel, or rtkit
+        // over the system bus through libsystemd's sd-bus).
+        .target(name: "Threading", dependencies: ["CSystemd"]),
         .target(name: "AudioIO", dependencies: ["TalkLogging", "Threading", "CPulse", "COpus", "COggOpus", "CSoxr", "CMpg123", "CEchoCanceller"]),
         .target(name: "SpeechRecognition", dependencies: ["TalkLogging", "Threading", "AudioIO", "CPocketSphinx"]),
         .target(name: "SpeechSynthesis", dependencies: ["TalkLogging", "Threading", "CEspeakNG"]),

@@ -43,11 +43,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     ) {
         self.recordFolder = folder
         self.executor = ThreadSerialExecutor(name: Self.threadName) { [logger] in
-            if case .refused(let code) = AudioThreadPriority.raiseCallingThread() {
-                logger.info("Echo cancellation stays in the normal class: realtime not allowed", metadata: [
-                    "audio.priority": "\(AudioThreadPriority.realtimePriority)", "audio.error": "\(String(cString: strerror(code)))",
-                ])
-            }
+            AudioThreadPriority.log(AudioThreadPriority.raiseCallingThread(), thread: Self.threadName, logger: logger)
         }
         self.device = device
         self.reference = reference

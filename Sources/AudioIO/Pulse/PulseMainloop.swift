@@ -14,6 +14,8 @@ final class PulseMainloop: @unchecked Sendable {
     private let running = Atomic(true)
     /// The vtable contexts and timers are created against.
     let api: UnsafeMutablePointer<pa_mainloop_api>
+    /// The loop thread's name as the system lists it.
+    let name: String
 
     /// Creates the loop and starts its thread.
     init(name: String) throws(PulseError) {
@@ -27,22 +29,15 @@ final class PulseMainloop: @unchecked Sendable {
         }
         self.handle = handle
         self.api = api
+        self.name = name
     }
 
-    /// Moves the loop thread to realtime where the system allows it (`AudioThreadPriority`): the loop refills playback
-    /// and reads capture every 10-20 ms, which must not wait behind the desktop's busy threads. `report` hears the
-    /// outcome on the loop thread. Not from the loop thread.
+    /// Moves the loop thread to realtime where the kernel or rtkit allows it (`AudioThreadPriority`): the loop refills
+    /// playback and reads capture every 10-20 ms, which must not wait behind the desktop's busy threads. `report` hears
+    /// the outcome on the loop thread, where it was asked without the loop's lock (rtkit's D-Bus round trip blocks only
+    /// that thread). Not from the loop thread.
     func raiseThreadPriority(logger: Logger) {
-        raiseThreadPriority { outcome in
-            switch outcome {
-            case .realtime:
-                logger.debug("Audio thread runs realtime", metadata: ["audio.priority": "\(AudioThreadPriority.realtimePriority)"])
-            case .refused(let code):
-                logger.info("Audio thread stays in the normal class: realtime not allowed", metadata: [
-                    "audio.priority": "\(AudioThreadPriority.realtimePriority)", "audio.error": "\(String(cString: strerror(code)))",
-                ])
-            }
-        }
+        raiseThreadPriority { [name] outcome in AudioThreadPriority.log(outcome, thread: name, logger: logger) }
     }
 
     func raiseThreadPriority(then report: @escaping @Sendable (AudioThreadPriority.Outcome) -> Void) {
