@@ -74,6 +74,10 @@ let package = Package(
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
         .target(name: "TalkTestSupport", dependencies: ["ChildProcessSpawn"], path: "Tests/TalkTestSupport"),
+        // A child the realtime tests run as another user: asks for a realtime thread as the audio threads do, says how it
+        // came out, and holds the thread until its stdin ends.
+        .executableTarget(name: "RealtimeProbe", dependencies: ["Threading"], path: "Tests/RealtimeProbe"),
+        .testTarget(name: "ThreadingTests", dependencies: ["Threading", "TalkTestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "Threading", "TalkBench", "TalkTestSupport"]),
         .testTarget(name: "SpeechRecognitionTests", dependencies: ["SpeechRecognition", "Threading", "AudioIO", "TalkTestSupport"]),
         .testTarget(name: "SpeechSynthesisTests", dependencies: ["SpeechSynthesis", "TalkLogging", "TalkTestSupport"]),

@@ -13,6 +13,7 @@ DEB_PACKAGES=(
     libmpg123-dev lame libwebrtc-audio-processing-dev libspeexdsp-dev
     libsystemd-dev
     libnotify-dev dbus-daemon           # desktop notifications; the tests' notification server runs on a private bus
+    rtkit                                # realtime audio threads for desktop users: the tests run its daemon on a private system bus
     pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
     scdoc man-db desktop-file-utils      # the manual (docs/openclaw-talk.1.scd) and its test; the desktop entry's test
     bash zsh fish                        # the completion tests run each shell
