@@ -40,6 +40,10 @@ package actor UtterancePipeline {
     private var lastPartial = ""
     /// Where the newest frame ends, in stream milliseconds.
     private var streamEndMs = 0
+    /// When the newest frame's last sample was captured (monotonic ns), and when the pipeline took it up: the trace
+    /// of how far behind the microphone its events come (`traceLag`).
+    private var headCaptureNs: UInt64 = 0
+    private var headTakenNs: UInt64 = 0
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
     /// The grammar asked for last (`useGrammar`; nil: the recogniser's own mode), asked of the recogniser again as each
     /// utterance starts, so a change that met an utterance starting is not lost to it.
@@ -186,6 +190,8 @@ package actor UtterancePipeline {
     private func handle(_ frame: AudioFrame, generation gen: Int) async throws {
         summary.framesIn += 1
         streamEndMs = frame.streamPositionMs + AudioFrame.durationMs
+        headCaptureNs = frame.captureTimeNs
+        headTakenNs = monotonicNanoseconds()
         var voice: Bool?
         if let open = utterance {
             let heard = try await feed([frame])
@@ -202,6 +208,7 @@ package actor UtterancePipeline {
                 // The start's partial is taken at once, as when the pre-roll and start window are handed over.
                 utterance?.framesSincePartial = partialsAskedEveryFrames ?? partialEveryFrames
                 lastPartial = ""
+                traceLag("speech start", positionMs: position)
                 emit(.speechStarted(positionMs: position), generation: gen)
             case .speechStarted(let position, let frames):
                 await apply(grammar: wantedGrammar)
@@ -210,6 +217,7 @@ package actor UtterancePipeline {
                 try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(audioStart) / 1000))
                 utterance = OpenUtterance(startMs: position, audioStartMs: audioStart)
                 lastPartial = ""
+                traceLag("speech start", positionMs: position)
                 emit(.speechStarted(positionMs: position), generation: gen)
                 _ = try await feed(frames)
             case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason):
@@ -316,12 +324,14 @@ package actor UtterancePipeline {
     private func reportPartial(generation gen: Int) async throws {
         guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
+        let searchNs = monotonicNanoseconds()
         let current = await recognizer.partial() ?? .empty
         let decoded = DecoderSegmentation.joined(open.segments + [current]).text
         // An empty hypothesis retracts nothing (it is not reported), so words heard ahead of the start stand too.
         let text = decoded.isEmpty ? open.heardAhead : decoded
         guard gen == generation, !text.isEmpty, text != lastPartial else { return }
         lastPartial = text
+        traceLag("partial", positionMs: streamEndMs, searchNs: searchNs, text: text)
         emit(.partial(text, endMs: streamEndMs), generation: gen)
     }
 
@@ -352,6 +362,23 @@ package actor UtterancePipeline {
             generation: gen, hypothesis: hypothesis, startMs: open.startMs, audioStartMs: open.audioStartMs, endMs: lastEnd, closedAtMs: closedAt,
             reason: reason, frameCount: open.frames, finalizeMs: finalizeMs, endToFinalMs: endToFinal,
             decodeCPUSeconds: cpu, recording: recording?.path)), generation: gen)
+    }
+
+    /// At debug level: how far behind the microphone an event comes. `capture_lag_ms`: from the newest frame's capture
+    /// to now; `taken_lag_ms`: from its capture to when the pipeline took it up (the queue before the pipeline);
+    /// `search_ms`: the partial's search.
+    private func traceLag(_ what: String, positionMs: Int, searchNs: UInt64? = nil, text: String = "") {
+        guard logger.logLevel <= .debug else { return }
+        let now = monotonicNanoseconds()
+        func ms(_ ns: UInt64) -> String { String(format: "%.1f", Double(ns) / 1e6) }
+        var metadata: Logger.Metadata = [
+            "speech.position_ms": "\(positionMs)", "speech.head_ms": "\(streamEndMs)",
+            "speech.capture_lag_ms": "\(ms(now &- min(now, headCaptureNs)))", "speech.taken_lag_ms": "\(ms(headTakenNs &- min(headTakenNs, headCaptureNs)))",
+            "speech.now_ns": "\(now)",
+        ]
+        if let searchNs { metadata["speech.search_ms"] = "\(ms(now &- searchNs))" }
+        if !text.isEmpty { metadata["speech.text"] = "\(text.suffix(60))" }
+        logger.debug("pipeline lag: \(what)", metadata: metadata)
     }
 
     private func emit(_ event: UtteranceEvent, generation gen: Int) {
