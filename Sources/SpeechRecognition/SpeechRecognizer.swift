@@ -51,3 +51,15 @@ package protocol SpeechRecognizer: Actor {
     /// decoding alone and not whatever else the process does meanwhile.
     func decodeCPUSeconds() -> Double
 }
+
+extension SpeechRecognizer {
+    /// Feeds `frames` in order in one call on the engine's own executor, and returns the voice signal after the last
+    /// with the CPU time the engine spent on them: one trip to the engine's thread for a caller elsewhere, not one for
+    /// each frame and two for the CPU clock.
+    package func feed(_ frames: [[Int16]]) throws -> (voice: Bool?, cpuSeconds: Double) {
+        let before = decodeCPUSeconds()
+        var voice: Bool?
+        for samples in frames { voice = try process(samples) }
+        return (voice, decodeCPUSeconds() - before)
+    }
+}

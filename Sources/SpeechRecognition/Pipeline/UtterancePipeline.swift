@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import Synchronization
 import TalkLogging
 
 /// The capture side of Talk mode, shared by the daemon, `transcribe` and `bench`: capture events go
@@ -44,6 +45,8 @@ package actor UtterancePipeline {
     /// of how far behind the microphone its events come (`traceLag`).
     private var headCaptureNs: UInt64 = 0
     private var headTakenNs: UInt64 = 0
+    /// `streamEndMs`, readable from any thread (`heardThroughMs`).
+    private let heardThrough = Atomic<Int>(0)
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
     /// The grammar asked for last (`useGrammar`; nil: the recogniser's own mode), asked of the recogniser again as each
     /// utterance starts, so a change that met an utterance starting is not lost to it.
@@ -68,6 +71,12 @@ package actor UtterancePipeline {
         var segmentStartFrames = 0
     }
 
+    /// The pipeline runs where the recogniser runs (PocketSphinx: its own thread, `ThreadSerialExecutor`): each frame
+    /// fed and each partial asked for is then a call on the same thread, not a trip to the decoder's thread and back
+    /// to the pool (three per frame and one per partial), each waiting for a thread to be scheduled, which on a busy
+    /// machine adds up behind the microphone. Frames still reach the pipeline from the pool, one wake-up per frame.
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { recognizer.unownedExecutor }
+
     /// `partialEveryFrames` spaces out partial-hypothesis requests (5 frames = 100 ms) to save CPU.
     /// `segmentation` splits long utterances for the decoder (see `DecoderSegmentation`); nil never splits.
     /// `recorder`, when given, gets each utterance's audio (exactly what the recogniser heard) as a file.
@@ -87,6 +96,11 @@ package actor UtterancePipeline {
         endpointer = Endpointer(settings: self.settings)
     }
 
+    /// Where the pipeline has heard through: the end of the newest frame it took up, in stream milliseconds (0 before
+    /// the first). Read without waiting on the pipeline: the Talk loop compares it with the microphone's newest frame
+    /// to know how far behind the recogniser's words are (barge-in acts on recent audio only).
+    package nonisolated var heardThroughMs: Int? { heardThrough.load(ordering: .relaxed) }
+
     /// Starts capture and returns the events of this run. A previous run is stopped first.
     package func start() async throws -> AsyncStream<UtteranceEvent> {
         await stop()
@@ -97,6 +111,7 @@ package actor UtterancePipeline {
         self.continuation = continuation
         endpointer = Endpointer(settings: settings)
         summary = PipelineSummary()
+        heardThrough.store(0, ordering: .relaxed)
         loop = Task { await self.consume(frames, generation: gen) }
         logger.debug("pipeline started", metadata: ["talk.generation": "\(gen)"])
         return events
@@ -192,6 +207,7 @@ package actor UtterancePipeline {
         streamEndMs = frame.streamPositionMs + AudioFrame.durationMs
         headCaptureNs = frame.captureTimeNs
         headTakenNs = monotonicNanoseconds()
+        heardThrough.store(streamEndMs, ordering: .relaxed)
         var voice: Bool?
         if let open = utterance {
             let heard = try await feed([frame])
@@ -310,15 +326,12 @@ package actor UtterancePipeline {
 
     /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
     private func feed(_ frames: [AudioFrame]) async throws -> Bool? {
-        let cpu0 = await recognizer.decodeCPUSeconds()
-        var voice: Bool?
-        for frame in frames { voice = try await recognizer.process(frame.samples) }
-        let cpu1 = await recognizer.decodeCPUSeconds()
+        let fed = try await recognizer.feed(frames.map(\.samples))
         if let recorder { for frame in frames { try await recorder.append(frame) } }
         utterance?.frames += frames.count
         utterance?.framesSincePartial += frames.count
-        utterance?.cpuSeconds += cpu1 - cpu0
-        return voice
+        utterance?.cpuSeconds += fed.cpuSeconds
+        return fed.voice
     }
 
     private func reportPartial(generation gen: Int) async throws {
