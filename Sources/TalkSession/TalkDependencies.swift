@@ -16,6 +16,9 @@ package protocol TalkListener: Sendable {
     /// Recognition starts on an utterance's first voiced frame (`UtterancePipeline.decodeWhileStarting`), or once
     /// the utterance has started.
     func decodeWhileStarting(_ on: Bool) async
+    /// Where the recogniser has heard through (stream ms, the capture's clock), read without waiting on it; nil: not
+    /// known (barge-in then takes a partial's own end as where its words stand).
+    var heardThroughMs: Int? { get }
 }
 
 extension TalkListener {
@@ -25,6 +28,7 @@ extension TalkListener {
     /// A listener with a fixed cadence keeps it.
     package func reportPartials(everyFrames frames: Int?) async {}
     package func decodeWhileStarting(_ on: Bool) async {}
+    package var heardThroughMs: Int? { nil }
 }
 
 extension UtterancePipeline: TalkListener {}

@@ -122,6 +122,15 @@ extension TalkSession {
         return false
     }
 
+    /// How far the words being weighed end behind the microphone's newest frame (`BargeInEvidence.behindMs`): where
+    /// the recogniser has heard through now (its words are its latest through there), else the partial's own end
+    /// (`partialEndMs`; a recheck's is the latest partial's); nil when neither is known.
+    private func wordsBehindMs(partialEndMs: Int?) async -> Int? {
+        let head = await gate.heardToMs
+        guard let words = listener?.heardThroughMs ?? partialEndMs ?? machine.latestPartialEndMs else { return nil }
+        return max(0, head - words)
+    }
+
     /// Asks the devices how much of the utterance, through the partial's own audio, the reply's echo explains and
     /// whether that audio was speech over the noise floor, and hands the answer back to the machine, which decides.
     private func weighBargeIn(_ partial: String, fromPositionMs position: Int, throughMs: Int?, recheck: Bool) async {
@@ -130,7 +139,7 @@ extension TalkSession {
         let heard = await gate.bargeInEvidence(fromPositionMs: position, throughMs: throughMs, recheck: recheck)
         let evidence = BargeInEvidence(
             echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio,
-            userSoundShown: heard.userSoundShown)
+            userSoundShown: heard.userSoundShown, behindMs: await wordsBehindMs(partialEndMs: throughMs))
         let loud = await gate.heardSpeech(endingAtMs: throughMs)
         await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
     }

@@ -32,6 +32,22 @@ import Testing
         await rig.session.stop()
     }
 
+    /// On a loaded machine (1-minute load 17) the recogniser reported an utterance of the reply's echo 12 s after its
+    /// audio, as a new sentence of the reply had just started, and its word ("but") cut it off. Words whose audio ends
+    /// far behind the microphone's newest frame do not stop the reply, however loud their audio was.
+    @Test func `words whose audio ended seconds before the microphone's newest frame do not interrupt`() async throws {
+        let rig = try await TalkSessionBargeInTests.speaking()
+        _ = try await Self.push(rig, amplitude: 0, count: 10)
+        let spoken = try await Self.push(rig, amplitude: 8000, count: 20)
+        _ = try await Self.push(rig, amplitude: 30, count: 100)
+        await rig.listener.hear(.speechStarted(positionMs: spoken))
+        await rig.listener.hear(.partial("but then", endMs: spoken + 20 * AudioFrame.durationMs))
+        await rig.listener.hear(.final(ScriptedListener.result("but then")))
+        #expect(await rig.log.waitFor { if case .transcriptIgnored("but then", _) = $0 { true } else { false } })
+        #expect(await rig.log.count(TalkSessionBargeInTests.isBargeIn) == 0)
+        await rig.session.stop()
+    }
+
     /// The other way round: words decoded from quiet audio (the reply's residual echo) do not interrupt because the
     /// microphone happens to be loud when their partial arrives.
     @Test func `new words whose own audio was quiet do not interrupt, though the microphone is loud when they arrive`() async throws {

@@ -81,6 +81,16 @@ import Testing
         await rig.session.stop()
     }
 
+    /// The evidence describes the reply playing now: words a busy recogniser reports long after their audio do not
+    /// stop it, whatever else their evidence says; words a moment behind, as on a quiet machine, still do.
+    @Test func `words far behind the microphone are held, words just behind are not`() {
+        let evidence = BargeInPolicy.Evidence()
+        #expect(evidence.holdReason(BargeInEvidence(speechMs: 400, startedBeforeReplyAudio: true, behindMs: 12_000)) != nil)
+        #expect(evidence.holdReason(BargeInEvidence(echoExplained: 0.1, speechMs: 400, userSoundShown: true, behindMs: 1500)) != nil)
+        #expect(evidence.holdReason(BargeInEvidence(echoExplained: 0.1, speechMs: 400, userSoundShown: true, behindMs: 600)) == nil)
+        #expect(evidence.holdReason(BargeInEvidence(echoExplained: 0.1, speechMs: 400, userSoundShown: true)) == nil)
+    }
+
     @Test func `evidence the echo work measures holds a barge-in when a threshold is set, and a measure not taken never does`() {
         var evidence = BargeInPolicy.Evidence()
         evidence.maximumEchoExplained = 0.5

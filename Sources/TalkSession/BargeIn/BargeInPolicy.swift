@@ -155,12 +155,23 @@ package struct BargeInPolicy: Sendable, Equatable {
         package var maximumEchoExplained: Double? = 0.75
         /// The recogniser's confidence in the partial (0...1) must be at least this; nil: not checked.
         package var minimumConfidence: Double?
+        /// Words whose audio ends more than this many ms behind the microphone's newest frame do not stop the reply
+        /// (`BargeInEvidence.behindMs`); they are judged again as the recogniser catches up (the recheck). nil: no bound.
+        /// 1,000 ms: the evidence describes the reply as it plays now (what it has played, the current stretch of its
+        /// sound in the microphone, which starts afresh after 1 s without it, the energy guard's last 300 ms), so words
+        /// a busy recogniser reports seconds late are judged against the wrong reply: on a loaded machine (1-minute load
+        /// 17) an echo word 12 s old ("but"), reported as a new sentence started, read as begun before the reply's sound
+        /// and cut it. On a quiet machine partials come 0 to 650 ms behind (the fifth round's kept rows), under it.
+        package var maximumBehindMs: Int? = 1000
 
         package init() {}
 
         /// Why `evidence` does not allow a barge-in, or nil when it does. A measure the loop lacks (nil) is not
         /// held against the user.
         package func holdReason(_ evidence: BargeInEvidence) -> String? {
+            if let limit = maximumBehindMs, let behind = evidence.behindMs, behind > limit {
+                return "the words end \(behind) ms behind the microphone, over the \(limit) ms their evidence holds for"
+            }
             if evidence.speechMs < minimumSpeechMs {
                 return "speech lasted \(evidence.speechMs) ms of the \(minimumSpeechMs) ms needed"
             }
@@ -200,15 +211,19 @@ package struct BargeInEvidence: Sendable, Equatable {
     /// The utterance's frames show the user's own sound (`BargeInEvidenceMeter.userSound`: a run of audible frames
     /// the reply does not explain); false: the reply explains every stretch of it; nil: not measured.
     package var userSoundShown: Bool?
+    /// How far the audio the recogniser's words stand for ends behind the microphone's newest frame, in ms (the
+    /// recogniser lags the microphone, by seconds on a loaded machine); nil: not known.
+    package var behindMs: Int?
 
     package init(
         echoExplained: Double? = nil, confidence: Double? = nil, speechMs: Int, startedBeforeReplyAudio: Bool? = nil,
-        userSoundShown: Bool? = nil
+        userSoundShown: Bool? = nil, behindMs: Int? = nil
     ) {
         self.echoExplained = echoExplained
         self.confidence = confidence
         self.speechMs = speechMs
         self.startedBeforeReplyAudio = startedBeforeReplyAudio
         self.userSoundShown = userSoundShown
+        self.behindMs = behindMs
     }
 }
