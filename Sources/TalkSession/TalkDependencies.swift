@@ -16,6 +16,8 @@ package protocol TalkListener: Sendable {
     /// Recognition starts on an utterance's first voiced frame (`UtterancePipeline.decodeWhileStarting`), or once
     /// the utterance has started.
     func decodeWhileStarting(_ on: Bool) async
+    /// Decoding ahead starts no earlier than shortly before `ms` (stream ms; `UtterancePipeline.decodeAhead`); nil: anywhere.
+    func decodeAhead(notBeforeMs ms: Int?) async
     /// Where the recogniser has heard through (stream ms, the capture's clock), read without waiting on it; nil: not
     /// known (barge-in then takes a partial's own end as where its words stand).
     var heardThroughMs: Int? { get }
@@ -28,6 +30,7 @@ extension TalkListener {
     /// A listener with a fixed cadence keeps it.
     package func reportPartials(everyFrames frames: Int?) async {}
     package func decodeWhileStarting(_ on: Bool) async {}
+    package func decodeAhead(notBeforeMs ms: Int?) async {}
     package var heardThroughMs: Int? { nil }
 }
 

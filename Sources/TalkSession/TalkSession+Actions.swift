@@ -112,6 +112,8 @@ extension TalkSession {
         let ahead = quick && bargeIn.partials.decodeFromFirstVoicedFrame && replyLoweredForIntrusion
         if ahead != decodingAhead {
             decodingAhead = ahead
+            // From the sound that lowered the reply: the echo's start window before it is not the user's.
+            if ahead { await listener?.decodeAhead(notBeforeMs: machine.relay.onsetsMs.last) }
             await listener?.decodeWhileStarting(ahead)
         }
     }

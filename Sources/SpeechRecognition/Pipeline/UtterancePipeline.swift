@@ -155,6 +155,23 @@ package actor UtterancePipeline {
     /// pre-roll and the start window).
     private var aheadLimitMs: Int { settings.preRollMs + settings.speechToStartMs }
 
+    /// `decodeAhead(notBeforeMs:)`.
+    private var aheadNotBeforeMs: Int?
+
+    /// Decoding ahead (`decodeWhileStarting`) starts no earlier than `aheadLeadMs` before `ms` (stream ms: where the
+    /// sound that may be the user began); nil: from `aheadLimitMs` back. The pending start's frames are decoded in one
+    /// go when decoding ahead begins, and the reply's echo often keeps a start window open before the user speaks:
+    /// its pre-roll and window, up to 650 ms of audio decoded at once, put the recogniser 300 ms behind the
+    /// microphone just as the user began (loopback, local voice, a 2-core machine), and their start and first words
+    /// came that much later. The echo before their sound is no part of their words.
+    package func decodeAhead(notBeforeMs ms: Int?) {
+        aheadNotBeforeMs = ms
+    }
+
+    /// Kept before the sound's start when decoding ahead from it: a sound onset is the first of two loud frames, and
+    /// a soft first consonant lies within 100 ms before it (the barge-in evidence's own pre-roll).
+    static let aheadLeadMs = 100
+
     /// From the next utterance on, the recogniser takes only the sentences of this JSGF grammar (an approval's
     /// answers); nil: back to its own mode. The utterance being heard keeps the search it began with, including
     /// where it is split at a pause. A grammar the recogniser refuses is logged, and recognition goes on as before.
@@ -256,7 +273,8 @@ package actor UtterancePipeline {
             return
         }
         guard utterance == nil, decodesWhileStarting, let pending = endpointer.pendingStartFrames else { return }
-        let frames = pending.suffix(EndpointerSettings.frames(aheadLimitMs))
+        let notBefore = aheadNotBeforeMs.map { $0 - Self.aheadLeadMs } ?? .min
+        let frames = pending.suffix(EndpointerSettings.frames(aheadLimitMs)).filter { $0.streamPositionMs >= notBefore }
         guard let first = frames.first else { return }
         await apply(grammar: wantedGrammar)
         try await recognizer.startUtterance()
