@@ -3,14 +3,19 @@ import AudioIO
 /// What the realtime relay's output waits in before it plays (no I/O): audio, and marks behind the audio they
 /// follow, with the turns cut off by barge-in whose late audio is dropped. Everything a Gateway can add is bounded:
 /// audio counted in samples (a relay may send deltas of a few samples each, which whole milliseconds counted as
-/// nothing), marks and their names, and the turn ids remembered.
+/// nothing), marks and their names, and the turn ids remembered. Upstream's relay sends the provider's playback
+/// marks to the client, one behind each audio delta (openclaw/openclaw src/gateway/talk/relay/session-create.ts,
+/// `markStrategy: "transport"`; extensions/openai/realtime-voice-provider.ts `sendMark`): a turn's audio still plays
+/// as one buffer, carrying the marks between and behind its deltas, to be acknowledged once it has been heard.
 struct RealtimeOutputQueue {
     struct Limits: Sendable {
         /// Audio beyond this is cut (`cancelOutput` reason `playback-overflow`), as the browser client does.
         var maxQueuedMs = 10_000
         var sampleRate = 24_000
-        /// Marks waiting at once; one more is refused (and logged). A turn sends one, at its end.
-        var maxQueuedMarks = 64
+        /// Marks waiting at once; one more is refused (and logged). A relay sends one behind each audio delta, so
+        /// 10 s of queued audio in deltas of 10 ms holds this many; upstream's xAI bridge ends a session with as
+        /// many outstanding (openclaw/openclaw PR #119045).
+        var maxQueuedMarks = 1_024
         /// Turns cut off by barge-in whose late audio is still dropped; the oldest is forgotten first (its audio is
         /// long over by then).
         var maxRememberedTurns = 64
@@ -22,7 +27,9 @@ struct RealtimeOutputQueue {
     }
 
     enum Item {
-        case audio(PCMBuffer, turnId: String?)
+        /// Audio of one turn, and the marks that came between and behind its deltas: acknowledged once it is heard.
+        case audio(PCMBuffer, turnId: String?, marks: [String])
+        /// A mark with no audio queued before it (its audio played, or was flushed): acknowledged at once.
         case mark(String)
     }
 
@@ -48,7 +55,7 @@ struct RealtimeOutputQueue {
     mutating func appendAudio(_ samples: [Int16], turnId: String?) -> Admission {
         if let turnId, turnId.utf8.count > limits.maxNameBytes { return .refused("a turn id of \(turnId.utf8.count) bytes") }
         if queuedSamples + samples.count > limits.maxQueuedSamples { return .overflow }
-        items.append(.audio(PCMBuffer(sampleRate: limits.sampleRate, samples: samples), turnId: turnId))
+        items.append(.audio(PCMBuffer(sampleRate: limits.sampleRate, samples: samples), turnId: turnId, marks: []))
         queuedSamples += samples.count
         return .queued
     }
@@ -61,20 +68,28 @@ struct RealtimeOutputQueue {
         return .queued
     }
 
-    /// The next item; consecutive audio of one turn comes as one buffer, so it plays without gaps.
+    /// The next item; the audio of one turn queued so far comes as one buffer, so it plays without gaps, with the
+    /// marks between and behind it (up to the next turn's audio).
     mutating func next() -> Item? {
         guard !items.isEmpty else { return nil }
         switch items.removeFirst() {
         case .mark(let name):
             marks -= 1
             return .mark(name)
-        case .audio(var buffer, let turn):
-            while case .audio(let more, let nextTurn)? = items.first, nextTurn == turn {
-                buffer.samples += more.samples
+        case .audio(var buffer, let turn, var carried):
+            while let item = items.first {
+                if case .mark(let name) = item {
+                    carried.append(name)
+                    marks -= 1
+                } else if case .audio(let more, let nextTurn, _) = item, nextTurn == turn {
+                    buffer.samples += more.samples
+                } else {
+                    break
+                }
                 items.removeFirst()
             }
             queuedSamples = max(0, queuedSamples - buffer.samples.count)
-            return .audio(buffer, turnId: turn)
+            return .audio(buffer, turnId: turn, marks: carried)
         }
     }
 

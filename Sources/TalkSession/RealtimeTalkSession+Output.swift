@@ -2,9 +2,10 @@ import AudioIO
 import Foundation
 import SessionBridge
 
-/// The relay's answer in audio: queued as it comes, played through the speaker in order with the marks behind it,
-/// and over when `RealtimeAnswerEnd` says so (the relay said its audio is done, or it was cut), not when the queue
-/// runs dry: an underrun is said (`underranNote`, then `resumedNote` with its length) and the answer plays on.
+/// The relay's answer in audio: queued as it comes, played through the speaker in order, the marks behind each piece
+/// acknowledged once it has been heard, and over when `RealtimeAnswerEnd` says so (the relay said its audio is done,
+/// or it was cut), not when the queue runs dry: an underrun is said (`underranNote`, then `resumedNote` with its
+/// length) and the answer plays on. No mark ends the answer: a relay that acknowledges them itself sends none.
 extension RealtimeTalkSession {
     static let underranNote = "output underran: waiting for the rest of the answer"
 
@@ -52,13 +53,8 @@ extension RealtimeTalkSession {
             }
             switch item {
             case .mark(let name):
-                do {
-                    try await relay.acknowledgeMark(name)
-                    emit(.relayNote("mark \(name) acknowledged"))
-                } catch {
-                    emit(.error("acknowledging mark \(name) failed: \(error)"))
-                }
-            case .audio(let buffer, let turn):
+                acknowledge([name])
+            case .audio(let buffer, let turn, let marks):
                 // (What else of the same turn was queued comes in the same buffer, and plays without gaps.)
                 if outputStartNs == nil {
                     outputStartNs = clock.nowNs()
@@ -68,10 +64,36 @@ extension RealtimeTalkSession {
                     cancelAnswerWait()
                     emit(.relayNote(Self.resumedNote(afterNs: dryNs)))
                 }
-                if output.isDropped(turn) { continue }
-                _ = try? await playback.play(buffer)
+                if !output.isDropped(turn) { _ = try? await playback.play(buffer) }
+                // Heard, or cut (a cut answer's marks are the provider's to forget: it truncated the answer).
+                acknowledge(marks)
             }
         }
+    }
+
+    /// Acknowledges marks whose audio is over, in order, without holding the next audio back for the Gateway's answer.
+    private func acknowledge(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        let previous = markAcknowledgements
+        markAcknowledgements = Task {
+            await previous?.value
+            var acknowledged = 0
+            for name in names where !Task.isCancelled {
+                do {
+                    try await relay.acknowledgeMark(name)
+                    acknowledged += 1
+                } catch {
+                    emit(.error("acknowledging mark \(name) failed: \(error)"))
+                }
+            }
+            guard acknowledged > 0, let last = names.last else { return }
+            emit(.relayNote(Self.marksAcknowledgedNote(acknowledged, last: last)))
+        }
+    }
+
+    /// One note for the marks behind one piece of audio (a relay sends one behind each delta).
+    static func marksAcknowledgedNote(_ count: Int, last: String) -> String {
+        count == 1 ? "mark \(last) acknowledged" : "\(count) marks acknowledged, the last \(last)"
     }
 
     /// The queue ran dry while the answer plays: its end, or an underrun to wait out.

@@ -36,8 +36,9 @@ package actor RealtimeTalkSession {
         package var maxQueuedMs = 10_000
         /// The relay's output (fact sheet §5.2: PCM16 24 kHz both ways; the create answer states input only).
         package var outputSampleRate = 24_000
-        /// Marks waiting behind the audio at once, and turns cut off whose late audio is dropped (`RealtimeOutputQueue`).
-        package var maxQueuedMarks = 64
+        /// Marks waiting behind the audio at once (a relay sends one behind each delta), and turns cut off whose late
+        /// audio is dropped (`RealtimeOutputQueue.Limits`).
+        package var maxQueuedMarks = RealtimeOutputQueue.Limits().maxQueuedMarks
         package var maxRememberedTurns = 64
         /// Tool calls answered at once: each is an agent run on the Gateway (billed) and a wait of up to 120 s; one
         /// more is answered with an error at once.
@@ -81,6 +82,8 @@ package actor RealtimeTalkSession {
     /// Tool calls being answered, by call id; each task removes itself when done.
     var toolCalls: [String: Task<Void, Never>] = [:]
     var playerWaiter: CheckedContinuation<Void, Never>?
+    /// The marks' acknowledgements, each request after the one before (`+Output`).
+    var markAcknowledgements: Task<Void, Never>?
     var outputStartNs: UInt64?
     /// When the last answer stopped playing (session clock): half duplex mutes the microphone `muteTail` past it.
     var outputEndNs: UInt64?
@@ -148,6 +151,8 @@ package actor RealtimeTalkSession {
         tasks = []
         for task in toolCalls.values { task.cancel() }
         toolCalls = [:]
+        markAcknowledgements?.cancel()   // the session is closing: its marks go with it
+        markAcknowledgements = nil
         timers.cancelAll()
         cancelAnswerWait()
         closeMicrophoneStream()

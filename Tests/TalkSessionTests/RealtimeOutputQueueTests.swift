@@ -36,14 +36,32 @@ import Testing
 
     @Test func `a turn's audio plays as one buffer, behind the marks before it`() {
         var q = Self.queue()
+        _ = q.appendMark("before")
         _ = q.appendAudio([1, 2], turnId: "a")
         _ = q.appendAudio([3], turnId: "a")
         _ = q.appendMark("end-a")
         _ = q.appendAudio([4], turnId: "b")
-        guard case .audio(let first, "a")? = q.next() else { Issue.record("no audio first"); return }
+        guard case .mark("before")? = q.next() else { Issue.record("no mark first"); return }
+        guard case .audio(let first, "a", let marks)? = q.next() else { Issue.record("no audio"); return }
         #expect(first.samples == [1, 2, 3])
-        guard case .mark("end-a")? = q.next() else { Issue.record("no mark"); return }
+        #expect(marks == ["end-a"])
         q.flushAudio()
+        #expect(q.next() == nil)
+    }
+
+    /// Upstream's relay sends a mark behind each audio delta: they ride with the turn's audio, which stays one buffer.
+    @Test func `a mark behind each delta leaves a turn's audio one buffer, carrying its marks in order`() {
+        var q = Self.queue()
+        for i in 0..<100 {
+            #expect(q.appendAudio([Int16(i)], turnId: "a") == .queued)
+            #expect(q.appendMark("audio-\(i)") == .queued, "mark \(i) refused")
+        }
+        _ = q.appendAudio([-1], turnId: "b")
+        guard case .audio(let answer, "a", let marks)? = q.next() else { Issue.record("no audio"); return }
+        #expect(answer.samples == (0..<100).map { Int16($0) })
+        #expect(marks == (0..<100).map { "audio-\($0)" })
+        guard case .audio(let next, "b", [])? = q.next() else { Issue.record("no second turn"); return }
+        #expect(next.samples == [-1])
         #expect(q.next() == nil)
     }
 }
