@@ -316,10 +316,11 @@ import Testing
         let seen = try #require(await Self.collect(events) { if case .mark = $0.kind { true } else { false } })
         #expect(seen.contains { if case .transcript("user", "old words", true) = $0.kind { true } else { false } })
         #expect(seen.contains { if case .audio = $0.kind { true } else { false } })
-        try await client.acknowledgeMark("reply-end")
+        guard case .mark(let name)? = seen.last?.kind else { Issue.record("no mark: \(seen)"); return }
+        try await client.acknowledgeMark(name)
         await client.close()
         let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
-        #expect(log.contains { $0["kind"] == "mark-ack" })
+        #expect(log.contains { $0["kind"] == "mark-ack" && $0["markName"]?.stringValue == name && $0["outstanding"] == true }, "\(log)")
         try h.gateway.expectNoViolations()
     }
 }

@@ -170,11 +170,18 @@ import Testing
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let events = RunCommandTests.events(r.stdout)
         #expect(events.first { $0["event"] == "final" }?["engine"] == "gateway-realtime")
-        #expect(events.contains { $0["event"] == "relay" && $0["message"] == "mark reply-end acknowledged" })
+        // The answer played to its end and its turn ended once, after it (no mark ends it: a relay that acknowledges
+        // the provider's marks itself sends none).
+        let stopped = events.filter { $0["event"] == "speakingStopped" }
+        #expect(stopped.count == 1 && stopped.first?["completed"] == true, "\(stopped)")
+        let ended = events.filter { $0["event"] == "turnEnded" }
+        #expect(ended.count == 1 && ended.first?["reason"] == "reply done", "\(ended)")
         #expect(events.contains { $0["event"] == "relayUplink" && $0["uplink"] == "pcm16 24 kHz" })
         #expect(try await Self.control(gw, "chat-transcripts")["transcripts"]?.arrayValue?.isEmpty == true, "realtime sends no chat.send")
         let log = try await Self.control(gw, "relay-log")["log"]?.arrayValue ?? []
         #expect(log.contains { $0["kind"] == "closed" && $0["mode"] == "realtime" }, "the relay session was not closed: \(log)")
+        // The marks behind the audio heard before the end were acknowledged (the last ones may go with the session).
+        #expect(log.contains { $0["kind"] == "mark-ack" && $0["outstanding"] == true }, "no mark acknowledged: \(log)")
         let track = try WAVAudio.read(path: output)
         let voiced = track.samples.indices.filter { abs(track.samples[$0]) > 0.02 }
         let length = Double((voiced.last ?? 0) - (voiced.first ?? 0)) / Double(track.sampleRate)

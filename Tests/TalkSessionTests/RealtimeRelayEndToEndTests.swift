@@ -9,8 +9,8 @@ import Testing
 @testable import TalkSession
 
 /// `RealtimeTalkSession` through the real `TalkRelayClient` against the reference Gateway's realtime relay, end to
-/// end: the microphone's speech is transcribed, answered in audio, and the answer's mark acknowledged only after its
-/// audio played. The loop's own behaviour is tested on a scripted relay (`RealtimeTalkSessionTests`).
+/// end: the microphone's speech is transcribed, answered in audio, and the marks behind the answer's audio
+/// acknowledged only after it played. The loop's own behaviour is tested on a scripted relay (`RealtimeTalkSessionTests`).
 @Suite(.serialized) struct RealtimeRelayEndToEndTests {
     static let token = "realtime-test-token"
 
@@ -68,30 +68,65 @@ import Testing
         }
     }
 
-    @Test func `a turn is answered in audio and its mark is acknowledged after playback`() async throws {
+    @Test func `a turn is answered in audio, played whole, and each of its marks acknowledged after it played`() async throws {
         let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3"#)
         defer { rig.close() }
         let (gateway, session, speaker, log) = (rig.gateway, rig.session, rig.speaker, rig.log)
         try await rig.ask()
         #expect(await log.waitFor { if case .finalTranscript("hello there", "gateway-realtime", _, _, _) = $0 { true } else { false } })
         #expect(await log.waitFor { if case .replyFinal("you said hello there") = $0 { true } else { false } })
-        #expect(await log.waitFor { $0 == .relayNote("mark reply-end acknowledged") })
-        let relayLog = try await offPool { try gateway.control("relay-log") }["log"]?.arrayValue ?? []
-        let acked = relayLog.first { $0["kind"] == "mark-ack" }
+        #expect(await log.waitFor { $0 == .turnEnded(reason: .replyDone) })
+        let relayLog = try await Self.relayLog(gateway) { log in
+            log.contains { $0["kind"] == "mark-ack" && $0["pending"] == 0 && $0["outstanding"] == true }
+        }
         let answered = relayLog.first { $0["kind"] == "answered" }
-        #expect(acked?["markName"] == "reply-end")
-        // Acknowledged only once the audio before it had played: all of it reached the speaker first.
+        let marks = try #require(answered?["marks"]?.intValue)
+        #expect(marks > 3, "the relay sent \(marks) marks")
+        // The relay's marks count up behind each chunk (audio-1 ...): the last one acknowledged, none left pending.
+        let acks = relayLog.filter { $0["kind"] == "mark-ack" }
+        #expect(acks.last?["markName"]?.stringValue == "audio-\(marks)", "\(acks)")
+        #expect(acks.allSatisfy { $0["outstanding"] == true }, "\(acks)")
+        // The answer played whole, and its last mark was acknowledged only after.
         let bytes = Double(answered?["audioBytes"]?.intValue ?? 0)
         let played = await speaker.playedSeconds
         #expect(abs(played - bytes / 48_000) < 0.05, "played \(played) s of \(bytes / 48_000) s")
         let finished = try #require(await speaker.lastFinished)
-        let ackedAt = Date(timeIntervalSince1970: Double(acked?["ts"]?.intValue ?? 0) / 1000)
-        #expect(ackedAt.timeIntervalSince(finished) > -0.05, "the mark was acknowledged \(finished.timeIntervalSince(ackedAt)) s before playback ended")
+        let ackedAt = Date(timeIntervalSince1970: Double(acks.last?["ts"]?.intValue ?? 0) / 1000)
+        #expect(ackedAt.timeIntervalSince(finished) > -0.05, "the last mark was acknowledged \(finished.timeIntervalSince(ackedAt)) s before playback ended")
+        #expect(await log.count { $0 == .turnEnded(reason: .replyDone) } == 1)
         #expect(await log.states.contains(.speaking))
-        await rig.session.stop()
+        await session.stop()
         try TestInput.requireSchemaCheck(reportedByGateway: gateway.startup.schema, "the schema check of the frames sent")
         let violations = try await offPool { try gateway.control("violations") }
         #expect(violations["count"] == 0, "schema violations: \(violations)")
+    }
+
+    /// The relay's log once `done` holds of it (the client acknowledges marks after their audio, a little after the
+    /// turn ends); the last one read when it never does, for the test's own expectations to fail on.
+    static func relayLog(_ gateway: ReferenceGatewayProcess, until done: ([JSONValue]) -> Bool) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            let log = try await offPool { try gateway.control("relay-log") }["log"]?.arrayValue ?? []
+            if done(log) || ContinuousClock.now >= deadline { return log }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// A relay created as upstream's was before (`markStrategy: "ack-immediately"`, talk-realtime-relay.ts @0a44de75)
+    /// acknowledges its provider's marks itself and sends none: the answer still plays whole and its turn ends once,
+    /// on its `audioDone`, and nothing is acknowledged.
+    @Test func `a relay that sends no marks still has its answer played whole, its turn ended once`() async throws {
+        let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3, "markStrategy": "ack-immediately""#)
+        defer { rig.close() }
+        try await rig.ask()
+        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
+        let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
+        let bytes = Double(relayLog.first { $0["kind"] == "answered" }?["audioBytes"]?.intValue ?? 0)
+        let played = await rig.speaker.playedSeconds
+        #expect(bytes > 0 && abs(played - bytes / 48_000) < 0.05, "played \(played) s of \(bytes / 48_000) s")
+        #expect(await rig.log.count { $0 == .turnEnded(reason: .replyDone) } == 1)
+        #expect(!relayLog.contains { $0["kind"] == "mark-ack" }, "a mark was acknowledged: \(relayLog)")
+        await rig.session.stop()
     }
 
     /// A loaded Gateway or a slow network holds the rest of the answer back longer than what is queued: it is still one
@@ -100,7 +135,6 @@ import Testing
         let rig = try await Rig(relaySettings: #""texts": ["hello there"], "audioPace": 0.3, "audioGapMs": 600"#)
         defer { rig.close() }
         try await rig.ask()
-        #expect(await rig.log.waitFor { $0 == .relayNote("mark reply-end acknowledged") })
         #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) })
         #expect(await rig.log.count { if case .speakingStarted = $0 { true } else { false } } == 1, "the gap split the answer")
         let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
@@ -121,7 +155,7 @@ import Testing
         // The leak at a loud word's onset (300 ms at RMS 3 000), explained by the answer's audio, then its quiet rest.
         try await rig.speak(amplitude: 3_000, count: 15, explained: 1)
         try await rig.speak(amplitude: 40, count: 25, explained: 1)
-        #expect(await rig.log.waitFor { $0 == .relayNote("mark reply-end acknowledged") }, "the answer did not play to its end")
+        #expect(await rig.log.waitFor { $0 == .turnEnded(reason: .replyDone) }, "the answer did not play to its end")
         #expect(await rig.log.events.filter { if case .bargeIn = $0.kind { true } else { false } }.isEmpty, "the answer was cut off")
         let relayLog = try await offPool { try rig.gateway.control("relay-log") }["log"]?.arrayValue ?? []
         #expect(!relayLog.contains { $0["kind"] == "server-vad-clear" && $0["answerCancelled"] == true }, "the relay's VAD heard the leak as speech")

@@ -38,25 +38,72 @@ class RealtimeRelayTests(RelayTestCase):
         other = await client.request("talk.session.create", dict(base, provider="openai"))
         self.assertEqual(other["error"]["code"], "UNAVAILABLE")
 
-    async def test_turn_with_audio_and_mark(self):
+    async def test_each_audio_chunk_is_followed_by_a_mark_to_acknowledge_once_played(self):
+        """Upstream's relay forwards the provider's playback marks (markStrategy "transport"): one behind each audio
+        chunk, none after audioDone; each acknowledged (in playback order) clears it and those before it."""
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
         self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})
         client, _ = await self.operator()
         sid = await self._turn(client)
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         user = [p for p in seen if p["type"] == "transcript" and p["role"] == "user" and p["final"]]
         self.assertEqual(user[0]["text"], "hello there")
-        audio = [p for p in seen if p["type"] == "audio"]
+        output = [p for p in seen if p["type"] in ("audio", "mark")]
+        audio = [p for p in output if p["type"] == "audio"]
         self.assertGreater(len(audio), 3)
-        turn_ids = {p["talkEvent"]["turnId"] for p in audio}
-        self.assertEqual(len(turn_ids), 1)
-        self.assertIn("audioDone", [p["type"] for p in seen])
-        res = await client.request("talk.session.acknowledgeMark", {"sessionId": sid,
-                                                                    "markName": seen[-1]["markName"]})
-        self.assertTrue(res["ok"])
-        kinds = [e["kind"] for e in self.gw.control({"cmd": "relay-log"})["log"]]
-        self.assertIn("mark-ack", kinds)
+        self.assertEqual(len({p["talkEvent"]["turnId"] for p in output}), 1)
+        self.assertEqual([p["type"] for p in output], ["audio", "mark"] * len(audio))
+        marks = [p["markName"] for p in output if p["type"] == "mark"]
+        self.assertEqual(len(set(marks)), len(marks))
+        self.assertEqual({(p["talkEvent"]["type"], p["talkEvent"]["final"]) for p in output if p["type"] == "mark"},
+                         {("output.audio.done", True)})
+        with self.assertRaises(asyncio.TimeoutError):   # the answer's end is its audioDone; no mark follows
+            await self.events_until(client, lambda p: p["type"] == "mark", timeout=0.5)
+        for name in (marks[len(marks) // 2], marks[-1], "audio-unknown"):
+            res = await client.request("talk.session.acknowledgeMark", {"sessionId": sid, "markName": name})
+            self.assertTrue(res["ok"], res)
+        acks = [(e["markName"], e["outstanding"], e["pending"])
+                for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "mark-ack"]
+        self.assertEqual(acks, [(marks[len(marks) // 2], True, len(marks) - len(marks) // 2 - 1),
+                                (marks[-1], True, 0), ("audio-unknown", False, 0)])
+        answered = next(e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "answered")
+        self.assertEqual(answered["marks"], len(marks))
+
+    async def test_marks_left_unacknowledged_are_still_pending_at_close(self):
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        self.assertTrue((await client.request("talk.session.close", {"sessionId": sid}))["ok"])
+        closed = next(e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "closed")
+        self.assertEqual(closed["marksPending"], len([p for p in seen if p["type"] == "mark"]))
+
+    async def test_ack_immediately_sends_no_marks(self):
+        """The relay as created before (talk-realtime-relay.ts @0a44de75) acknowledged the provider's marks itself."""
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1,
+                         "markStrategy": "ack-immediately"})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        self.assertNotIn("mark", [p["type"] for p in seen])
+        with self.assertRaises(asyncio.TimeoutError):
+            await self.events_until(client, lambda p: p["type"] == "mark", timeout=0.5)
+        answered = next(e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "answered")
+        self.assertEqual(answered["marks"], len([p for p in seen if p["type"] == "audio"]))
+        self.assertIn("markStrategy is one of", str(self.gw.control({"cmd": "talk-relay", "markStrategy": "never"})))
+
+    async def test_acknowledge_mark_is_refused_for_a_transcription_session(self):
+        client, _ = await self.operator()
+        created = await client.request("talk.session.create", {"mode": "transcription", "transport": "gateway-relay",
+                                                               "brain": "none"})
+        sid = created["payload"]["sessionId"]
+        res = await client.request("talk.session.acknowledgeMark", {"sessionId": sid, "markName": "audio-1"})
+        self.assertEqual(res["error"]["code"], "INVALID_REQUEST")
 
     async def test_audio_gap_holds_the_rest_of_the_answer_back(self):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
@@ -64,13 +111,13 @@ class RealtimeRelayTests(RelayTestCase):
         client, _ = await self.operator()
         sid = await self._turn(client)
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         sent = [p["talkEvent"]["timestamp"] for p in seen if p["type"] == "audio"]
         self.assertGreater(len(sent), 3)
         # The first chunk, 400 ms of nothing (and its 10 ms pace), then the rest at the pace, then audioDone.
         self.assertGreaterEqual(sent[1] - sent[0], 410)
         self.assertLess(max(b - a for a, b in zip(sent[1:], sent[2:])), 400)
-        self.assertEqual([p["type"] for p in seen[-2:]], ["audioDone", "mark"])
+        self.assertEqual([p["type"] for p in seen[-3:]], ["audio", "mark", "audioDone"])
 
     async def test_cancel_output_clears_and_stops_the_turn(self):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
@@ -110,7 +157,7 @@ class RealtimeRelayTests(RelayTestCase):
         res = await client.request("talk.session.submitToolResult", {
             "sessionId": sid, "callId": call["callId"], "result": {"text": "it is noon"}})
         self.assertTrue(res["ok"], res)
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
         self.assertEqual(spoken, ["it is noon"])
 
@@ -130,7 +177,7 @@ class RealtimeRelayTests(RelayTestCase):
         res = await client.request("talk.session.submitToolResult", {
             "sessionId": sid, "callId": call["callId"], "result": steered["payload"]})
         self.assertTrue(res["ok"], res)
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         spoken = [p["text"] for p in seen if p["type"] == "transcript" and p["role"] == "assistant"]
         self.assertEqual(spoken, ["No run is active."])
         self.assertEqual([e["mode"] for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "steer"],

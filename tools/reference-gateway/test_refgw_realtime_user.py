@@ -67,7 +67,9 @@ class RealtimeUserTests(RelayTestCase):
         answering = (await self.events_until(client, lambda p: p["type"] == "audio", timeout=20))[-1]
         old_turn = answering["talkEvent"]["turnId"]
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=30)
+        # Until the new turn's answer is over: its audioDone (the cut answer's names the old item).
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone"
+                                       and p.get("itemId") != "item-" + old_turn[:8], timeout=30)
         clear = next(p for p in seen if p["type"] == "clear")
         after = seen[seen.index(clear) + 1:]
         self.assertEqual(clear["talkEvent"]["turnId"], old_turn)
@@ -109,7 +111,7 @@ class RealtimeUserTests(RelayTestCase):
         client, sid = await self._session(texts=["go forward ten meters"], userTranscripts="after",
                                           audioPace=0.1)
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         user = user_transcripts(seen)
         self.assertEqual([(p["text"], p["final"]) for p in user],
                          [("go", False), (" forward", False), (" ten", False), (" meters", False),
@@ -127,14 +129,14 @@ class RealtimeUserTests(RelayTestCase):
                                        and p["final"], timeout=20)
         kinds = [p["type"] for p in seen]
         first_user = seen.index(user_transcripts(seen)[0])
-        self.assertLess(kinds.index("mark"), first_user)
+        self.assertLess(len(kinds) - 1 - kinds[::-1].index("audio"), first_user)
         self.assertLess(kinds.index("audioDone"), first_user)
         self.assertEqual("".join(p["text"] for p in user_transcripts(seen)[:-1]), "go forward ten meters")
 
     async def test_off_sends_only_the_final(self):
         client, sid = await self._session(texts=["go forward ten meters"], userTranscripts="off", audioPace=0.1)
         await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         self.assertEqual([(p["text"], p["final"]) for p in user_transcripts(seen)],
                          [("go forward ten meters", True)])
 

@@ -344,10 +344,12 @@ class LegacyEraTests(RelayTestCase):
         sid = created["relaySessionId"]
         await self.stream(client, sid, encode(speech_16k(), "pcm16"), "talk.realtime.relayAudio",
                           "relaySessionId")
-        seen = await self.events_until(client, lambda p: p["type"] == "mark", timeout=20)
+        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
         self.assertTrue(all("talkEvent" not in p for p in seen))
+        marks = [p["markName"] for p in seen if p["type"] == "mark"]
+        self.assertEqual(len(marks), len([p for p in seen if p["type"] == "audio"]))
         self.assertTrue((await client.request("talk.realtime.relayMark",
-                                              {"relaySessionId": sid, "markName": "reply-end"}))["ok"])
+                                              {"relaySessionId": sid, "markName": marks[-1]}))["ok"])
         self.assertTrue((await client.request("talk.realtime.relayStop", {"relaySessionId": sid}))["ok"])
         self.assertEqual(error_code(await client.request("talk.catalog", {})), "INVALID_REQUEST")
 

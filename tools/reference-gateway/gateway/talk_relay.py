@@ -21,6 +21,7 @@ import uuid
 
 from .codec import now_ms
 from .talk_audio import AudioError, UplinkDecoder, best_correlation, envelope, read_wav, rms
+from .talk_relay_marks import PlaybackMarks
 from .talk_relay_user import RealtimeUser, UserTurn, fragments
 
 MAX_AUDIO_BASE64 = 512 * 1024
@@ -51,7 +52,7 @@ DEFAULT_SETTINGS = {
     "reply": "you said {text}",   # realtime: what the voice answers
     "toolCall": None,             # realtime: {name, args} asked before answering
     "toolCallCopies": 1,          # realtime: the tool call asked this many times at once (a client's limit)
-    "markName": "reply-end",
+    "markStrategy": "transport",  # realtime: who acknowledges the provider's playback marks (talk_relay_marks)
     "interruptResponseOnInputAudio": True,   # realtime: the provider's server VAD clears the answer (upstream's)
     "userTranscripts": "streaming",          # realtime: when the user's words come (talk_relay_user.USER_TRANSCRIPTS)
     "vadStartMs": 100,                       # realtime: loud audio in a row that starts speech (the VAD)
@@ -119,7 +120,7 @@ class Turn:
         self.user = UserTurn(vad_start_ms)   # realtime: the user as the provider hears them
 
 
-class RelaySession(RealtimeUser):
+class RelaySession(RealtimeUser, PlaybackMarks):
     """One relay session; `legacy` sessions speak the old event names without `talkEvent`."""
 
     def __init__(self, gateway, conn, mode, legacy):
@@ -141,6 +142,8 @@ class RelaySession(RealtimeUser):
         self.tool_waits = {}      # callId -> future of the submitted result
         self.tool_calls = {}      # callId -> (tool name, steers before it was called)
         self.steers = 0           # talk.session.steer requests for this session
+        self.marks = 0            # playback marks made (their names count up: `PlaybackMarks`)
+        self.pending_marks = []   # marks sent to the client and not acknowledged yet, oldest first
         self._expiry = gateway.spawn(self._expire_later())
 
     @property
@@ -308,7 +311,7 @@ class RelaySession(RealtimeUser):
         if self.closing:
             return
         self.closing = True
-        self.relay.record("closed", sessionId=self.session_id, mode=self.mode)
+        self.relay.record("closed", sessionId=self.session_id, mode=self.mode, marksPending=len(self.pending_marks))
         if self.mode == "transcription" and self.turn is not None:
             await self.emit("transcript", {"text": "", "final": True}, "input.audio.committed",
                             self.turn.turn_id, True)
@@ -391,17 +394,18 @@ class RelaySession(RealtimeUser):
             await self.emit("audio", {"audioBase64": base64.b64encode(pcm[start:start + chunk]).decode(),
                                       "itemId": item, "responseId": "resp-" + turn_id[:8]},
                             "output.audio.delta", turn_id)
+            await self.playback_mark(turn_id)
             await asyncio.sleep(0.1 * float(s["audioPace"]))
             if start == 0 and int(s["audioGapMs"]) > 0:
                 # A test knob: a loaded Gateway or a slow network holds the rest of the answer back this long.
                 await asyncio.sleep(int(s["audioGapMs"]) / 1000)
         if output["cancelled"] or self.closed:
             return
+        # The response's end is `audioDone` (session-create.ts `onResponseDone`); no mark follows it.
         await self.emit("audioDone", {"itemId": item, "responseId": "resp-" + turn_id[:8]},
                         "output.audio.done", turn_id)
-        await self.emit("mark", {"markName": s["markName"]}, "output.audio.done", turn_id)
         self.relay.record("answered", sessionId=self.session_id, turnId=turn_id, text=reply,
-                          audioBytes=len(pcm))
+                          audioBytes=len(pcm), marks=output.get("marks", 0))
         output["done"] = True
 
     async def cancel_output(self, turn_id, reason):
@@ -416,6 +420,7 @@ class RelaySession(RealtimeUser):
         self.relay.record("cancel", sessionId=self.session_id, turnId=turn_id, reason=reason,
                           status=status)
         if status == "applied":
+            self.truncate_marks()
             await self.emit("clear", None, "turn.cancelled", output["turnId"])
         return {"ok": True, "status": status, **({"turnId": output["turnId"]} if output else {})}
 

@@ -6,6 +6,7 @@ import wave
 
 from .talk_audio import pcm16_bytes
 from .talk_relay import DEFAULT_SETTINGS, correlation_with
+from .talk_relay_marks import MARK_STRATEGIES
 
 
 def write_wav(folder, turn):
@@ -55,6 +56,8 @@ class TalkRelayControl:
             check_era(args["era"])
         if "userTranscripts" in args and args["userTranscripts"] not in USER_TRANSCRIPTS:
             raise ValueError("userTranscripts is one of %s" % ", ".join(USER_TRANSCRIPTS))
+        if "markStrategy" in args and args["markStrategy"] not in MARK_STRATEGIES:
+            raise ValueError("markStrategy is one of %s" % ", ".join(MARK_STRATEGIES))
         if "texts" in args:
             args["texts"] = [str(t) for t in args["texts"]]
         if "finalDelaysMs" in args:

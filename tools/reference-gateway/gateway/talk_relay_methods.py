@@ -245,16 +245,25 @@ class TalkRelayMethods:
         return {"ok": True}
 
     async def _talk_session_acknowledgeMark(self, conn, params):
+        """The client played through a mark the relay sent it: accepted and passed to the provider, which ignores a
+        name it does not hold (openclaw/openclaw src/gateway/talk/handlers/session-mark.ts, relay/operations.ts
+        `acknowledgeTalkRealtimeRelayMark`, @8032cf1f); refused for a session that is not a realtime relay."""
+        from .methods import MethodError
         self._relay_check(conn, "talk.session.acknowledgeMark", params)
         session = self._session(conn, params["sessionId"])
-        self.gateway.talk_relay.record("mark-ack", sessionId=session.session_id,
-                                       markName=params["markName"])
-        return {"ok": True}
+        if session.mode != "realtime":
+            raise MethodError(error_shape("INVALID_REQUEST",
+                                          "talk.session.acknowledgeMark requires realtime relay"))
+        return self._acknowledge(session, params["markName"])
 
     async def _talk_realtime_relayMark(self, conn, params):
         session = self._session(conn, params["relaySessionId"], "realtime")
-        self.gateway.talk_relay.record("mark-ack", sessionId=session.session_id,
-                                       markName=params.get("markName"))
+        return self._acknowledge(session, params.get("markName"))
+
+    def _acknowledge(self, session, name):
+        outstanding = session.acknowledge_mark(name)
+        self.gateway.talk_relay.record("mark-ack", sessionId=session.session_id, markName=name,
+                                       outstanding=outstanding, pending=len(session.pending_marks))
         return {"ok": True}
 
     async def _submit(self, conn, session_id, call_id, result):

@@ -7,9 +7,9 @@ with `interruptResponseOnInputAudio` (line 372) and forwards every transcript th
 - the provider's server VAD: on `input_audio_buffer.speech_started` the OpenAI bridge (extensions/openai/
   realtime-voice-provider.ts, `handleEvent` and `handleBargeIn`) calls `onClearAudio`, which the relay sends as
   `{type: "clear"}` with a `talkEvent` `output.audio.done`, payload `{reason: "clear"}`, final (lines 394-404),
-  on every speech start (its marks are acknowledged at once, so no truncate is pending); the provider cancels the
-  response itself (`interrupt_response`), and its `response.cancelled` / `response.done` reach the client as
-  `audioDone` (lines 431-450), with no `talkEvent`;
+  on every speech start (and truncates the answer where the client's outstanding playback marks put it, forgetting
+  them); the provider cancels the response itself (`interrupt_response`), and its `response.cancelled` /
+  `response.done` reach the client as `audioDone` (lines 431-450), with no `talkEvent`;
 - a partial's text is the provider's delta, a fragment to append to the ones before it (OpenAI's
   `conversation.item.input_audio_transcription.delta`, Google Live's `inputTranscription` pieces), not the
   words so far; the final carries them all. OpenAI transcribes the committed turn, so its deltas come after the
@@ -105,6 +105,7 @@ class RealtimeUser:
             return
         output = self.output
         cancels = output is not None and not output.get("done") and not output["cancelled"]
+        self.truncate_marks()
         await self.emit("clear", None, "output.audio.done", output["turnId"] if output else turn.turn_id, True,
                         talk_payload={"reason": "clear"})
         self.relay.record("server-vad-clear", sessionId=self.session_id, turnId=turn.turn_id,
