@@ -37,6 +37,26 @@ struct ReferenceCursorTests {
         #expect(last == Self.onTime(249), "read \(Int64(last) - Int64(Self.onTime(249))) ns off its frame's time")
     }
 
+    /// A step under the starting bound (PulseAudio's monitor steps by as little as 20 ms), then on time: once the
+    /// frames agree on it the reads follow, so a reply starting later has its echo where the lead places it, not
+    /// nearer its reference than the canceller's window (recorded sessions began replies with the echo -1 to 14 ms
+    /// after its reference, and the aligner moved it at once). Before, such a step was kept for the session.
+    @Test(arguments: [20_000_000, 12_000_000, 29_000_000] as [UInt64])
+    func `before any sound the reads follow a step under the starting bound`(earlyNs: UInt64) {
+        var cursor = ReferenceCursor()
+        for sequence in 0..<50 as Range<UInt64> {
+            _ = cursor.start(of: Self.frame(sequence, earlyNs: earlyNs))
+            cursor.fed(Self.silence)
+        }
+        var last: UInt64 = 0
+        for sequence in 50..<100 as Range<UInt64> {
+            // Jitter on every third frame, under the bound: the step is followed all the same, and only it.
+            last = cursor.start(of: Self.frame(sequence, earlyNs: sequence % 3 == 0 ? 25_000_000 : 0))
+            cursor.fed(Self.silence)
+        }
+        #expect(last == Self.onTime(99), "read \(Int64(last) - Int64(Self.onTime(99))) ns off its frame's time")
+    }
+
     /// The frames' jitter moves nothing before sound either: the reads stay one continuous signal.
     @Test func `before any sound jitter under the starting bound keeps the reads continuous`() {
         var cursor = ReferenceCursor()

@@ -10,13 +10,18 @@
 /// for its first second, the latency of sound the sink had already rendered when the stream connected (up to a
 /// few hundred ms) and then steps to the true one. Reads that kept the early place put every reply of the session
 /// that far after its echo, the echo's onset unexplained until the aligner found it. Before any sound, moving the
-/// reads costs nothing: no canceller has converged on them.
+/// reads costs nothing: no canceller has converged on them. A step under the bound is followed too once the
+/// frames' times have agreed on it for `cursorStartingSteadyFrames` (the median of their disagreements, which one
+/// jittered frame does not move): kept, it left a reply's echo up to 30 ms nearer its reference than the lead
+/// places it, under the canceller's window, and the aligner moved the reference 300 to 440 ms into the reply.
 struct ReferenceCursor {
     /// Its tuning: `EchoTuning.Placement`.
     typealias Tuning = EchoTuning.Placement
     private var next: (sequence: UInt64, start: Int64)?
     /// Whether the reads so far fed the canceller any sound (or the aligner moved them, which needs sound).
     private(set) var fedSound = false
+    /// Before any sound: how far (ns) each of the last frames' own times disagreed with the reads.
+    private var disagreements: [Int64] = []
 
     mutating func start(of frame: AudioFrame) -> UInt64 {
         let span = Int64(frame.samples.count) * Int64(EchoReference.nanosecondsPerSample)
@@ -26,9 +31,24 @@ struct ReferenceCursor {
         let bound = fedSound ? Tuning.cursorJumpNs : Tuning.cursorStartingJumpNs
         if let next, next.sequence == frame.sequence, abs(own - next.start) <= bound {
             start = next.start
+            if !fedSound { start += steadyStep(own - next.start) }
+        } else {
+            disagreements.removeAll()
         }
         next = (frame.sequence &+ 1, start + span)
         return UInt64(max(0, start))
+    }
+
+    /// Before any sound, the step (ns) the last `cursorStartingSteadyFrames` frames' times agree on, once it is over
+    /// `startingMoveNs` (their jitter); 0 otherwise.
+    private mutating func steadyStep(_ disagreement: Int64) -> Int64 {
+        disagreements.append(disagreement)
+        if disagreements.count > Tuning.cursorStartingSteadyFrames { disagreements.removeFirst() }
+        guard disagreements.count == Tuning.cursorStartingSteadyFrames else { return 0 }
+        let median = disagreements.sorted()[disagreements.count / 2]
+        guard median.magnitude > Tuning.startingMoveNs else { return 0 }
+        disagreements.removeAll()
+        return median
     }
 
     /// The reference samples the last read gave the canceller: once any is sound, the reads hold their place.
