@@ -57,6 +57,19 @@ struct ReferenceCursorTests {
         #expect(last == Self.onTime(99), "read \(Int64(last) - Int64(Self.onTime(99))) ns off its frame's time")
     }
 
+    /// A step to earlier times under the bound is not the early stamps' step and leaves the reads where they are
+    /// (followed, it put the echo of replies on PipeWire's Pulse server under the canceller's window).
+    @Test func `before any sound a step to earlier times under the starting bound moves nothing`() {
+        var cursor = ReferenceCursor()
+        let first = cursor.start(of: Self.frame(0))
+        var last: UInt64 = 0
+        for sequence in 1..<50 as Range<UInt64> {
+            last = cursor.start(of: Self.frame(sequence, earlyNs: 20_000_000))
+            cursor.fed(Self.silence)
+        }
+        #expect(last == first + 49 * Self.frameNs)
+    }
+
     /// The frames' jitter moves nothing before sound either: the reads stay one continuous signal.
     @Test func `before any sound jitter under the starting bound keeps the reads continuous`() {
         var cursor = ReferenceCursor()

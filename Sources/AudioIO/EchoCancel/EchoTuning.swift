@@ -37,8 +37,8 @@ enum EchoTuning {
         /// step of a capture stream's first latency reports (20 to 540 ms on PulseAudio's monitor, 0.8 to 1.3 s after
         /// it connects), over the timestamps' jitter (±30 ms), which would otherwise move the reads frame by frame.
         static let cursorStartingJumpNs: Int64 = 30_000_000
-        /// Before any sound, a smaller disagreement the last 10 frames' times (200 ms) agree on (their median, over
-        /// `startingMoveNs`) places the reads again: the monitor's first latency reports step by as little as 20 ms,
+        /// Before any sound, a smaller disagreement to later times the last 10 frames' times (200 ms) agree on (their
+        /// median, over `startingMoveNs`) places the reads again: the monitor's first latency reports step by as little as 20 ms,
         /// which the jump bound above let stand (recorded sessions on PulseAudio began replies with the echo -1 to
         /// 14 ms after its reference instead of 20, 6 of 20 moved by the aligner at once).
         static let cursorStartingSteadyFrames = 10
