@@ -45,13 +45,16 @@ import Threading
         #expect(thread.policy == (allowed ? ThreadList.roundRobin : 0))
     }
 
-    /// Whether this process may move a thread to realtime (root, CAP_SYS_NICE, RLIMIT_RTPRIO): asked of the kernel
-    /// directly, on a scratch thread, so the answer does not depend on the code under test.
+    /// Whether a thread of this process can be moved to realtime: asked on a scratch thread of the kernel directly
+    /// (root, CAP_SYS_NICE, RLIMIT_RTPRIO) and, where it refuses, of the system's rtkit (a desktop account's way), so
+    /// the answer does not depend on how the audio threads under test ask.
     static func realtimeAllowed() async -> Bool {
         await withCheckedContinuation { done in
             NamedThread.start("rt-probe") {
                 var parameters = sched_param(sched_priority: AudioThreadPriority.realtimePriority)
-                done.resume(returning: sched_setscheduler(0, SCHED_RR, &parameters) == 0)
+                if sched_setscheduler(0, SCHED_RR, &parameters) == 0 { return done.resume(returning: true) }
+                let granted = try? RealtimeKitClient().makeCallingThreadRealtime(priority: AudioThreadPriority.realtimePriority)
+                done.resume(returning: granted != nil)
             }
         }
     }
