@@ -242,13 +242,43 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
     /// be handed that whole stretch at once: decoding it (a third of its length on the machine) is what the first
     /// partial waits on. It gets what an uninterrupted start hands over, the pre-roll and the start window (660 ms).
     @Test func `asked to decode ahead in a start the echo kept open for seconds, the recogniser gets its last 660 ms`() async throws {
+        let (first, resets) = try await Self.firstPartialAfterEchoKeptStart { pipeline, recognizer, _ in
+            #expect(await recognizer.samplesPerUtterance.isEmpty, "nothing decoded before it was asked")
+            await pipeline.decodeWhileStarting(true)
+        }
+        // The start comes on the third loud frame: 660 ms of pending start, then those two frames.
+        let limit = (660 + 3 * AudioFrame.durationMs) * 16
+        let named = first.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(named.map { $0 <= limit } == true, "the first partial came after \(first ?? "none") samples, not \(limit) at most")
+        #expect(resets == 0, "the start decoded ahead became the utterance")
+    }
+
+    /// The same start the echo kept open, with the owner telling where the sound that may be the user began: the
+    /// recogniser gets the 100 ms before it and what follows, not the echo's pre-roll and window (660 ms) at once.
+    @Test func `asked to decode ahead from a sound's start, the recogniser gets 100 ms before it and no more of the echo`() async throws {
+        let (first, resets) = try await Self.firstPartialAfterEchoKeptStart { pipeline, _, userMs in
+            await pipeline.decodeAhead(notBeforeMs: userMs)
+            await pipeline.decodeWhileStarting(true)
+        }
+        // The start comes on the third loud frame: the 100 ms before the sound, then those three frames.
+        let limit = (UtterancePipeline.aheadLeadMs + 3 * AudioFrame.durationMs) * 16
+        let named = first.flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect(named.map { $0 <= limit } == true, "the first partial came after \(first ?? "none") samples, not \(limit) at most")
+        #expect(resets == 0, "the start decoded ahead became the utterance")
+    }
+
+    /// 2 s in which one loud frame in ten keeps a start counting (10 voiced frames of the 13 it needs), then the user:
+    /// loud for a second, then quiet. `atUser` runs once the pipeline has judged every frame before the user (where
+    /// the owner hears the user's sound; it gets the stream position of that sound). Returns the first partial (the
+    /// recogniser's partials name how many samples it had heard) and how often the recogniser was reset.
+    private static func firstPartialAfterEchoKeptStart(
+        atUser: (UtterancePipeline, CountingRecognizer, _ userMs: Int) async -> Void
+    ) async throws -> (first: String?, resets: Int) {
         let capture = ScriptedCapture()
         let recognizer = CountingRecognizer(partialsNameAudio: true)
         let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
         let events = try await pipeline.start()
         var seen = events.makeAsyncIterator()
-        // 2 s in which one loud frame in ten keeps a start counting (10 voiced frames of the 13 it needs), then the
-        // user: loud for a second, then quiet.
         let quiet = SpeechTestAudio.noise(ms: 180, dbfs: -70)
         let echo = (0..<10).flatMap { _ in SpeechTestAudio.noise(ms: 20, dbfs: -20) + quiet }
         let before = SpeechTestAudio.noise(ms: 500, dbfs: -70) + echo
@@ -258,51 +288,13 @@ private func run(_ samples: [Int16], recognizer: CountingRecognizer) async throw
         // In order after those frames: the pipeline has judged them all when this comes back.
         await capture.send(.resumed(device: "test"))
         while let event = await seen.next() { if case .resumed = event { break } }
-        #expect(await recognizer.samplesPerUtterance.isEmpty, "nothing decoded before it was asked")
-        await pipeline.decodeWhileStarting(true)
-        for frame in frames[split...] { await capture.send(.frame(frame)) }
-        await capture.stop()
-        var after: [UtteranceEvent] = []
-        while let event = await seen.next() { after.append(event) }
-        let starts = after.filter { if case .speechStarted = $0 { true } else { false } }
-        try #require(starts.count == 1, "\(after)")
-        let first = after.compactMap { if case .partial(let text, _) = $0 { text } else { nil } }.first
-        // The start comes on the third loud frame: 660 ms of pending start, then those two frames.
-        let limit = (660 + 3 * AudioFrame.durationMs) * 16
-        let named = first.flatMap { Int($0.split(separator: " ").last ?? "") }
-        #expect(named.map { $0 <= limit } == true, "the first partial came after \(first ?? "none") samples, not \(limit) at most")
-        #expect(await recognizer.resets == 0, "the start decoded ahead became the utterance")
-    }
-
-    /// The same start the echo kept open, with the owner telling where the sound that may be the user began: the
-    /// recogniser gets the 100 ms before it and what follows, not the echo's pre-roll and window (660 ms) at once.
-    @Test func `asked to decode ahead from a sound's start, the recogniser gets 100 ms before it and no more of the echo`() async throws {
-        let capture = ScriptedCapture()
-        let recognizer = CountingRecognizer(partialsNameAudio: true)
-        let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .wallClock, logger: logger)
-        let events = try await pipeline.start()
-        var seen = events.makeAsyncIterator()
-        let quiet = SpeechTestAudio.noise(ms: 180, dbfs: -70)
-        let echo = (0..<10).flatMap { _ in SpeechTestAudio.noise(ms: 20, dbfs: -20) + quiet }
-        let before = SpeechTestAudio.noise(ms: 500, dbfs: -70) + echo
-        let frames = SpeechTestAudio.frames(before + SpeechTestAudio.noise(ms: 1000, dbfs: -20) + SpeechTestAudio.noise(ms: 1000, dbfs: -70))
-        let split = before.count / AudioFrame.samplesPerFrame
-        for frame in frames[..<split] { await capture.send(.frame(frame)) }
-        await capture.send(.resumed(device: "test"))
-        while let event = await seen.next() { if case .resumed = event { break } }
-        await pipeline.decodeAhead(notBeforeMs: split * AudioFrame.durationMs)
-        await pipeline.decodeWhileStarting(true)
+        await atUser(pipeline, recognizer, split * AudioFrame.durationMs)
         for frame in frames[split...] { await capture.send(.frame(frame)) }
         await capture.stop()
         var after: [UtteranceEvent] = []
         while let event = await seen.next() { after.append(event) }
         try #require(after.filter { if case .speechStarted = $0 { true } else { false } }.count == 1, "\(after)")
-        let first = after.compactMap { if case .partial(let text, _) = $0 { text } else { nil } }.first
-        // The start comes on the third loud frame: the 100 ms before the sound, then those three frames.
-        let limit = (UtterancePipeline.aheadLeadMs + 3 * AudioFrame.durationMs) * 16
-        let named = first.flatMap { Int($0.split(separator: " ").last ?? "") }
-        #expect(named.map { $0 <= limit } == true, "the first partial came after \(first ?? "none") samples, not \(limit) at most")
-        #expect(await recognizer.resets == 0, "the start decoded ahead became the utterance")
+        return (after.compactMap { if case .partial(let text, _) = $0 { text } else { nil } }.first, await recognizer.resets)
     }
 
     @Test func `stop drops the utterance in progress: no final arrives after it`() async throws {

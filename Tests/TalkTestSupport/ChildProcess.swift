@@ -26,6 +26,22 @@ package enum ChildProcess {
         return PosixSpawn.exitStatus(status)
     }
 
+    /// Ends a server child: SIGTERM, SIGKILL if it has not ended within `bound`, and the exit reaped. Bounded, as tests
+    /// call it from a `defer`, on the cooperative pool.
+    package static func end(_ pid: pid_t, within bound: Duration) {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + bound
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            guard ContinuousClock.now < deadline else {
+                kill(pid, SIGKILL)
+                wait(pid)
+                return
+            }
+            usleep(5_000)
+        }
+    }
+
     /// Runs a command to completion on a thread of its own, never blocking the cooperative pool (two threads here,
     /// shared by every suite running at once): its exit status and stdout (with stderr, `mergeStderr`). Foundation's
     /// `waitUntilExit` instead spins on the calling thread until Foundation notices the exit, which it did not always.

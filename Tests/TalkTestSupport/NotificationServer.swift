@@ -89,21 +89,9 @@ package final class NotificationServer: @unchecked Sendable {
     static let replyBound: Duration = .seconds(20)
     static let stopBound: Duration = .seconds(15)
 
-    /// SIGTERM (the server then ends its bus), SIGKILL if it has not ended within `stopBound`, and the exit reaped:
-    /// bounded, as tests call it from a `defer`, on the cooperative pool.
-    private static func end(_ pid: pid_t) {
-        kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + stopBound
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                ChildProcess.wait(pid)
-                return
-            }
-            usleep(5_000)
-        }
-    }
+    /// SIGTERM (the server then ends its bus), SIGKILL if it has not ended within `stopBound`, and the exit reaped
+    /// (`ChildProcess.end`).
+    private static func end(_ pid: pid_t) { ChildProcess.end(pid, within: stopBound) }
 
     private let stopped = Mutex(false)
 

@@ -146,20 +146,8 @@ package final class RealtimeKitBus: @unchecked Sendable {
         }
     }
 
-    /// SIGTERM, SIGKILL if it has not ended within `stopBound`, and the exit reaped.
-    private static func end(_ pid: pid_t) {
-        kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + stopBound
-        var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                ChildProcess.wait(pid)
-                return
-            }
-            usleep(5_000)
-        }
-    }
+    /// SIGTERM, SIGKILL if it has not ended within `stopBound`, and the exit reaped (`ChildProcess.end`).
+    private static func end(_ pid: pid_t) { ChildProcess.end(pid, within: stopBound) }
 
     /// The next line, or nil at the end or when `bound` passes first. Blocking: off the cooperative pool.
     private static func readLine(_ handle: FileHandle, within bound: Duration) -> String? {

@@ -21,6 +21,16 @@ class RealtimeRelayTests(RelayTestCase):
         self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
         return sid
 
+    async def _answered(self, relay=None):
+        """A realtime turn: the relay answers "hello there" at a 0.1 pace (with `relay`'s settings on top); returns the
+        client, the session and every relay event through the answer's audioDone."""
+        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
+        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1, **(relay or {})})
+        client, _ = await self.operator()
+        sid = await self._turn(client)
+        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
+        return client, sid, await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+
     async def test_create_takes_talk_realtime_choices(self):
         client, _ = await self.operator()
         config = (await client.request("talk.config", {}))["payload"]["config"]["talk"]
@@ -41,12 +51,7 @@ class RealtimeRelayTests(RelayTestCase):
     async def test_each_audio_chunk_is_followed_by_a_mark_to_acknowledge_once_played(self):
         """Upstream's relay forwards the provider's playback marks (markStrategy "transport"): one behind each audio
         chunk, none after audioDone; each acknowledged (in playback order) clears it and those before it."""
-        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
-        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})
-        client, _ = await self.operator()
-        sid = await self._turn(client)
-        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        client, sid, seen = await self._answered()
         user = [p for p in seen if p["type"] == "transcript" and p["role"] == "user" and p["final"]]
         self.assertEqual(user[0]["text"], "hello there")
         output = [p for p in seen if p["type"] in ("audio", "mark")]
@@ -71,25 +76,14 @@ class RealtimeRelayTests(RelayTestCase):
         self.assertEqual(answered["marks"], len(marks))
 
     async def test_marks_left_unacknowledged_are_still_pending_at_close(self):
-        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
-        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1})
-        client, _ = await self.operator()
-        sid = await self._turn(client)
-        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        client, sid, seen = await self._answered()
         self.assertTrue((await client.request("talk.session.close", {"sessionId": sid}))["ok"])
         closed = next(e for e in self.gw.control({"cmd": "relay-log"})["log"] if e["kind"] == "closed")
         self.assertEqual(closed["marksPending"], len([p for p in seen if p["type"] == "mark"]))
 
     async def test_ack_immediately_sends_no_marks(self):
         """The relay as created before (talk-realtime-relay.ts @0a44de75) acknowledged the provider's marks itself."""
-        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
-        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1,
-                         "markStrategy": "ack-immediately"})
-        client, _ = await self.operator()
-        sid = await self._turn(client)
-        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        client, sid, seen = await self._answered({"markStrategy": "ack-immediately"})
         self.assertNotIn("mark", [p["type"] for p in seen])
         with self.assertRaises(asyncio.TimeoutError):
             await self.events_until(client, lambda p: p["type"] == "mark", timeout=0.5)
@@ -106,12 +100,7 @@ class RealtimeRelayTests(RelayTestCase):
         self.assertEqual(res["error"]["code"], "INVALID_REQUEST")
 
     async def test_audio_gap_holds_the_rest_of_the_answer_back(self):
-        self.gw.control({"cmd": "talk-uplink", "realtime": "pcm16/16000"})
-        self.gw.control({"cmd": "talk-relay", "texts": ["hello there"], "audioPace": 0.1, "audioGapMs": 400})
-        client, _ = await self.operator()
-        sid = await self._turn(client)
-        await self.stream(client, sid, encode(speech_16k(), "pcm16"))
-        seen = await self.events_until(client, lambda p: p["type"] == "audioDone", timeout=20)
+        client, sid, seen = await self._answered({"audioGapMs": 400})
         sent = [p["talkEvent"]["timestamp"] for p in seen if p["type"] == "audio"]
         self.assertGreater(len(sent), 3)
         # The first chunk, 400 ms of nothing (and its 10 ms pace), then the rest at the pace, then audioDone.
