@@ -113,7 +113,8 @@ import Testing
         let events = await client.events()
         let first = try await client.ensureSession()
         try await h.gateway.control("relay-expire")
-        _ = await Self.collect(events) { $0.kind == .closed(reason: "completed") }
+        // The client makes a new session only once it has heard of the expiry.
+        try #require(await Self.collect(events) { $0.kind == .closed(reason: "completed") } != nil, "the expiry's close never came")
         let second = try await client.ensureSession()
         #expect(second.id != first.id)
         try await h.gateway.control("drop")
@@ -140,15 +141,24 @@ import Testing
         #expect(outcomes.dropFirst(50).allSatisfy { $0 == .fellBehind }, "what comes beyond 5 s is dropped: \(outcomes)")
         #expect(h.logged(atLeast: .warning).contains { $0.contains("input fell behind") })
         #expect(await client.statistics.appendsDropped == 30)
-        // The burst went out merged while the first appends waited: never more than four at once.
-        let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
-        #expect(seen.map { (1...4).contains($0) } ?? false, "the Gateway had \(String(describing: seen)) appends in flight at once")
-        #expect(await client.statistics.maxInFlight <= 4)
         let resumed = try await h.eventually(timeout: .seconds(30)) {
             await client.append([UInt8](repeating: 0, count: 3_200), audioMs: 100) != .fellBehind
         }
         #expect(resumed, "answers came back, so sending resumes")
+        // The burst went out merged while the first appends waited: never more than four at once.
+        let seen = try await Self.maxInFlightAtGateway(h, client)
+        #expect(seen.map { (1...4).contains($0) } ?? false, "the Gateway had \(String(describing: seen)) appends in flight at once")
+        #expect(await client.statistics.maxInFlight <= 4)
         try h.gateway.expectNoViolations()
+    }
+
+    /// The most appends the Gateway had unanswered at once, over all `client` sent: read after the client's close,
+    /// which writes the queued audio first; the Gateway takes a socket's frames in order, so once it has answered
+    /// the close it has counted every append (`append` only queues: read before, the count misses what is still
+    /// on its way, or is nil when none has arrived yet).
+    static func maxInFlightAtGateway(_ h: TalkGatewayHarness, _ client: TalkRelayClient) async throws -> Int64? {
+        await client.close()
+        return try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
     }
 
     /// `bytes` of PCM16 at 16 kHz in 100 ms appends, all at once (a burst, as after a stall of the machine).
@@ -180,7 +190,7 @@ import Testing
         let received = turns.reduce(0) { $0 + ($1["bytes"]?.intValue ?? 0) }
         let spoken = Int64(speech.count - 32_000)
         #expect(received >= spoken, "the Gateway's turns hold \(received) bytes of the \(spoken) spoken: \(turns)")
-        let seen = try await h.gateway.control("relay-log")["maxInFlight"]?.objectValue?.values.first?.intValue
+        let seen = try await Self.maxInFlightAtGateway(h, client)
         #expect(seen.map { $0 <= 4 } ?? false, "the Gateway had \(String(describing: seen)) appends in flight at once")
         try h.gateway.expectNoViolations()
     }
@@ -252,6 +262,7 @@ import Testing
         while big.count < 900_000 { big += speech }
         #expect(await client.append(big, audioMs: big.count / 32) == .sent(requests: 3))
         #expect(await Self.collect(events, until: Self.isFinal("long")) != nil)
+        await client.close()   // then the Gateway has taken every append (see `maxInFlightAtGateway`)
         let log = try await h.gateway.control("relay-log")["log"]?.arrayValue ?? []
         #expect(!log.contains { $0["kind"] == "limit" }, "\(log)")
         let turns = try await h.gateway.control("relay-turns")["turns"]?.arrayValue ?? []
