@@ -113,3 +113,62 @@ package enum ChildProcess {
         return (PosixSpawn.exitStatus(status), String(decoding: output, as: UTF8.self))
     }
 }
+
+extension ChildProcess {
+    /// A child started through /usr/bin/env with pipes to its stdin and from its stdout (stderr discarded): a test
+    /// server that prints a line when it is ready and takes commands on stdin (closing it tells the child to end).
+    package struct Piped: Sendable {
+        package let pid: pid_t
+        package let stdout: FileHandle
+        package let stdin: FileHandle
+
+        /// The next line it prints (without its newline), or nil at its end, on a line its end cut short, or when
+        /// `bound` passes first. Blocking: call it off the cooperative pool.
+        package func readLine(within bound: Duration) -> String? {
+            let deadline = ContinuousClock.now + bound
+            var bytes: [UInt8] = []
+            var byte: UInt8 = 0
+            while true {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return nil }
+                var ready = pollfd(fd: stdout.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                let polled = poll(&ready, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
+                if polled < 0 && errno != EINTR { return nil }
+                guard polled > 0 else { continue }
+                let n = read(stdout.fileDescriptor, &byte, 1)
+                if n < 0 && errno == EINTR { continue }
+                guard n == 1 else { return nil }
+                if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+                bytes.append(byte)
+            }
+        }
+    }
+
+    /// Starts `arguments` (a program on `environment`'s PATH and its arguments) with piped stdin and stdout.
+    package static func spawnPiped(_ arguments: [String], environment: [String: String]) throws -> Piped {
+        var output: [Int32] = [0, 0], input: [Int32] = [0, 0]
+        guard pipe(&output) == 0 else { throw CommandFailure("pipe failed: errno \(errno)") }
+        guard pipe(&input) == 0 else {
+            output.forEach { close($0) }
+            throw CommandFailure("pipe failed: errno \(errno)")
+        }
+        // This side's ends close on exec, so a server a test beside this one starts meanwhile does not hold them open.
+        [output[0], input[1]].forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
+        // The child's ends: it has its own copies once started, and neither is needed here if it was not.
+        defer {
+            close(output[1])
+            close(input[0])
+        }
+        do {
+            let pid = try PosixSpawn.spawn(
+                "/usr/bin/env", arguments, environment: environment, stdin: .descriptor(input[0]),
+                stdout: .descriptor(output[1]), stderr: .devNull)
+            return Piped(pid: pid, stdout: FileHandle(fileDescriptor: output[0], closeOnDealloc: true),
+                         stdin: FileHandle(fileDescriptor: input[1], closeOnDealloc: true))
+        } catch {
+            close(output[0])
+            close(input[1])
+            throw CommandFailure("cannot start \(arguments.first ?? "nothing"): \(error.reason)")
+        }
+    }
+}

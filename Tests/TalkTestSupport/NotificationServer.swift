@@ -1,4 +1,3 @@
-import ChildProcessSpawn
 import Foundation
 import Synchronization
 import Testing
@@ -9,9 +8,7 @@ import Testing
 package final class NotificationServer: @unchecked Sendable {
     package let busAddress: String
     package let logPath: String
-    private let serverPid: pid_t
-    private let commands: FileHandle
-    private let replies: FileHandle
+    private let server: ChildProcess.Piped
 
     /// One recorded call: `Notify` (with id, summary, body, actions as [key, label], urgency 0-2, timeout) or `CloseNotification`.
     package struct Call: Sendable, Equatable {
@@ -32,14 +29,11 @@ package final class NotificationServer: @unchecked Sendable {
         // The server starts the bus itself and ends it when it ends: when its stdin closes too, so a test process
         // that dies leaves neither behind.
         let script = TestInputs.packageRoot + "/tools/notification-server/notification_server.py"
-        let (serverPid, serverOut, serverIn) = try Self.spawn(
+        server = try ChildProcess.spawnPiped(
             ["python3", script, "--start-bus", "--log", logPath] + (actions ? [] : ["--no-actions"]),
             environment: ProcessInfo.processInfo.environment)
-        self.serverPid = serverPid
-        commands = serverIn
-        replies = serverOut
-        guard let ready = Self.readLine(serverOut, within: Self.startBound), ready.hasPrefix("ready unix:") else {
-            Self.end(serverPid)
+        guard let ready = server.readLine(within: Self.startBound), ready.hasPrefix("ready unix:") else {
+            Self.end(server.pid)
             throw CommandFailure("the test notification server did not start within \(Self.startBound) "
                                  + "(dbus-daemon, and python3 with dbus_next: scripts/install-deps.sh)")
         }
@@ -72,15 +66,15 @@ package final class NotificationServer: @unchecked Sendable {
 
     /// Clicks `action` on notification `id`, as a user would.
     package func click(_ id: Int, _ action: String) {
-        commands.write(Data("invoke \(id) \(action)\n".utf8))
-        if Self.readLine(replies, within: Self.replyBound) == nil {
+        server.stdin.write(Data("invoke \(id) \(action)\n".utf8))
+        if server.readLine(within: Self.replyBound) == nil {
             Issue.record("the test notification server did not confirm the click on \(id) \(action) within \(Self.replyBound)")
         }
     }
 
     package func stop() {
         guard !stopped.withLock({ done in defer { done = true }; return done }) else { return }
-        Self.end(serverPid)
+        Self.end(server.pid)
     }
 
     /// Hang bounds: the server starts in a second or two (Python, then its own dbus-daemon), answers a click at once,
@@ -96,45 +90,4 @@ package final class NotificationServer: @unchecked Sendable {
     private let stopped = Mutex(false)
 
     deinit { stop() }
-
-    /// The next line the server prints, or nil at its end or when `bound` passes first.
-    private static func readLine(_ handle: FileHandle, within bound: Duration) -> String? {
-        let deadline = ContinuousClock.now + bound
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while true {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return nil }
-            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, Int32(min(left.components.seconds * 1000 + 1, 1000)))
-            if polled < 0 && errno != EINTR { return nil }
-            guard polled > 0 else { continue }
-            let n = read(handle.fileDescriptor, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
-    }
-
-    /// Starts `arguments` through /usr/bin/env with pipes for stdin and stdout; stderr is discarded.
-    private static func spawn(_ arguments: [String], environment: [String: String]) throws -> (pid_t, FileHandle, FileHandle) {
-        var output: [Int32] = [0, 0], input: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&input) == 0 else { throw CommandFailure("pipe failed") }
-        [output[0], input[1]].forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
-        // The child's ends: it has its own copies once started, and neither is needed here if it was not.
-        defer {
-            close(output[1])
-            close(input[0])
-        }
-        let pid: pid_t
-        do {
-            pid = try PosixSpawn.spawn(
-                "/usr/bin/env", arguments, environment: environment, stdin: .descriptor(input[0]), stdout: .descriptor(output[1]),
-                stderr: .devNull)
-        } catch {
-            throw CommandFailure("cannot start \(arguments[0]): \(error.reason)")
-        }
-        return (pid, FileHandle(fileDescriptor: output[0], closeOnDealloc: true), FileHandle(fileDescriptor: input[1], closeOnDealloc: true))
-    }
 }

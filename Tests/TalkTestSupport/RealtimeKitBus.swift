@@ -1,4 +1,3 @@
-import ChildProcessSpawn
 import Foundation
 import Synchronization
 import Testing
@@ -13,8 +12,7 @@ package final class RealtimeKitBus: @unchecked Sendable {
     package let address: String
     private let folder: String
     private let logPath: String
-    private let pid: pid_t
-    private let stdin: FileHandle
+    private let child: ChildProcess.Piped
     private let stopped = Mutex(false)
 
     /// What the tests need: rtkit and a bus to put it on (python3 with dbus_next is scripts/install-deps.sh's too).
@@ -41,11 +39,9 @@ package final class RealtimeKitBus: @unchecked Sendable {
         let script = TestInputs.packageRoot + "/tools/realtime-kit-bus/realtime_kit_bus.py"
         var arguments = ["python3", script, "--dir", folder, "--log", logPath, "--polkit", polkit.rawValue]
         arguments += rtkit ? ["--", "--no-limit-resources"] + rtkitArguments : ["--no-rtkit"]
-        let child = try Self.spawn(arguments)
-        pid = child.pid
-        stdin = child.stdin
-        guard let ready = Self.readLine(child.stdout, within: Self.startBound), ready.hasPrefix("ready unix:") else {
-            Self.end(pid)
+        child = try ChildProcess.spawnPiped(arguments, environment: TestInputs.environment)
+        guard let ready = child.readLine(within: Self.startBound), ready.hasPrefix("ready unix:") else {
+            Self.end(child.pid)
             throw CommandFailure("the private system bus with rtkit did not start within \(Self.startBound): "
                                  + ((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""))
         }
@@ -57,8 +53,8 @@ package final class RealtimeKitBus: @unchecked Sendable {
 
     package func stop() {
         guard !stopped.withLock({ done in defer { done = true }; return done }) else { return }
-        try? stdin.close()
-        Self.end(pid)
+        try? child.stdin.close()
+        Self.end(child.pid)
         try? FileManager.default.removeItem(atPath: folder)
     }
 
@@ -91,14 +87,14 @@ package final class RealtimeKitBus: @unchecked Sendable {
             throw CommandFailure("RealtimeProbe is not built beside the tests (swift build --build-tests)")
         }
         let account = geteuid() == 0 ? ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"] : []
-        let child = try spawn(account + ["prlimit", "--rtprio=0", "--", probe], environment: [
+        let child = try ChildProcess.spawnPiped(account + ["prlimit", "--rtprio=0", "--", probe], environment: [
             "PATH": TestInputs.environment["PATH"] ?? "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": systemBus,
         ])
         defer {
             try? child.stdin.close()
             end(child.pid)
         }
-        let line = try await offPool { readLine(child.stdout, within: startBound) }
+        let line = try await offPool { child.readLine(within: startBound) }
         guard let line, line.hasPrefix("tid="), let space = line.firstIndex(of: " "),
             line[space...].hasPrefix(" outcome=")
         else { throw CommandFailure("RealtimeProbe printed \(line ?? "nothing") within \(startBound)") }
@@ -124,47 +120,6 @@ package final class RealtimeKitBus: @unchecked Sendable {
         return (policy, priority)
     }
 
-    /// Starts `arguments` through /usr/bin/env with pipes for stdin and stdout; stderr is discarded.
-    private static func spawn(_ arguments: [String], environment: [String: String] = TestInputs.environment) throws
-        -> (pid: pid_t, stdout: FileHandle, stdin: FileHandle)
-    {
-        var output: [Int32] = [0, 0], input: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&input) == 0 else { throw CommandFailure("pipe failed") }
-        [output[0], input[1]].forEach { _ = fcntl($0, F_SETFD, FD_CLOEXEC) }
-        defer {
-            close(output[1])
-            close(input[0])
-        }
-        do {
-            let pid = try PosixSpawn.spawn(
-                "/usr/bin/env", arguments, environment: environment, stdin: .descriptor(input[0]),
-                stdout: .descriptor(output[1]), stderr: .devNull)
-            return (pid, FileHandle(fileDescriptor: output[0], closeOnDealloc: true),
-                    FileHandle(fileDescriptor: input[1], closeOnDealloc: true))
-        } catch {
-            throw CommandFailure("cannot start \(arguments[0]): \(error.reason)")
-        }
-    }
-
     /// SIGTERM, SIGKILL if it has not ended within `stopBound`, and the exit reaped (`ChildProcess.end`).
     private static func end(_ pid: pid_t) { ChildProcess.end(pid, within: stopBound) }
-
-    /// The next line, or nil at the end or when `bound` passes first. Blocking: off the cooperative pool.
-    private static func readLine(_ handle: FileHandle, within bound: Duration) -> String? {
-        let deadline = ContinuousClock.now + bound
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while ContinuousClock.now < deadline {
-            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, 200)
-            if polled < 0 && errno != EINTR { return nil }
-            guard polled > 0 else { continue }
-            let n = read(handle.fileDescriptor, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
-        return nil
-    }
 }
