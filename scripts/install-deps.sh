@@ -17,6 +17,7 @@ DEB_PACKAGES=(
     pipewire pipewire-pulse wireplumber  # make test-pipewire; they enable user units for the next login
     scdoc man-db desktop-file-utils      # the manual (docs/openclaw-talk.1.scd) and its test; the desktop entry's test
     bash zsh fish                        # the completion tests run each shell
+    jq                                   # scripts/swift-test-pass.sh counts each pass from Swift Testing's event stream
     chromium                             # the benchmark report's test renders the page headless
 )
 if [ "${1:-}" = package ]; then

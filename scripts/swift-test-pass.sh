@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # One `swift test` pass of `make test` (arguments go to `swift test --skip-build`): under a private
-# PulseAudio (WITH_SOUND_SERVER=with-pipewire.sh: PipeWire), with a hard time limit so a hung test fails
-# the run instead of stalling CI. The runner's output shows as it comes; a closing line then counts what
-# Swift Testing passed, failed and skipped (its own summary leaves skips out), and lists by name every test
-# that passed only with a known issue: those are never counted as passes.
-# The exit status is the pass's own. Nothing is run again: a test that fails only under load is a test that
-# waits for time instead of an event, or a product fault that shows under load, and both fail the build.
+# PulseAudio (WITH_SOUND_SERVER=with-pipewire.sh: PipeWire; `none`: no sound server, for this script's own
+# tests), with a hard time limit so a hung test fails the run instead of stalling CI. The runner's output shows
+# as it comes; a closing line then counts what Swift Testing passed, failed and skipped (its own summary leaves
+# skips out), and lists by name every test that passed only with a known issue (never counted as passes) and
+# every test that failed or did not end. The count comes from Swift Testing's event stream, not from the console,
+# where the result lines interleave with what the tests print and some were lost (scripts/swift-test-tally.jq);
+# it is checked against Swift Testing's own summary of the run.
+# The exit status is the pass's own, or 1 where the pass exited 0 but a test failed or did not end, an issue was
+# recorded outside any test, or the tally and the summary disagree (or there is no summary).
+# Nothing is run again: a test that fails only under load is a test that waits for time instead of an event, or a
+# product fault that shows under load, and both fail the build.
 #
 # The pass runs in a session of its own, its processes marked by a variable in their environment. At the time
 # limit this says which tests were still running, prints the stacks of the test process (lldb or gdb, if here),
@@ -19,10 +24,11 @@ limit=${TEST_TIME_LIMIT:-900}
 stack_limit=${TEST_STACK_LIMIT:-180}
 term_grace=10
 log=$(mktemp /tmp/openclaw-talk-test-pass.XXXXXX)
+events=$(mktemp /tmp/openclaw-talk-test-events.XXXXXX)
 mark="OPENCLAW_TALK_TEST_PASS=$$-$RANDOM$RANDOM"
 pass_pid=
 tail_pid=
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$events"' EXIT
 
 # Every live process of the pass: in its session, or carrying its mark (a daemon that left the session keeps
 # its environment), or below its first process. Not this script or its `tail`. With `tests`, only the test side:
@@ -142,7 +148,11 @@ stop_pass() {
 # Interrupted (make stopped, CI cancelled): the pass's processes go too.
 trap 'trap - INT TERM; [ -n "$pass_pid" ] && stop_pass; exit 130' INT TERM
 
-env "$mark" setsid "$(dirname "$0")/${WITH_SOUND_SERVER:-with-pulse.sh}" "${SWIFT:-swift}" test --skip-build "$@" \
+command -v jq >/dev/null || { echo "Swift tests: jq is missing (Debian package jq: scripts/install-deps.sh)" >&2; exit 1; }
+server=${WITH_SOUND_SERVER:-with-pulse.sh}
+wrapper=("$(dirname "$0")/$server")
+[ "$server" = none ] && wrapper=()
+env "$mark" setsid "${wrapper[@]}" "${SWIFT:-swift}" test --skip-build --event-stream-output-path "$events" --event-stream-version 0 "$@" \
     >"$log" 2>&1 </dev/null &
 pass_pid=$!   # not a process group leader, so setsid makes it one of a new session without forking: the session id
 tail -n +1 -f --pid="$pass_pid" "$log" &
@@ -177,20 +187,24 @@ else
     [ -n "$leftover" ] && echo "Swift tests: processes were left running after the pass:" && stop_pass
 fi
 
-# Swift Testing's result lines: `✔ Test "…" passed after …`, `✘ Test "…" failed after …`, for a test whose
-# issues were all known `━ Test "…" passed after … with N known issue(s).` (withKnownIssue), and for a skip
-# `➜ Test "…" skipped: "reason"` (a trait) or `➜ Test "…" was cancelled after …: "reason"` (mid-test).
-# The run's own closing line (`✔ Test run with N tests …`) is left out. A test case's argument holding a NUL
-# (a malformed-URL case) ends its `◇` line early, so the next result is glued to it: each result starts a line.
-results() { sed -E 's/(✔|━|✘|➜) Test /\n&/g' "$log" | grep -aE "$1" | grep -av '^. Test run with '; }
-count() { results "$1" | grep -c .; }
-known=$(results '^. Test .* passed after .* known issue' | sed -E 's/^. Test (.*) passed after .*/\1/' | sort -u)
-passed=$(results '^(✔|━) Test .* passed after ' | grep -cv 'known issue')
-failed=$(count '^✘ Test .* failed after ')
-skipped=$(count '^➜ Test .* (skipped|was cancelled)')
-known_count=$(printf '%s' "$known" | grep -c .)
-listed=$([ "$known_count" -gt 0 ] && printf ': %s' "$(printf '%s\n' "$known" | paste -sd',' | sed 's/,/, /g')")
+# The tally from the event stream, and Swift Testing's own summary beside it.
+if ! tally=$(jq -nR -f "$(dirname "$0")/swift-test-tally.jq" "$events") || [ -z "$tally" ]; then
+    echo "Swift tests: Swift Testing's event stream could not be read; the pass fails"
+    exit "$([ "$status" -eq 0 ] && echo 1 || echo "$status")"
+fi
+field() { jq -r "$1" <<<"$tally"; }
+listed() { field "$1 | if length > 0 then \": \" + join(\", \") else \"\" end"; }
 echo
-echo "Swift tests: $passed passed, $failed failed, $skipped skipped, $known_count passed only with a known issue$listed (swift test $*)"
+echo "Swift tests: $(field .passed) passed, $(field .failed) failed, $(field .skipped) skipped, $(field '.known | length') passed only with a known issue$(listed .known) (swift test $*)"
+[ "$(field .failed)" -gt 0 ] && echo "Swift tests: failed$(listed .failedNames)"
+[ "$(field '.notEnded | length')" -gt 0 ] && echo "Swift tests: $(field '.notEnded | length') not ended$(listed .notEnded)"
+[ "$(field .outsideIssues)" -gt 0 ] && echo "Swift tests: $(field .outsideIssues) issue(s) recorded outside any test"
+summary=$(field '.summary // "none (the run did not end)"')
+[ "$(field .agrees)" = true ] ||
+    echo "Swift tests: the tally ($(field .tests) tests, $(field .failingIssues) failing issues) disagrees with Swift Testing's summary: $summary"
 [ "$status" -eq 124 ] && echo "Swift tests: stopped by the time limit of $limit s (TEST_TIME_LIMIT); the tests still running then are listed above"
+if [ "$status" -eq 0 ] && { [ "$(field .agrees)" != true ] || [ "$(field '.failed + (.notEnded | length) + .outsideIssues')" -gt 0 ]; }; then
+    echo "Swift tests: the pass exited 0, but fails here"
+    status=1
+fi
 exit "$status"
