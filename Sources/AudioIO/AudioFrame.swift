@@ -17,6 +17,11 @@ package struct AudioFrame: Sendable, Equatable {
     /// Set by echo cancellation while a sound plays: the fraction (0...1) of this frame the sound's own echo
     /// explains (`EchoExplanation`). nil: no canceller, or nothing played that could be heard back.
     package var echoExplained: Float?
+    /// Set by echo cancellation: what its linear stage alone (Speex's adaptive filter) left of the frame, where
+    /// `samples` is what every stage left. The linear stage keeps a user's first frames over the reply whole, with
+    /// the echo about as loud as them; the stages after it take those frames down with the echo. nil: no canceller, or
+    /// none with a linear stage.
+    package var linearSamples: [Int16]?
 
     package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
         self.sequence = sequence

@@ -72,6 +72,8 @@ package struct EchoCaptureRecording: Sendable {
         package var openings: [Opening]
         /// What the capture would have passed on.
         package var cleaned: [Int16]
+        /// What the linear stage alone left (`AudioFrame.linearSamples`), sample for sample beside `cleaned`.
+        package var linear: [Int16]
         /// Frames in which a reference sound was around.
         package var playingFrames: Int
     }
@@ -118,8 +120,9 @@ package struct EchoCaptureRecording: Sendable {
     /// - Throws: `EchoCancelError` for options the canceller refuses.
     package func replay(options: EchoCancellerOptions = EchoCancellerOptions()) throws -> Replay {
         var processor = EchoFrameProcessor(try EchoCanceller(options: options))
-        var result = Replay(openings: [], cleaned: [], playingFrames: 0)
+        var result = Replay(openings: [], cleaned: [], linear: [], playingFrames: 0)
         result.cleaned.reserveCapacity(raw.count)
+        result.linear.reserveCapacity(raw.count)
         let n = AudioFrame.samplesPerFrame
         for i in 0..<frames {
             switch marks[i] {
@@ -131,6 +134,7 @@ package struct EchoCaptureRecording: Sendable {
             let outcome = try processor.process(
                 raw: Array(raw[i * n..<(i + 1) * n]), far: Array(far[i * n..<(i + 1) * n]), playedAround: playedAround[i])
             result.cleaned += outcome.samples
+            result.linear += outcome.linear
             let ms = i * AudioFrame.durationMs
             if outcome.changed, outcome.userOverEcho {
                 let judged = processor.lastJudgement

@@ -4,7 +4,8 @@
 /// `EchoCancellingCapture`, which places the reference and owns this, so that a recorded capture
 /// (`EchoCaptureRecording`) is replayed through exactly the stages a live one went through.
 struct EchoFrameProcessor {
-    /// One frame's outcome; `cancelled` and `linear` are kept for the per-frame trace.
+    /// One frame's outcome; `cancelled` is kept for the per-frame trace, `linear` also goes on with the frame
+    /// (`AudioFrame.linearSamples`).
     struct Outcome {
         var samples: [Int16]
         var cancelled: [Int16]
