@@ -12,19 +12,16 @@ import TalkLogging
 /// while it lives (`TalkRelayClient` recreates it after a reconnect or an expiry) and is closed at the end.
 ///
 /// An utterance that opened over the reply (`utteranceStarted(held: true)`) may be the reply's echo: its frames stay
-/// in the ring and nothing is sent until the loop releases it (`utteranceReleased`) from the user's onset, less
-/// `Settings.releaseMarginMs`; dropped before that, none of it has left the machine.
+/// in the ring and nothing is sent until the loop releases it (`utteranceReleased`) from the user's onset, less a
+/// margin, its onset from the linear stage (`HeldUtteranceRelease`); dropped before that, none of it has left the machine.
 package actor RelayTranscription: TranscriptSource {
     package struct Settings: Sendable {
         /// How long after the local endpoint the relay's final may take (`--relay-wait-ms`).
         package var finalWait: Duration = .milliseconds(1_500)
         /// Audio before the first voiced frame that goes with the utterance (the endpointer's pre-roll).
         package var preRollMs = 400
-        /// A held utterance is sent from this long (200 ms) before the user's onset (the gate's first loud frame):
-        /// a word's soft start (a fricative, a plosive's closure, 50 to 150 ms) comes before its first loud frame, and
-        /// in replayed barge-ins the canceller's output showed the user's onset up to 55 ms after the clean clip's.
-        /// More would put the echo's last syllable back in front of the user's first word.
-        package var releaseMarginMs = 200
+        /// Where a released held utterance starts and which of its frames send the linear stage's output.
+        package var release = HeldUtteranceRelease.Settings()
         /// `auto` checks `talk.catalog` before each new relay session; `gateway` goes straight to it.
         package var checkCatalog = true
         package var engineName = "gateway-relay"
@@ -42,6 +39,8 @@ package actor RelayTranscription: TranscriptSource {
         var uplink = Uplink.connecting
         var backlog: [AudioFrame] = []
         var nextPositionMs: Int
+        /// Released from the user's onset: which audio goes out (nil: every frame's `samples`).
+        var release: HeldUtteranceRelease?
         var turnIds: [String] = []
         /// Turns with partials: speech the relay heard, whose final the words wait for. A turn without any
         /// (the silence after the relay's own endpoint) has nothing to wait for.
@@ -119,14 +118,18 @@ package actor RelayTranscription: TranscriptSource {
         stream(&next, from: from)
     }
 
-    /// The held utterance is the user's: what the ring holds of it from `releaseMarginMs` before the user's onset
-    /// (nil: from its start) goes out, and what follows streams as heard.
+    /// The held utterance is the user's: what the ring holds of it from a margin before the user's onset (nil: from
+    /// its start) goes out, around the onset as the linear stage left it (`HeldUtteranceRelease`), and what follows
+    /// streams as heard.
     package func utteranceReleased(onsetMs: Int?) {
         guard var current = utterance, current.uplink == .held else { return }
-        let from = max(current.startMs, onsetMs.map { $0 - settings.releaseMarginMs } ?? current.startMs)
+        let release = HeldUtteranceRelease(
+            startMs: current.startMs, onsetMs: onsetMs, heardThroughMs: heardThroughMs, settings: settings.release)
+        current.release = release
         logger.debug("held relay utterance released", metadata: [
-            "relay.fromMs": "\(from)", "relay.heldMs": "\(max(0, from - current.startMs))"])
-        stream(&current, from: from)
+            "relay.fromMs": "\(release.fromMs)", "relay.heldMs": "\(max(0, release.fromMs - current.startMs))",
+            "relay.linearFromMs": "\(release.linearMs.lowerBound)", "relay.linearToMs": "\(release.linearMs.upperBound)"])
+        stream(&current, from: release.fromMs)
     }
 
     /// Starts sending the utterance: the ring's frames from `from` on as its backlog, once the session is there.
@@ -275,7 +278,8 @@ package actor RelayTranscription: TranscriptSource {
         var gathered = UplinkChunk(bytes: [], audioMs: 0)
         for frame in frames {
             let chunk: UplinkChunk?
-            do { chunk = try encoder.append(frame.samples) } catch {
+            let samples = utterance.flatMap { $0.index == index ? $0.release : nil }?.samples(of: frame) ?? frame.samples
+            do { chunk = try encoder.append(samples) } catch {
                 fail(index, "encoding the uplink failed: \(error)")
                 return
             }

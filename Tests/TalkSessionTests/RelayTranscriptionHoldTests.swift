@@ -76,7 +76,7 @@ import Testing
     }
 
     /// The echo opened the utterance at 1 s; the user began at 2 s and cut the reply off: the relay gets their audio
-    /// from `releaseMarginMs` before that, then what follows as it is heard, and nothing of the echo before.
+    /// from the release margin (`HeldUtteranceRelease.Settings.marginMs`) before that, then what follows as it is heard, and nothing of the echo before.
     @Test func `a released utterance reaches the relay from the user's onset less the margin, and streams on`() async throws {
         var h = Harness()
         try await h.hear(throughMs: 1200)
@@ -85,7 +85,7 @@ import Testing
         await h.source.utteranceReleased(onsetMs: 2000)
         try await h.hear(throughMs: 3000)
         try await h.relayed(through: 149)
-        let first = (2000 - RelayTranscription.Settings().releaseMarginMs) / AudioFrame.durationMs
+        let first = (2000 - RelayTranscription.Settings().release.marginMs) / AudioFrame.durationMs
         let frames = await h.relay.frames
         #expect(frames.first == first, "the relay's audio starts \(frames.first.map { $0 * 20 } ?? -1) ms in; the user's onset less the margin is \(first * 20)")
         #expect(frames == Array(first...149), "every frame from there on, once and in order")
@@ -146,7 +146,7 @@ import Testing
         // The user speaks on: nothing has told the source the utterance ended.
         try await h.hear(throughMs: 10_000)
         try await h.relayed(through: 499)
-        let first = (2000 - RelayTranscription.Settings().releaseMarginMs) / AudioFrame.durationMs
+        let first = (2000 - RelayTranscription.Settings().release.marginMs) / AudioFrame.durationMs
         let frames = await h.relay.frames
         #expect(frames.first == first, "the relay's audio starts \(frames.first.map { $0 * 20 } ?? -1) ms in; the user's onset less the margin is \(first * 20)")
         #expect(frames == Array(first...499), "every frame from the user's onset less the margin on, once and in order, before the utterance ends")
