@@ -135,11 +135,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
 /// The energy guard: a noise floor that follows the quietest level (down at once, up slowly, so the echo of a
 /// reply playing on speakers raises it) against the loudest frame of the last 300 ms. How far over the floor speech
 /// must be, and the level below which nothing counts, are `BargeInPolicy.EnergyGuard`'s.
-struct SpeechEnergy: Sendable {
+package struct SpeechEnergy: Sendable {
     /// The loudest of the last 15 frames (300 ms of 20 ms frames) is the level compared with the floor.
     static let recentFrames = 15
     /// Loud frames in a row that make an onset: 40 ms, over a click's length and under a syllable's.
-    static let onsetFrames = 2
+    package static let onsetFrames = 2
 
     /// Frames kept for `wasSpeech(endingAtSequence:)`: 3 s, the span `BargeInEvidenceMeter` reads its share over.
     static let keptFrames = 150
@@ -151,14 +151,14 @@ struct SpeechEnergy: Sendable {
     /// The last `keptFrames` frames: sequence, level (RMS) and the floor after it.
     private var kept: [(sequence: UInt64, rms: Double, floor: Double)] = []
 
-    init(_ guardPolicy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
+    package init(_ guardPolicy: BargeInPolicy.EnergyGuard = BargeInPolicy.EnergyGuard()) {
         ratioOverFloor = guardPolicy.ratioOverFloor
         minimumRMS = guardPolicy.minimumRMS
     }
 
     /// Adds a frame; returns whether it alone is loud enough over the floor (as it stood before it) to be speech.
     @discardableResult
-    mutating func add(_ samples: [Int16], sequence: UInt64? = nil) -> Bool {
+    package mutating func add(_ samples: [Int16], sequence: UInt64? = nil) -> Bool {
         guard !samples.isEmpty else { return false }
         let rms = AudioLevel.rms(samples)
         let loud = rms >= Swift.max(minimumRMS, (floor ?? rms) * ratioOverFloor)

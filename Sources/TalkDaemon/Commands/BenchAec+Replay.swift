@@ -37,4 +37,26 @@ extension OpenClawTalk.Bench.Aec {
             print(String(format: "    %7.2f s to %7.2f s  ", Double(o.startMs) / 1000, Double(o.endMs) / 1000) + judged)
         }
     }
+
+    /// `--replay DIR --released-words`: see `ReleasedWordsReplay`.
+    func replayReleasedWords(_ folder: String) async throws {
+        let replay = try ReleasedWordsReplay(options: options, decisionMs: decisionMs)
+        let folders = ReleasedWordsReplay.recordings(folder)
+        let report = try await replay.run(folders: folders, variants: releaseLinear)
+        if reporting.json {
+            print(try BenchReportOptions.encoded(report))
+            return
+        }
+        print("Released words of \(folders.count) recording\(folders.count == 1 ? "" : "s") under \(folder) (barge-in \(decisionMs) ms after the user's start)")
+        for (i, session) in report.sessions.enumerated() {
+            let place = session.userStartMs.map { "user \($0) ms (r \(session.correlation ?? 0)), onset \(session.onsetMs.map(String.init) ?? "-"), from \(session.fromMs ?? 0)" } ?? "no user found"
+            print("  \((session.recording as NSString).lastPathComponent): \(place)")
+            for v in report.variants where i < v.heard.count {
+                print("    \(v.linearBeforeOnsetMs):\(v.linearAfterOnsetMs)  \(v.wer[i])  \(v.heard[i])")
+            }
+        }
+        for v in report.variants {
+            print("  linear \(v.linearBeforeOnsetMs) ms before to \(v.linearAfterOnsetMs) ms after the onset: with words \(v.withWords) of \(v.heard.count), 'go' first \(v.goFirst)")
+        }
+    }
 }

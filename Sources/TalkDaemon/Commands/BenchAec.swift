@@ -19,6 +19,11 @@ extension OpenClawTalk.Bench {
                 .option("replay", value: "dir", help: "Replay a capture recorded with OPENCLAW_TALK_AEC_RECORD=dir openclaw-talk run: "
                     + "when the double-talk detector heard the user over the echo. Nothing else is measured."),
                 .option("output", value: "out.wav", help: "With --replay: write what the capture would have passed on."),
+                .flag("released-words", help: "With --replay (one barge-in recording of bench talk, or a folder of them): the words its held "
+                    + "utterance's release sends, recognised as bench talk judges a relay turn, with and without the linear stage's onset."),
+                .option("release-linear", value: "B:A,...", help: "With --released-words: send the linear stage's output from B ms before "
+                    + "the user's onset to A ms after it, each pair a variant (default: the release's own, 60:300); 0:0, every frame fully cleaned, is judged first."),
+                .option("decision-ms", value: "ms", help: "With --released-words: the barge-in this long after the user's start (default 420)."),
             ]
         )
 
@@ -32,6 +37,9 @@ extension OpenClawTalk.Bench {
         var options = EchoCancellerOptions()
         var replay: String?
         var output: String?
+        var releasedWords: Bool
+        var releaseLinear: [(Int, Int)] = []
+        var decisionMs = 420
 
         init(_ parsed: ParsedArguments) throws {
             reporting = BenchReportOptions(parsed)
@@ -41,9 +49,18 @@ extension OpenClawTalk.Bench {
             replay = parsed.option("replay")
             output = parsed.option("output")
             if output != nil, replay == nil { throw ValidationError("'--output' goes with '--replay DIR'") }
+            releasedWords = parsed.flag("released-words")
+            if releasedWords, replay == nil { throw ValidationError("'--released-words' goes with '--replay DIR'") }
+            for pair in (parsed.option("release-linear") ?? "").split(separator: ",") {
+                let parts = pair.split(separator: ":").compactMap { Int($0) }
+                guard parts.count == 2 else { throw ValidationError("'--release-linear' takes B:A pairs (ms), not '\(pair)'") }
+                releaseLinear.append((parts[0], parts[1]))
+            }
+            if let ms = try parsed.intOption("decision-ms", range: 0...5_000) { decisionMs = ms }
         }
 
         func run() async throws {
+            if let replay, releasedWords { return try await replayReleasedWords(replay) }
             if let replay { return try replayRecording(replay) }
             var logger = Logger(label: "openclaw-talk.bench.aec")
             logger.logLevel = .warning

@@ -155,8 +155,10 @@ extension TurnTaking {
     /// with the latest onset heard; nil when none was heard (the source then sends from the utterance's start). Not
     /// bounded by the barge-in partial's end: a barge-in on a recheck reads the user's sound through the latest frame,
     /// after a partial that may hold only the echo's words.
-    func userOnsetMs() -> Int? {
-        let onsets = relay.onsetsMs
+    func userOnsetMs() -> Int? { Self.userOnsetMs(of: relay.onsetsMs) }
+
+    /// `userOnsetMs()` of the sound onsets `onsets` (stream ms, in the order heard); also for a replay's release.
+    package static func userOnsetMs(of onsets: [Int]) -> Int? {
         guard var first = onsets.indices.last else { return nil }
         while first > onsets.startIndex, case let gap = onsets[first] - onsets[first - 1], gap >= 0, gap <= Self.onsetStretchGapMs {
             first -= 1
