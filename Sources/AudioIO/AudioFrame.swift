@@ -22,6 +22,9 @@ package struct AudioFrame: Sendable, Equatable {
     /// the echo about as loud as them; the stages after it take those frames down with the echo. nil: no canceller, or
     /// none with a linear stage.
     package var linearSamples: [Int16]?
+    /// The same for this frame alone against its close reference (`EchoExplanation.Reading.frame`): barge-in reads
+    /// it while the reply plays lowered. nil: not measured.
+    package var echoExplainedClosely: Float?
 
     package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
         self.sequence = sequence

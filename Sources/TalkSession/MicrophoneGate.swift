@@ -70,6 +70,11 @@ package actor MicrophoneGate: AudioCaptureDevice {
         return level.wasSpeech(endingAtSequence: UInt64(max(0, endMs / AudioFrame.durationMs - 1))) ?? level.isSpeech
     }
 
+    /// The reply plays at `gain` from now (`BargeInEvidenceMeter.replyPlays(atGain:)`).
+    func replyPlays(atGain gain: Float) {
+        evidence.replyPlays(atGain: gain)
+    }
+
     /// What the frames of the utterance that opened at `positionMs`, through `throughMs` (where a partial's audio
     /// ends; nil: the latest), say about it: see `BargeInEvidenceMeter.evidence(ofUtteranceAtMs:throughMs:)`; a
     /// held partial's `recheck` asks for the user's own sound to have gone on.

@@ -43,13 +43,15 @@ extension TalkSession {
             startTurn(transcript, interruptedAtSeconds: offset, number: number)
         case .cutReply(abort: false):
             // Talk stops, pauses, or the turn is given up: the cut sentence reports itself stopped before the
-            // state that follows is told.
+            // state that follows is told. Stopping the speaker returns its level.
+            await gate.replyPlays(atGain: 1)
             await quiet()
         case .cutReply(abort: true):
             // The user cut in: the decision is told at once; the speaker stops and the run is aborted after.
             cancelTurn()
             dependencies.synthesizer.cancelAll()
             releaseFloor()
+            await gate.replyPlays(atGain: 1)
             afterwards += [.stopSpeaker, .abortRun]
         case .weighBargeIn(let partial, let position, let through, let recheck):
             await weighBargeIn(partial, fromPositionMs: position, throughMs: through, recheck: recheck)
@@ -64,6 +66,7 @@ extension TalkSession {
         case .note(let message, let metadata):
             logger.notice("\(message)", metadata: metadata.mapValues { "\($0)" })
         case .setReplyGain(let gain):
+            await gate.replyPlays(atGain: gain)
             await dependencies.playback.setGain(gain)
         case .setMicrophone(let mode):
             // Set at once, in the actions' order: the frame after this one already meets the new mode.

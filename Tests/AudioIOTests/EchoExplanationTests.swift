@@ -29,10 +29,11 @@ import Testing
         }
     }
 
-    /// The capture: the far end 60 ms later at `coupling`, plus `near` (the user) and a faint noise floor.
-    static func capture(far: [Int16], coupling: Double, near: [Int16] = []) -> [Int16] {
+    /// The capture: the far end `delayMs` later (60 by default) at `coupling`, plus `near` (the user) and a faint
+    /// noise floor.
+    static func capture(far: [Int16], coupling: Double, near: [Int16] = [], delayMs: Int = 60) -> [Int16] {
         var noise = Noise(state: 99)
-        let delay = 960
+        let delay = delayMs * 16
         return far.indices.map { i in
             let echo = i >= delay ? Double(far[i - delay]) * coupling : 0
             let user = i < near.count ? Double(near[i]) : 0
@@ -84,5 +85,58 @@ import Testing
         #expect(unexplained * 10 >= userFrames * 7, "only \(unexplained) of \(userFrames) of the user's frames unexplained")
         var silent = EchoExplanation()
         #expect(silent.add(raw: Array(raw[0..<320]), far: [Int16](repeating: 0, count: 320), echoAlone: true) == nil)
+    }
+
+    /// The reply lowered 15 dB from 4 s (reference and echo alike, as the Talk loop lowers it), its echo 10 ms after
+    /// its reference (the loopback's placement), and a user from 4.3 s to 6 s 20 dB under the reply's echo at full
+    /// level: 5 dB under it lowered.
+    static func quietUserUnderLoweredReply(delayMs: Int) -> (raw: [Int16], far: [Int16], user: Range<Int>) {
+        let far = Self.reply(seconds: 8, seed: 4).enumerated().map { i, s in i >= 64_000 ? Int16(Double(s) * 0.178) : s }
+        var noise = Noise(state: 5)
+        let near = (0..<far.count).map { i -> Int16 in
+            let t = Double(i) / 16_000
+            // About 20 dB under the reply's loudest syllables' RMS at full level.
+            return (4.3..<6).contains(t) ? Int16(560 * noise.next()) : 0
+        }
+        return (Self.capture(far: far, coupling: 1, near: near, delayMs: delayMs), far, 215..<300)
+    }
+
+    @Test func `a user under the lowered reply's echo shows in the close reading between its syllables, where the window explains them whole`() {
+        let (raw, far, user) = Self.quietUserUnderLoweredReply(delayMs: 10)
+        var explanation = EchoExplanation()
+        var windowUnexplained = 0
+        var closeRuns = 0
+        var run = 0
+        for (index, (r, f)) in zip(Self.frames(raw), Self.frames(far)).enumerated() {
+            let reading = explanation.read(raw: r, far: f, echoAlone: !user.contains(index) && index < 215)
+            guard user.contains(index), AudioLevel.meanSquare(r).squareRoot() >= 150 else { run = 0; continue }
+            if let window = reading.window, window < 0.5 { windowUnexplained += 1 }
+            run = (reading.frame.map { $0 < 0.5 } ?? false) ? run + 1 : 0
+            if run == 3 { closeRuns += 1 }
+        }
+        // The window's reading: the user's frames explained, but in the reply's pauses (one every 2.7 s).
+        #expect(windowUnexplained < 15, "\(windowUnexplained) frames unexplained by the window")
+        // Three frames in a row, the barge-in evidence's run, in the gaps between syllables (4 a second).
+        #expect(closeRuns >= 4, "only \(closeRuns) runs of three unexplained frames in the close reading")
+    }
+
+    @Test(arguments: [0, 10, 20, 60, 140])
+    func `the lowered reply's echo alone stays explained in the close reading, wherever the placement leaves it`(delayMs: Int) {
+        let far = Self.quietUserUnderLoweredReply(delayMs: delayMs).far
+        let echo = Self.capture(far: far, coupling: 1, delayMs: delayMs)
+        var explanation = EchoExplanation()
+        var judged = 0
+        var run = 0
+        var longest = 0
+        for (index, (r, f)) in zip(Self.frames(echo), Self.frames(far)).enumerated() {
+            let reading = explanation.read(raw: r, far: f, echoAlone: true)
+            guard index >= 25, AudioLevel.meanSquare(r).squareRoot() >= 150, let close = reading.frame else { run = 0; continue }
+            judged += 1
+            run = close < 0.5 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        #expect(judged > 150)
+        // No run of three audible frames the close reading leaves unexplained: no user's own sound made of the echo.
+        #expect(longest < 3, "\(longest) audible frames of echo in a row unexplained")
     }
 }

@@ -26,13 +26,14 @@ actor FakeMicrophone: AudioCaptureDevice {
     /// Whether a capture stream is open: frames pushed while it is not go nowhere.
     var isOpen: Bool { continuation != nil }
 
-    /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` as echo
-    /// cancellation would mark them (nil: no canceller).
-    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil) {
+    /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` and
+    /// `echoExplainedClosely` as echo cancellation would mark them (nil: no canceller).
+    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
         for _ in 0..<count {
             let samples = (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude }
             var frame = AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)
             frame.echoExplained = echoExplained
+            frame.echoExplainedClosely = echoExplainedClosely
             continuation?.yield(.frame(frame))
             sequence += 1
         }

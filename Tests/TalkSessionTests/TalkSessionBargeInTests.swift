@@ -104,6 +104,43 @@ import Testing
         await rig.session.stop()
     }
 
+    /// A user 20 dB under the reply's echo (`bench talk --user-gain-db -12`) stays 5 dB under it once it is lowered for
+    /// them: the echo's 100 ms window explains their frames whole, and on the loopback they stopped the reply in 4 of
+    /// 10 trials. Lowered, the gaps between the reply's syllables are theirs in the frame's close reading.
+    @Test(arguments: [true, false])
+    func `a user under the reply's echo stops it once it is lowered for them, not while it plays at its level`(lowering: Bool) async throws {
+        var settings = TalkSession.Settings()
+        if !lowering { settings.bargeIn.lowering.decibels = nil }
+        // On a manual clock: the onset hold must not run out and return the level while the frames are read.
+        let clock = ManualClock()
+        let rig = try await Rig(agent: .reply(Self.reply), holdPlayback: true, settings: settings, clock: clock.clock)
+        await rig.listener.utterance("how is the weather")
+        #expect(await rig.log.waitFor { if case .speakingStarted = $0 { true } else { false } })
+        let before = await rig.listener.peaks.count
+        await rig.microphone.push(amplitude: 0, count: 10, echoExplained: 1)
+        await rig.microphone.push(amplitude: 8000, count: 10, echoExplained: 1, echoExplainedClosely: 1)
+        if lowering {
+            #expect(await TalkSessionReplyLevelTests.eventually { await rig.speaker.gains == [TalkSessionReplyLevelTests.lowered] })
+        }
+        #expect(await Self.heard(rig, frames: before + 20))
+        // The lowered echo, quiet, while the lowering reaches the microphone.
+        await rig.microphone.push(amplitude: 0, count: BargeInEvidenceMeter.loweredReachFrames, echoExplained: 1, echoExplainedClosely: 1)
+        for _ in 0..<3 {
+            await rig.microphone.push(amplitude: 8000, count: 2, echoExplained: 1, echoExplainedClosely: 0.9)
+            await rig.microphone.push(amplitude: 8000, count: 4, echoExplained: 1, echoExplainedClosely: 0.2)
+        }
+        #expect(await Self.heard(rig, frames: before + 20 + BargeInEvidenceMeter.loweredReachFrames + 18))
+        if lowering {
+            await rig.listener.hear(.speechStarted(positionMs: 400))
+            await rig.listener.hear(.partial("stop right there"))
+            #expect(await rig.log.waitFor(Self.isBargeIn))
+            await rig.session.stop()
+        } else {
+            await Self.expectNoInterruption(rig, saying: "stop right there", atPositionMs: 400)
+            await rig.session.stop()
+        }
+    }
+
     /// The user's frames as the gate hears them: (count, explained) runs of loud frames after 10 quiet ones.
     struct Heard: Sendable, CustomTestStringConvertible {
         var name: String

@@ -151,6 +151,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 frame.samples = outcome.samples
                 frame.echoExplained = outcome.echoExplained.map(Float.init)
                 if options.linearStageMs > 0 { frame.linearSamples = outcome.linear }
+                frame.echoExplainedClosely = outcome.echoExplainedClosely.map(Float.init)
                 // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
                 if logger.logLevel <= .trace {
                     logger.trace("Echo frame", metadata: [

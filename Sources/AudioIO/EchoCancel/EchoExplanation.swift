@@ -12,9 +12,22 @@ struct EchoExplanation {
     /// Its tuning: `EchoTuning.Explanation`.
     typealias Tuning = EchoTuning.Explanation
 
+    /// Both readings of one frame (nil: nothing played within the reach, or that reading's coupling is not learnt).
+    struct Reading: Equatable {
+        /// The raw capture's 100 ms window against the loudest reference frame in the echo's reach (`add`).
+        var window: Double?
+        /// The frame alone against the loudest reference frame within `Tuning.closeReachFrames` of it, through a
+        /// coupling of its own: what a dip of the reply as short as a syllable's gap leaves of someone else. The
+        /// window reading's reach spans 260 ms of reference, so a user quieter than the echo (the reply lowered for
+        /// them, the user 5 dB under it still) is explained whole but in the reply's pauses; the close one shows them
+        /// in its gaps. Barge-in reads it only while the reply plays lowered (`BargeInEvidenceMeter`).
+        var frame: Double?
+    }
+
     private var raw: [Double] = []
     private var far: [Double] = []
     private var couplings: [Double] = []
+    private var closeCouplings: [Double] = []
 
     /// Another device, a restarted server: the path is learnt again.
     mutating func restart() { self = EchoExplanation() }
@@ -23,15 +36,35 @@ struct EchoExplanation {
     /// the echo's reach (nothing to explain) or the coupling is not learnt yet. `echoAlone`: the later stages took this frame for the echo alone,
     /// so it teaches the coupling.
     mutating func add(raw frame: [Int16], far reference: [Int16], echoAlone: Bool) -> Double? {
-        LevelHistory.push(AudioLevel.meanSquare(frame), into: &raw, keep: Tuning.windowFrames)
+        read(raw: frame, far: reference, echoAlone: echoAlone).window
+    }
+
+    /// `add`, with the close reading (`Reading.frame`) beside the window's.
+    mutating func read(raw frame: [Int16], far reference: [Int16], echoAlone: Bool) -> Reading {
+        let heardNow = AudioLevel.meanSquare(frame)
+        LevelHistory.push(heardNow, into: &raw, keep: Tuning.windowFrames)
         LevelHistory.push(AudioLevel.meanSquare(reference), into: &far, keep: Tuning.windowFrames + Tuning.reachFrames)
         let played = far.max() ?? 0
-        guard played >= Tuning.playingRMS * Tuning.playingRMS else { return nil }
+        guard played >= Tuning.playingRMS * Tuning.playingRMS else { return Reading() }
         let heard = LevelHistory.mean(raw)
-        defer { if echoAlone { LevelHistory.push(heard / played, into: &couplings, keep: Tuning.historyFrames) } }
+        // In a gap of the reference (nothing audible played that close) the frame is read against the playing level:
+        // what the microphone hears there is someone else's, or the echo placed further off than the close reach,
+        // which then teaches a coupling that large.
+        let playedClose = max(far.suffix(Tuning.closeReachFrames + 1).max() ?? 0, Tuning.playingRMS * Tuning.playingRMS)
+        defer {
+            if echoAlone {
+                LevelHistory.push(heard / played, into: &couplings, keep: Tuning.historyFrames)
+                LevelHistory.push(heardNow / playedClose, into: &closeCouplings, keep: Tuning.historyFrames)
+            }
+        }
+        return Reading(window: Self.explained(heard, by: played, couplings),
+                       frame: Self.explained(heardNow, by: playedClose, closeCouplings))
+    }
+
+    /// The share of `heard` that `played`, through the `couplings`' percentile, predicts (nil: too few learnt).
+    private static func explained(_ heard: Double, by played: Double, _ couplings: [Double]) -> Double? {
         guard couplings.count >= Tuning.settleFrames else { return nil }
         guard heard > 0 else { return 1 }
-        let predicted = LevelHistory.percentile(couplings, Tuning.couplingPercentile) * played
-        return min(1, predicted / heard)
+        return min(1, LevelHistory.percentile(couplings, Tuning.couplingPercentile) * played / heard)
     }
 }

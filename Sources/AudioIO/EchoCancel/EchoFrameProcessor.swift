@@ -15,6 +15,8 @@ struct EchoFrameProcessor {
         var changed: Bool
         /// How much of the frame the reference explains (`EchoExplanation`); nil when nothing played.
         var echoExplained: Double?
+        /// The same for the frame alone, against its close reference (`EchoExplanation.Reading.frame`).
+        var echoExplainedClosely: Double?
     }
 
     let canceller: EchoCanceller
@@ -77,8 +79,8 @@ struct EchoFrameProcessor {
                               muted: suppressed, userOverEcho: userOverEcho)
         if onsetKept { samples = linear }
         let echoAlone = suppressed && !onsetKept
-        let explained = explanation.add(raw: raw, far: far, echoAlone: echoAlone)
+        let explained = explanation.read(raw: raw, far: far, echoAlone: echoAlone)
         return Outcome(samples: samples, cancelled: cancelled, linear: linear, userOverEcho: userOverEcho, changed: changed,
-                       echoExplained: explained)
+                       echoExplained: explained.window, echoExplainedClosely: explained.frame)
     }
 }

@@ -217,5 +217,12 @@ enum EchoTuning {
         static let settleFrames = 10
         /// A reference quieter than this (about -50 dBFS) plays nothing that could be heard back.
         static let playingRMS = 100.0
+        /// The close reading (`EchoExplanation.Reading.frame`): the frame alone against the loudest reference frame
+        /// of this many before it and its own (40 ms): where the placement leaves the echo within a frame or two of
+        /// its reference (on the loopback, 0 to 20 ms), a dip of the reply as short as a syllable's gap shows what
+        /// else the microphone hears, where the 100 ms window against 260 ms of reference shows only pauses longer
+        /// than that. Its own coupling, learnt from the same echo-alone frames, says how well it fits: placed further
+        /// off, the echo's frames fit their close reference loosely, and the coupling that covers them grows with it.
+        static let closeReachFrames = 2
     }
 }
