@@ -9,7 +9,8 @@ import Glibc
 /// for its turn behind every busy thread of the desktop (a compiler, a browser): playback then runs dry (a gap the echo
 /// canceller loses seconds of reduction to) and capture reaches the canceller late. Round-robin realtime puts these
 /// threads ahead of the normal class, as PulseAudio and PipeWire do for their own I/O threads. CPU-heavy work
-/// (decoding, synthesis) never runs at this class: a realtime thread that does not block holds its core. A desktop
+/// (synthesis, file decodes) never runs at this class: a realtime thread that does not block holds its core; the live
+/// session's decoder alone runs realtime, under the audio threads and bounded (`BoundedRealtime`). A desktop
 /// user's account may not ask the kernel for it; there rtkit grants it, as it does the sound server's own threads.
 package enum AudioThreadPriority {
     /// The round-robin priority asked for (1-99): under the sound server's own I/O threads (PulseAudio runs its at 5,
@@ -51,15 +52,18 @@ package enum AudioThreadPriority {
     /// distributions, or `LimitRTPRIO=` in the unit); refused for lack of permission, it asks rtkit (`realtimeKit`),
     /// which blocks the calling thread for a D-Bus round trip: call it on the audio thread itself, as it starts, never
     /// on the cooperative pool. Otherwise the thread stays as it was, and the outcome says why.
-    package static func raiseCallingThread(realtimeKit: RealtimeKitClient = RealtimeKitClient()) -> Outcome {
-        var parameters = sched_param(sched_priority: realtimePriority)
+    /// `priority`: the audio threads' `realtimePriority` unless said (the live decoder asks for less: `BoundedRealtime`).
+    package static func raiseCallingThread(
+        priority: Int32 = realtimePriority, realtimeKit: RealtimeKitClient = RealtimeKitClient()
+    ) -> Outcome {
+        var parameters = sched_param(sched_priority: priority)
         guard sched_setscheduler(0, SCHED_RR | resetOnFork, &parameters) != 0 else {
-            return .realtime(priority: realtimePriority, through: .kernel)
+            return .realtime(priority: priority, through: .kernel)
         }
         let kernel = errno
         guard kernel == EPERM else { return .refused(kernel: kernel, realtimeKit: nil) }
         do {
-            let granted = try realtimeKit.makeCallingThreadRealtime(priority: realtimePriority)
+            let granted = try realtimeKit.makeCallingThreadRealtime(priority: priority)
             return .realtime(priority: granted, through: .realtimeKit)
         } catch {
             return .refused(kernel: kernel, realtimeKit: error)

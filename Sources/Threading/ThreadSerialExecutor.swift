@@ -12,16 +12,54 @@ package final class ThreadSerialExecutor: SerialExecutor {
     package let end = End()
     private let jobs = JobQueue()
 
+    /// The realtime side of a thread started with `BoundedRealtime`; nil for the others.
+    private let bounded: BoundedRealtimeThread?
+
     /// Starts the thread. `name` is what the system lists for it (`ThreadName`); `prepare` runs on the thread first
     /// (`AudioThreadPriority.raiseCallingThread` for a thread that must keep time).
-    package init(name: String, prepare: @escaping @Sendable () -> Void = {}) {
+    package convenience init(name: String, prepare: @escaping @Sendable () -> Void = {}) {
+        self.init(name: name, bounded: nil, prepare: prepare)
+    }
+
+    /// Starts a thread that asks for realtime as `realtime` says, for CPU-heavy work that must keep up with the
+    /// microphone: where it gets it, the thread sleeps briefly once it has run `RealtimeBurst`'s budget without
+    /// blocking (checked before each job and at each `checkRealtimeBurst()`), and `outsideRealtime` runs the calls that
+    /// can take long in the normal class.
+    package convenience init(name: String, realtime: BoundedRealtime) {
+        self.init(name: name, bounded: BoundedRealtimeThread(realtime), prepare: {})
+    }
+
+    private init(name: String, bounded: BoundedRealtimeThread?, prepare: @escaping @Sendable () -> Void) {
+        self.bounded = bounded
         let jobs = jobs
         let end = end
         NamedThread.start(name) {
             prepare()
-            jobs.serve()
+            bounded?.start()
+            jobs.serve { bounded?.checkpoint() }
+            bounded?.finish()
             end.fire()
         }
+    }
+
+    /// Whether the thread got realtime as its `BoundedRealtime` asked (false for a thread started without).
+    package var runsRealtime: Bool { bounded?.isRealtime ?? false }
+
+    /// The longest the thread has run realtime without blocking, as counted between pieces of work (an upper bound);
+    /// nil where it is not realtime.
+    package var longestRealtimeBurst: Duration? { bounded?.longestBurst }
+
+    /// On the executor's thread, between two pieces of work within a job (a decoder call per frame): sleeps briefly once
+    /// a realtime thread has run its budget without blocking (`RealtimeBurst`). Nothing for a normal thread.
+    package func checkRealtimeBurst() {
+        bounded?.checkpoint()
+    }
+
+    /// On the executor's thread: runs `body`, a call that can take long (a decoder's final pass), in the normal class on
+    /// the companion thread while this thread waits, where this thread is realtime; in place otherwise.
+    package func outsideRealtime<T>(_ body: () throws -> T) throws -> T {
+        guard let bounded else { return try body() }
+        return try bounded.outsideRealtime(body)
     }
 
     deinit {
@@ -65,8 +103,8 @@ package final class ThreadSerialExecutor: SerialExecutor {
             return thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
         }
 
-        /// The thread's loop: runs each job as it comes, returns once closed with nothing waiting.
-        func serve() {
+        /// The thread's loop: runs each job as it comes (`beforeEach` first), returns once closed with nothing waiting.
+        func serve(beforeEach: () -> Void) {
             condition.lock()
             thread = pthread_self()
             condition.unlock()
@@ -79,6 +117,7 @@ package final class ThreadSerialExecutor: SerialExecutor {
                 }
                 let (job, executor) = waiting.removeFirst()
                 condition.unlock()
+                beforeEach()
                 // Held until the job has run; released outside the lock, so the last job of a released owner may
                 // take the executor with it (its deinit closes the queue).
                 withExtendedLifetime(executor) { job.runSynchronously(on: executor.asUnownedSerialExecutor()) }

@@ -81,13 +81,14 @@ package final class RealtimeKitBus: @unchecked Sendable {
         package var description: String { "outcome=\(outcome) policy=\(policy) priority=\(priority) starting policy=\(startingPolicy) rttime=\(timeLimitHard.map(String.init) ?? "unlimited")" }
     }
 
-    package static func runProbe(systemBus: String) async throws -> ProbeRun {
+    /// `arguments`: the probe's own (none: an audio thread's request; `bounded-decoder`: the live decoder's).
+    package static func runProbe(systemBus: String, arguments: [String] = []) async throws -> ProbeRun {
         let probe = TestInputs.buildDirectory + "/RealtimeProbe"
         guard FileManager.default.isExecutableFile(atPath: probe) else {
             throw CommandFailure("RealtimeProbe is not built beside the tests (swift build --build-tests)")
         }
         let account = geteuid() == 0 ? ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"] : []
-        let child = try ChildProcess.spawnPiped(account + ["prlimit", "--rtprio=0", "--", probe], environment: [
+        let child = try ChildProcess.spawnPiped(account + ["prlimit", "--rtprio=0", "--", probe] + arguments, environment: [
             "PATH": TestInputs.environment["PATH"] ?? "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": systemBus,
         ])
         defer {

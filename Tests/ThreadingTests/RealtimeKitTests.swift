@@ -29,6 +29,19 @@ struct RealtimeKitTests {
         #expect(run.outcome == "realtime through rtkit (SCHED_RR 2)", "\(run)")
     }
 
+    /// The live decoder asks rtkit as the audio threads do, for less, and then runs 400 ms in one call, 400 ms of queued
+    /// calls and a 300 ms long call: under rtkit's `RLIMIT_RTTIME` of 200 ms the kernel kills a thread that runs that long
+    /// without blocking (the probe then prints nothing), so the bounds are what keeps the process alive.
+    @Test func `the live decoder's thread gets realtime through rtkit under the audio threads, and catching up does not get it killed`() async throws {
+        let bus = try await offPool { try RealtimeKitBus() }
+        defer { bus.stop() }
+        let run = try await RealtimeKitBus.runProbe(systemBus: bus.address, arguments: ["bounded-decoder"])
+        #expect(run.policy == ThreadList.roundRobin, "\(run)\n\(bus.log)")
+        #expect(run.priority == 1, "\(run)")
+        #expect(run.outcome == "realtime through rtkit (SCHED_RR 1)", "\(run)")
+        #expect(run.timeLimitHard == 200_000, "\(run)")
+    }
+
     @Test func `refused by rtkit, the thread stays in the normal class and the outcome says rtkit refused`() async throws {
         let bus = try await offPool { try RealtimeKitBus(polkit: .deny) }
         defer { bus.stop() }
