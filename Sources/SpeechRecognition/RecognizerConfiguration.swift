@@ -15,6 +15,8 @@ package struct RecognizerConfiguration: Sendable, Equatable {
     /// costs under 100 ms); it made no difference to dictation WER on the dev set, where a second pass is
     /// five times dearer, so dictation leaves it off. 0 turns it off.
     package var cepstralWarmUpSeconds: Double
+    /// How the decoding thread is scheduled: `.live` for the live session's recogniser alone (`DecodingThread`).
+    package var decodingThread: DecodingThread
 
     package init(
         mode: RecognitionMode = .dictation(),
@@ -22,8 +24,10 @@ package struct RecognizerConfiguration: Sendable, Equatable {
         language: String = "en-us",
         dictionary: String? = nil,
         tuning: DecoderTuning? = nil,
-        cepstralWarmUpSeconds: Double? = nil
+        cepstralWarmUpSeconds: Double? = nil,
+        decodingThread: DecodingThread = .normal
     ) {
+        self.decodingThread = decodingThread
         self.mode = mode
         self.modelDirectory = modelDirectory
         self.language = language

@@ -10,6 +10,8 @@ import Threading
 ///
 /// The actor runs on a thread of its own (`ThreadSerialExecutor`, named `decodingThreadName`), so every call on the
 /// decoder does too, never one of the cooperative pool's threads; the thread ends when the recogniser is released.
+/// The live session's (`DecodingThread.live`) runs realtime where allowed: its runs are bounded, and its long calls
+/// (the final pass, a grammar, dropping a long utterance) run on a normal-class companion thread while it waits.
 package actor PocketSphinxRecognizer: SpeechRecognizer {
     package nonisolated let configuration: RecognizerConfiguration
     /// The model files in use.
@@ -23,6 +25,8 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var redecodeThisUtterance = false
     /// Audio decoded since the decoder was built, in samples; warm-up ends once it passes the configured length.
     private var samplesDecoded = 0
+    /// Audio fed to the current utterance, in samples (how long dropping it takes: `DecodingThread.runsRealtime`).
+    private var utteranceSamples = 0
     private var cpuNanoseconds: UInt64 = 0
     /// The search the next utterance starts in (`useGrammar`), and the grammar it holds when it is not the default.
     private var wantedSearch: String?
@@ -72,7 +76,13 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         self.models = models
         self.logger = logger
         // Last, so a recogniser that could not be built starts no thread.
-        executor = ThreadSerialExecutor(name: Self.decodingThreadName)
+        executor = switch configuration.decodingThread {
+        case .normal: ThreadSerialExecutor(name: Self.decodingThreadName)
+        case .live:
+            ThreadSerialExecutor(name: Self.decodingThreadName, realtime: BoundedRealtime(
+                priority: DecodingThread.realtimePriority, longCallThreadName: DecodingThread.longCallThreadName
+            ) { [logger] outcome in Self.log(outcome, logger: logger) })
+        }
         logger.debug(
             "PocketSphinx decoder ready",
             metadata: [
@@ -82,10 +92,38 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
         )
     }
 
+    /// Whether the decoding thread runs realtime (`DecodingThread.live`, where the system allows it).
+    package nonisolated var decodesRealtime: Bool { executor.runsRealtime }
+
+    /// The longest the decoding thread has run realtime without blocking (an upper bound; nil where not realtime).
+    package nonisolated var longestRealtimeBurst: Duration? { executor.longestRealtimeBurst }
+
+    private static func log(_ outcome: AudioThreadPriority.Outcome, logger: Logger) {
+        switch outcome {
+        case .realtime: logger.info("The live decoder runs \(outcome)", metadata: ["speech.thread": "\(decodingThreadName)"])
+        case .refused: logger.info("The live decoder stays in the normal class: \(outcome)", metadata: ["speech.thread": "\(decodingThreadName)"])
+        }
+    }
+
+    /// Runs a decoder call where `DecodingThread` puts it: in place, or (a long call on a realtime thread) in the normal
+    /// class while the decoding thread waits.
+    private func placed<T>(_ call: DecodingThread.Call, _ body: () throws -> T) throws -> T {
+        guard !DecodingThread.runsRealtime(call, utteranceSamples: utteranceSamples) else {
+            executor.checkRealtimeBurst()
+            return try body()
+        }
+        return try executor.outsideRealtime(body)
+    }
+
     package func startUtterance() throws {
+        try placed(inUtterance ? .reset : .start) { try startUtteranceInPlace() }
+    }
+
+    private func startUtteranceInPlace() throws {
         try measured {
             if inUtterance { try? decoder.endUtterance() }
             inUtterance = false
+            utteranceSamples = 0
             try switchSearch()
             try decoder.startUtterance()
             inUtterance = true
@@ -100,6 +138,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
 
     package func useGrammar(_ jsgf: String?) throws {
         guard jsgf != wantedGrammar else { return }
+        try placed(.grammar) { try useGrammarInPlace(jsgf) }
+    }
+
+    private func useGrammarInPlace(_ jsgf: String?) throws {
         var name = decoder.defaultSearch
         if let jsgf {
             grammarsAdded += 1
@@ -150,6 +192,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     private var warmingUp: Bool { samplesDecoded < configuration.cepstralWarmUpSamples }
 
     package func process(_ samples: [Int16]) throws -> Bool? {
+        try placed(.frame) { try processInPlace(samples) }
+    }
+
+    private func processInPlace(_ samples: [Int16]) throws -> Bool? {
         try measured {
             guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "process") }
             try decoder.process(samples)
@@ -170,12 +216,14 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
                 }
             }
             samplesDecoded += samples.count
+            utteranceSamples += samples.count
             return decoder.inSpeech
         }
     }
 
     package func partial() -> Hypothesis? {
         guard inUtterance else { return nil }
+        executor.checkRealtimeBurst()
         let text = measured { decoder.hypothesisText() }
         return text.isEmpty ? nil : Hypothesis(text: text)
     }
@@ -191,6 +239,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
 
 
     package func endUtterance() throws -> Hypothesis {
+        try placed(.end) { try endUtteranceInPlace() }
+    }
+
+    private func endUtteranceInPlace() throws -> Hypothesis {
         try measured {
             guard inUtterance else { throw SpeechRecognitionError.notInUtterance(operation: "endUtterance") }
             inUtterance = false
@@ -255,6 +307,10 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
 
     package func reset() {
         guard inUtterance else { return }
+        try? placed(.reset) { resetInPlace() }
+    }
+
+    private func resetInPlace() {
         inUtterance = false
         warmUpAudio = []
         redecodeThisUtterance = false

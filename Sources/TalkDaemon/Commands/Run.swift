@@ -170,7 +170,10 @@ extension OpenClawTalk {
             // Loaded before the devices open: module-echo-cancel, once loaded, wants its streams soon (PulseAudio 16
             // stopped answering now and then when the capture opened a second after the module loaded).
             if !realtime.realtime { try await relay.requireRelay(gateway: gatewaySession.operatorConnection, logger: logger) }
-            let engine = realtime.realtime ? nil : try PocketSphinxRecognizer(configuration: recognizer.configuration, logger: logger)
+            // The live session's decoder alone runs realtime where allowed (`DecodingThread`): it must keep up with the microphone.
+            var live = recognizer.configuration
+            live.decodingThread = .live
+            let engine = realtime.realtime ? nil : try PocketSphinxRecognizer(configuration: live, logger: logger)
             let synthesizer = realtime.realtime ? nil : try EspeakSynthesizer(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             // `--aec pulse` loads a module here that only `close()` unloads: from now on every way out closes them.
