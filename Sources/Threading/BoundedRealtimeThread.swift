@@ -83,6 +83,10 @@ final class BoundedRealtimeThread: Sendable {
         }
     }
 
+    /// Whether the calling thread is the companion running a call handed over by the executor's thread, which waits
+    /// meanwhile: the call holds the executor's isolation (`ThreadSerialExecutor.checkIsolated`).
+    var callingThreadRunsHandedOverCall: Bool { longCalls.callingThreadRunsCall }
+
     /// On the executor's thread once it has served its last job: ends the companion thread and waits for it.
     func finish() {
         longCalls.close()
@@ -126,6 +130,8 @@ private final class LongCallThread: @unchecked Sendable {
     private var work: (@Sendable () -> Void)?
     private var closed = false
     private let ended = DispatchSemaphore(value: 0)
+    /// The companion's thread while it runs a call (nil between calls).
+    private var runningOn: pthread_t?
 
     init(name: String) {
         // Started from the executor's creator, before the executor's thread asks for realtime: it keeps the creator's
@@ -149,6 +155,12 @@ private final class LongCallThread: @unchecked Sendable {
         done.wait()
     }
 
+    var callingThreadRunsCall: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return runningOn.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
     func close() {
         condition.lock()
         closed = true
@@ -163,9 +175,13 @@ private final class LongCallThread: @unchecked Sendable {
             while work == nil && !closed { condition.wait() }
             let next = work
             work = nil
+            if next != nil { runningOn = pthread_self() }
             condition.unlock()
             guard let next else { return }
             next()
+            condition.lock()
+            runningOn = nil
+            condition.unlock()
         }
     }
 }

@@ -72,7 +72,9 @@ package final class ThreadSerialExecutor: SerialExecutor {
     }
 
     package func checkIsolated() {
-        precondition(jobs.isServingThread, "not on the executor's own thread")
+        // A call handed to the companion (`outsideRealtime`) runs while the executor's thread waits for it: it holds the
+        // isolation (an isolated closure inside it, as `map`'s, is checked here).
+        precondition(jobs.isServingThread || bounded?.callingThreadRunsHandedOverCall == true, "not on the executor's own thread")
     }
 
     /// The jobs waiting for the thread. Each holds its executor until it has run, so the executor (and the actor's

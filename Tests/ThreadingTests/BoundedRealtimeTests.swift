@@ -63,5 +63,11 @@ actor PlacedWork {
     nonisolated var runsRealtime: Bool { executor.runsRealtime }
 
     func placeOfJob() -> Place { .ofCallingThread }
-    func placeOfLongCall() throws -> Place { try executor.outsideRealtime { .ofCallingThread } }
+    /// The long call checks its isolation, as an isolated closure within it does (the phone-loop check's `map`).
+    func placeOfLongCall() throws -> Place {
+        try executor.outsideRealtime {
+            preconditionIsolated()
+            return .ofCallingThread
+        }
+    }
 }
