@@ -73,7 +73,7 @@ let package = Package(
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
 
         // What the test targets share: where ../shared is, CI's rule that a missing input fails, skip traits.
-        .target(name: "TalkTestSupport", dependencies: ["ChildProcessSpawn"], path: "Tests/TalkTestSupport"),
+        .target(name: "TalkTestSupport", dependencies: ["ChildProcessSpawn", "Threading"], path: "Tests/TalkTestSupport"),
         // A child the realtime tests run as another user: asks for a realtime thread as the audio threads do, says how it
         // came out, and holds the thread until its stdin ends.
         .executableTarget(name: "RealtimeProbe", dependencies: ["Threading"], path: "Tests/RealtimeProbe"),

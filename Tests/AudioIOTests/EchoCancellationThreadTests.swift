@@ -39,23 +39,9 @@ import Threading
     }
 
     @Test func `where the system allows realtime, the canceller's thread runs round-robin realtime`() async throws {
-        let allowed = await Self.realtimeAllowed()
+        let allowed = await realtimeAllowed(priority: AudioThreadPriority.realtimePriority)
         let listed = try await Self.threadsWhileCleaning()
         let thread = try #require(listed.first { $0.name == EchoCancellingCapture.threadName })
         #expect(thread.policy == (allowed ? ThreadList.roundRobin : 0))
-    }
-
-    /// Whether a thread of this process can be moved to realtime: asked on a scratch thread of the kernel directly
-    /// (root, CAP_SYS_NICE, RLIMIT_RTPRIO) and, where it refuses, of the system's rtkit (a desktop account's way), so
-    /// the answer does not depend on how the audio threads under test ask.
-    static func realtimeAllowed() async -> Bool {
-        await withCheckedContinuation { done in
-            NamedThread.start("rt-probe") {
-                var parameters = sched_param(sched_priority: AudioThreadPriority.realtimePriority)
-                if sched_setscheduler(0, SCHED_RR, &parameters) == 0 { return done.resume(returning: true) }
-                let granted = try? RealtimeKitClient().makeCallingThreadRealtime(priority: AudioThreadPriority.realtimePriority)
-                done.resume(returning: granted != nil)
-            }
-        }
     }
 }

@@ -12,7 +12,7 @@ import Threading
     let logger = Logger(label: "test.pulse.priority", handler: InMemoryLogHandler())
 
     @Test func `where realtime is allowed, the capture and playback loops run round-robin realtime`() async throws {
-        let allowed = await EchoCancellationThreadTests.realtimeAllowed()
+        let allowed = await realtimeAllowed(priority: AudioThreadPriority.realtimePriority)
         try await PulseTestServer.with { server in
             let capture = PulseCapture(source: "vsink.monitor", server: server.address, logger: logger)
             await CaptureRecorder().consume(try await capture.start())

@@ -23,7 +23,7 @@ import Threading
     }
 
     @Test func `the live session's recogniser decodes realtime where the system allows it, and still hears the words`() async throws {
-        let allowed = await Self.realtimeAllowed()
+        let allowed = await realtimeAllowed(priority: DecodingThread.realtimePriority)
         let recognizer = try await offPool {
             try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: .dictation(), decodingThread: .live), logger: TestAudio.logger)
         }
@@ -59,18 +59,6 @@ import Threading
         #expect(DecodingThread.runsRealtime(.reset, utteranceSamples: 2 * 16_000))
         #expect(!DecodingThread.runsRealtime(.reset, utteranceSamples: 2 * 16_000 + 320))
         #expect(!DecodingThread.runsRealtime(.reset, utteranceSamples: 20 * 16_000))
-    }
-
-    /// Whether a thread of this process can be made realtime at the decoder's priority (the kernel, else rtkit).
-    static func realtimeAllowed() async -> Bool {
-        await withCheckedContinuation { done in
-            NamedThread.start("rt-probe") {
-                var parameters = sched_param(sched_priority: DecodingThread.realtimePriority)
-                if sched_setscheduler(0, SCHED_RR, &parameters) == 0 { return done.resume(returning: true) }
-                let granted = try? RealtimeKitClient().makeCallingThreadRealtime(priority: DecodingThread.realtimePriority)
-                done.resume(returning: granted != nil)
-            }
-        }
     }
 }
 

@@ -9,7 +9,7 @@ import Threading
 /// catches up for longer than its `RLIMIT_RTTIME` is not killed.
 @Suite(.serialized) struct BoundedRealtimeTests {
     @Test func `jobs run realtime where the system allows it, long calls in the normal class on the companion thread`() async throws {
-        let allowed = await Self.realtimeAllowed()
+        let allowed = await realtimeAllowed(priority: 1)
         let work = PlacedWork()
         let job = await work.placeOfJob()
         let longCall = try await work.placeOfLongCall()
@@ -35,16 +35,6 @@ import Threading
         let line = String(decoding: printed ?? Data(), as: UTF8.self)
         #expect(process.terminationReason == .exit && process.terminationStatus == 0, "status \(process.terminationStatus)")
         #expect(line.contains("outcome=realtime (SCHED_RR 1)"), "\(line)")
-    }
-
-    static func realtimeAllowed() async -> Bool {
-        await withCheckedContinuation { done in
-            NamedThread.start("rt-probe") {
-                var parameters = sched_param(sched_priority: 1)
-                if sched_setscheduler(0, SCHED_RR, &parameters) == 0 { return done.resume(returning: true) }
-                done.resume(returning: (try? RealtimeKitClient().makeCallingThreadRealtime(priority: 1)) != nil)
-            }
-        }
     }
 }
 
