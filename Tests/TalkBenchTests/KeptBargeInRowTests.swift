@@ -106,4 +106,17 @@ import Testing
             #expect(badEvents?.contains("bargein-4: line 2") == true, "\(badEvents ?? "no failure")")
         }
     }
+
+    @Test func `a row kept with --live-stt local is judged again from the transcript its session sent`() async throws {
+        try await Self.keptFolder { root in
+            // No turn audio kept: a local row's words are the transcript sent, not what the relay received.
+            let stopped = BargeInTrial(trial: 0, userAtSeconds: 1.0, outcome: "stopped")
+            try Self.trial(0, in: root, events: SentUserWordsTests.events, user: nil,
+                           record: KeptBargeInRow.record(stopped, grammar: nil, realtime: false, liveSTT: .local))
+            let figures = try await KeptBargeInRow.rejudge(folder: root, grammar: nil).figures
+            #expect(figures.json["liveSTT"] == "local")
+            #expect(figures.json["heard"] == ["forward ten meters"])
+            #expect((figures.words.withWords, figures.words.firstWordFirst) == (1, 0))
+        }
+    }
 }

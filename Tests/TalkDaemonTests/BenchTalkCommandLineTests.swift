@@ -80,6 +80,19 @@ import Testing
         }
     }
 
+    @Test func `--live-stt local runs the sessions with their own recogniser's words; relay by default; not in realtime mode`() throws {
+        let plain = try #require(try parser.command(["bench", "talk"]) as? OpenClawTalk.Bench.Talk)
+        #expect(plain.conditions.liveSTT == .relay && !plain.conditions.runArguments.contains("--stt"))
+        let local = try #require(try parser.command(["bench", "talk", "--live-stt", "local"]) as? OpenClawTalk.Bench.Talk)
+        #expect(local.conditions.liveSTT == .local && local.conditions.runArguments == ["--stt", "local"])
+        #expect(throws: ValidationError("Invalid value 'gateway' for '--live-stt': expected relay or local")) {
+            _ = try parser.command(["bench", "talk", "--live-stt", "gateway"])
+        }
+        #expect(throws: ValidationError("'--live-stt' goes with '--mode talk'; in realtime mode the Gateway's relay hears")) {
+            _ = try parser.command(["bench", "talk", "--mode", "realtime", "--live-stt", "local"])
+        }
+    }
+
     @Test func `--user-at-seconds pins the barge-in user's start; without it the trials walk across the reply`() throws {
         let plain = try #require(try parser.command(["bench", "talk", "--reply-seconds", "25"]) as? OpenClawTalk.Bench.Talk)
         #expect(plain.conditions.userAtSeconds == nil && plain.conditions.userStart.seconds(trial: 1, clipSeconds: 2.79) == 1.35)

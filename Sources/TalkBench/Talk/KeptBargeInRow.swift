@@ -33,10 +33,14 @@ package enum KeptBargeInRow {
     }
 
     /// What the bench keeps of one trial (`recordFile`): its report record, its detection from the clip's handover
-    /// (`LiveBargeInFigures.detectionFromHandoverMs`), and what its words are judged with.
-    package static func record(_ trial: BargeInTrial, fromHandoverMs: Double? = nil, grammar: String?, realtime: Bool) -> JSONValue {
+    /// (`LiveBargeInFigures.detectionFromHandoverMs`), and what its words are judged with (`liveSTT`: from the
+    /// relay's audio, or the transcript the session sent, `SentUserWords`; nil in realtime mode).
+    package static func record(
+        _ trial: BargeInTrial, fromHandoverMs: Double? = nil, grammar: String?, realtime: Bool, liveSTT: LiveSTT? = nil
+    ) -> JSONValue {
         ["record": trial.json, "detectionFromHandoverMs": fromHandoverMs.map { .double($0) } ?? .null,
-         "grammar": grammar.map { .string($0) } ?? .null, "realtime": .bool(realtime)]
+         "grammar": grammar.map { .string($0) } ?? .null, "realtime": .bool(realtime),
+         "liveSTT": liveSTT.map { .string($0.rawValue) } ?? .null]
     }
 
     /// The trial folders under `folder` (the kept root, or its `live` folder), in trial order.
@@ -74,9 +78,14 @@ package enum KeptBargeInRow {
                 throw TalkBenchFailure("\(name): its grammar \(trialGrammar) is not readable; name one with --grammar")
             }
             recognitions.insert(trialGrammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation")
-            if !realtime { judged.figures.transcriptionUplink = RelayUserTurn.transcriptionUplink }
+            // A row kept before `--live-stt` judged the relay's audio.
+            let sentLocally = !realtime && kept?["liveSTT"]?.stringValue == LiveSTT.local.rawValue
+            if !realtime {
+                judged.figures.liveSTT = sentLocally ? .local : .relay
+                if !sentLocally { judged.figures.transcriptionUplink = RelayUserTurn.transcriptionUplink }
+            }
             let record = try await judge(trial: trial, home: home, events: events, turns: turns, kept: kept?["record"],
-                                         realtime: realtime, grammar: trialGrammar, into: &judged.figures)
+                                         realtime: realtime, sentLocally: sentLocally, grammar: trialGrammar, into: &judged.figures)
             if record.outcome == "stopped", let fromHandover = number(kept?["detectionFromHandoverMs"]) {
                 judged.figures.detectionFromHandoverMs.append(fromHandover)
             }
@@ -87,9 +96,9 @@ package enum KeptBargeInRow {
     }
 
     /// One trial: its outcome (the kept record's, else from its events) and, if the user stopped the reply, the
-    /// words of the turn the relay received after the cut.
+    /// words of the turn the relay received after the cut (`sentLocally`: the transcript the session sent after it).
     private static func judge(
-        trial: Int, home: String, events: [JSONValue], turns: [JSONValue], kept: JSONValue?, realtime: Bool, grammar: String?,
+        trial: Int, home: String, events: [JSONValue], turns: [JSONValue], kept: JSONValue?, realtime: Bool, sentLocally: Bool, grammar: String?,
         into figures: inout LiveBargeInFigures
     ) async throws -> BargeInTrial {
         figures.trials += 1
@@ -110,6 +119,16 @@ package enum KeptBargeInRow {
         if let detection = number(kept?["detectionMs"]) {
             figures.detectionMs.append(detection)
             record.detectionMs = detection
+        }
+        if sentLocally {
+            switch SentUserWords.native(events: events) {
+            case .sent(let words):
+                (record.heard, record.wer) = (words, figures.count(words: words, spoken: TalkLoopBenchmark.clipSpoken))
+                record.firstWordFirst = HeardWords.firstWordFirst(words, spoken: TalkLoopBenchmark.clipSpoken)
+            case .noTurnAfter, .notCut:
+                figures.count(words: nil, spoken: TalkLoopBenchmark.clipSpoken)
+            }
+            return record
         }
         let outcome = realtime ? RelayUserTurn.realtime(events: events, turns: turns) : RelayUserTurn.native(events: events, turns: turns)
         switch outcome {

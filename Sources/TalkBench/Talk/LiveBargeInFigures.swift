@@ -52,6 +52,9 @@ package struct LiveBargeInFigures {
     package var standIn: HeardWords?
     /// What recognised `words` ("dictation", "grammar goforward.gram").
     package var recognition = "dictation"
+    /// Native mode: whose words the sessions sent and `words` judges (`LiveSTT`): `.local`, the client's own
+    /// transcript as sent (`SentUserWords`), not the relay's audio. Nil in realtime mode.
+    package var liveSTT: LiveSTT?
     /// Native mode: the transcription relay's contract the trials ran with (`RelayUserTurn.transcriptionUplink`).
     package var transcriptionUplink: String?
     /// From the start of the user's speech (the clip's first voiced frame, as the sink played it:
@@ -97,7 +100,7 @@ package struct LiveBargeInFigures {
     package var json: JSONValue {
         var object: [String: JSONValue] = [
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(words.withWords)),
-            "goFirst": .int(Int64(words.firstWordFirst)), "wordsFrom": .string("the relay's audio, \(recognition)"),
+            "goFirst": .int(Int64(words.firstWordFirst)), "wordsFrom": .string(wordsFrom),
             "noReply": .int(Int64(noReply)), "cutBeforeUser": .int(Int64(cutBeforeUser)),
             "noTurnAfter": .int(Int64(noTurnAfter)),
             "recall": trials > 0 ? .double(Double(words.withWords) / Double(trials)) : .null,
@@ -106,6 +109,7 @@ package struct LiveBargeInFigures {
             "detectionFromHandoverMs": TalkBenchReport.summary(detectionFromHandoverMs),
             "perTrial": .array(perTrial.map(\.json)),
         ]
+        if let liveSTT { object["liveSTT"] = .string(liveSTT.rawValue) }
         if let transcriptionUplink { object["transcriptionUplink"] = .string(transcriptionUplink) }
         if let standIn {
             object["relayStandIn"] = [
@@ -116,11 +120,17 @@ package struct LiveBargeInFigures {
         return .object(object)
     }
 
+    /// What `words` were judged from.
+    package var wordsFrom: String {
+        liveSTT == .local ? "the transcript the client sent (run --stt local), \(recognition)" : "the relay's audio, \(recognition)"
+    }
+
     package var text: String {
         let p50 = BenchStatistics.percentile(detectionMs, 0.5).map { String(format: "%.0f", $0) } ?? "-"
         let p95 = BenchStatistics.percentile(detectionMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"
         let first = TranscriptNormalizer.words(TalkLoopBenchmark.clipSpoken).first ?? ""
-        var heard = "with the user's words (their turn's audio, \(recognition), WER <= \(Self.werTarget)) in \(words.withWords), "
+        let judged = liveSTT == .local ? "the transcript sent by run --stt local" : "their turn's audio, \(recognition)"
+        var heard = "with the user's words (\(judged), WER <= \(Self.werTarget)) in \(words.withWords), "
             + "'\(first)' first in \(words.firstWordFirst), no turn after it in \(noTurnAfter); mean WER \(words.meanWER)"
         if let standIn { heard += "; relay stand-in words in \(standIn.withWords) (mean WER \(standIn.meanWER))" }
         let handover = BenchStatistics.percentile(detectionFromHandoverMs, 0.95).map { String(format: "%.0f", $0) } ?? "-"

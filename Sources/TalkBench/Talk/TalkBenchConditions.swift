@@ -26,6 +26,8 @@ package struct TalkBenchConditions: Sendable {
     /// `--user-at-seconds`: every barge-in trial's user starts this far into the reply; nil: the trials walk across
     /// it (`BargeInUserStart`).
     package var userAtSeconds: Double?
+    /// `--live-stt`: whose words a native session sends, and so which the barge-in trials judge (`LiveSTT`).
+    package var liveSTT: LiveSTT = .relay
 
     /// What `--user-gain-db` accepts: down to where the clip is under the loopback's noise, up to where its loudest
     /// sample (6 730 of 32 767) would clip.
@@ -38,9 +40,10 @@ package struct TalkBenchConditions: Sendable {
     package static let fileSession = TalkBenchConditions()
 
     package init(voice: Voice = .local, replySeconds: Int? = nil, server: SoundServerKind? = nil, grammar: String? = nil,
-                 realtime: Bool = false, rateWPM: Int? = nil, userGainDb: Double = 0, userAtSeconds: Double? = nil) {
+                 realtime: Bool = false, rateWPM: Int? = nil, userGainDb: Double = 0, userAtSeconds: Double? = nil,
+                 liveSTT: LiveSTT = .relay) {
         (self.voice, self.replySeconds, self.server, self.grammar, self.realtime) = (voice, replySeconds, server, grammar, realtime)
-        (self.rateWPM, self.userGainDb, self.userAtSeconds) = (rateWPM, userGainDb, userAtSeconds)
+        (self.rateWPM, self.userGainDb, self.userAtSeconds, self.liveSTT) = (rateWPM, userGainDb, userAtSeconds, liveSTT)
     }
 
     /// Where the barge-in trials' user starts in this reply.
@@ -55,10 +58,11 @@ package struct TalkBenchConditions: Sendable {
         return samples.map { Int16(min(Double(Int16.max), max(Double(Int16.min), (Double($0) * gain).rounded()))) }
     }
 
-    /// What `run` is given for these conditions beyond the session's own options: the grammar, the mode, the rate.
+    /// What `run` is given for these conditions beyond the session's own options: the grammar, the mode, the rate,
+    /// whose words are sent.
     package var runArguments: [String] {
         (grammar.map { ["--grammar", $0] } ?? []) + (realtime ? ["--mode", "realtime"] : [])
-            + (rateWPM.map { ["--rate", "\($0)"] } ?? [])
+            + (rateWPM.map { ["--rate", "\($0)"] } ?? []) + (realtime ? [] : liveSTT.runArguments)
     }
 
     /// The realtime relay's settings (`talk-relay`): it answers every turn with `reply`, sent at a little over real
@@ -146,7 +150,7 @@ package struct TalkBenchConditions: Sendable {
             "voice": .string(realtime ? "gateway-realtime" : voice.rawValue), "replyWords": .int(Int64(reply.split(separator: " ").count)),
             "recognition": .string(grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"),
             "rateWPM": .int(Int64(rateWPM ?? Self.defaultRateWPM)), "userGainDb": .double(userGainDb),
-            "userAtSeconds": userStart.json,
+            "userAtSeconds": userStart.json, "liveSTT": realtime ? .null : .string(liveSTT.rawValue),
         ]
     }
 }

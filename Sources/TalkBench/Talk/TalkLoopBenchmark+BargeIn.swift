@@ -16,7 +16,10 @@ extension TalkLoopBenchmark {
         // recogniser of its own per turn, so no turn's figure depends on the trials judged before it.
         let grammar = plan.conditions.realtime ? nil : plan.conditions.grammar
         figures.recognition = grammar.map { "grammar \(($0 as NSString).lastPathComponent)" } ?? "dictation"
-        if !plan.conditions.realtime {
+        // `--live-stt local`: the sessions send their own recogniser's transcript; that text is what is judged.
+        let sentLocally = !plan.conditions.realtime && plan.conditions.liveSTT == .local
+        figures.liveSTT = plan.conditions.realtime ? nil : plan.conditions.liveSTT
+        if !plan.conditions.realtime, !sentLocally {
             _ = try gateway.control(#"{"cmd": "talk-uplink", "transcription": "\#(RelayUserTurn.transcriptionUplink)"}"#)
             figures.transcriptionUplink = RelayUserTurn.transcriptionUplink
         }
@@ -44,7 +47,8 @@ extension TalkLoopBenchmark {
             defer {
                 figures.perTrial.append(record)
                 // Beside the session's events and relay turns, for `bench talk --rejudge` (`KeptBargeInRow`).
-                let kept = KeptBargeInRow.record(record, fromHandoverMs: fromHandoverMs, grammar: grammar, realtime: plan.conditions.realtime)
+                let kept = KeptBargeInRow.record(
+                    record, fromHandoverMs: fromHandoverMs, grammar: grammar, realtime: plan.conditions.realtime, liveSTT: figures.liveSTT)
                 try? Data(kept.jsonText.utf8).write(to: URL(fileURLWithPath: home + "/" + KeptBargeInRow.recordFile))
             }
             guard await child.waitFor(#""event":"speakingStarted""#, upTo: .seconds(30)) else {
@@ -87,6 +91,16 @@ extension TalkLoopBenchmark {
                 figures.detectionFromHandoverMs.append(decided.timeIntervalSince(spoken.handedOver) * 1000)
                 fromHandoverMs = figures.detectionFromHandoverMs.last
                 record.detectionMs = figures.detectionMs.last
+            }
+            if sentLocally {
+                switch SentUserWords.native(events: events) {
+                case .sent(let words):
+                    (record.heard, record.wer) = (words, figures.count(words: words, spoken: clipSpoken))
+                    record.firstWordFirst = HeardWords.firstWordFirst(words, spoken: clipSpoken)
+                case .noTurnAfter, .notCut:
+                    figures.count(words: nil, spoken: clipSpoken)
+                }
+                continue
             }
             let outcome = plan.conditions.realtime ? RelayUserTurn.realtime(events: events, turns: turns) : RelayUserTurn.native(events: events, turns: turns)
             switch outcome {

@@ -30,6 +30,7 @@ extension OpenClawTalk.Bench {
                 .option("user-gain-db", value: "dB", help: "The user's level over the reply in the barge-in sessions, -40 to 12 dB against the clip as recorded (default 0; a user a metre from loud speakers: -6 to -12)."),
                 .option("user-at-seconds", value: "s", help: "Every barge-in session's user starts this far into the reply (default: trial k at 1 + 0.35k s, over the reply's first 8 s and within it; 1.5 was the fixed start before)."),
                 .option("grammar", value: "file.gram", help: "The live sessions recognise only this JSGF grammar's sentences (default: dictation); the barge-in clips are then heard as its sentences."),
+                .option("live-stt", value: "relay|local", help: "Whose words the live sessions send, and the barge-in trials judge (default relay: run's default, the reference Gateway's transcription relay, judged from the audio sent to it; local: run --stt local, judged from the transcript sent)."),
                 SoundServerOption.spec(help: "Check that the sound server answering is this one (run under scripts/with-pulse.sh or with-pipewire.sh)."),
                 .option("record", value: "dir", help: "Record each live session's echo cancellation to dir/<session>, for bench aec --replay."),
                 .option("rejudge", value: "dir", help: "Run nothing: judge again the barge-in trials of a folder kept with OPENCLAW_TALK_BENCH_KEEP=1 (with --grammar for a grammar row kept before its trials' records; --json)."),
