@@ -203,7 +203,7 @@ package actor RealtimeTalkSession {
                 if onset, now &- started >= Self.ns(settings.bargeInAfterOutput) { await perform(replyLevel.soundOnset()) }
                 await considerBargeIn(samples)
             }
-            samples = uplinkGate.pass(frame)
+            samples = uplinkGate.pass(frame, soundOnset: onset)
         }
         defer { framesHeard += 1 }
         guard !samples.isEmpty, let encoder, let chunk = try? encoder.append(samples) else { return }

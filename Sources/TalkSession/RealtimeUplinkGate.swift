@@ -22,6 +22,13 @@ import AudioIO
 ///   capture against the loudest reference in its reach, so their frames stay over half explained even with the
 ///   answer lowered; lowered 15 dB, the answer's leak falls under the audible level, and what stays audible is
 ///   theirs. The level's return (no utterance followed) closes the gate this opened.
+///
+/// When the user's own sound opens the gate, the frames around their onset (the first sound onset of the stretch
+/// heard up to then: `TurnTaking.userOnsetMs(of:)`) go out as the canceller's linear stage left them, by the rule a
+/// released held utterance follows (`HeldUtteranceRelease`): over the answer at full level WebRTC and the residual
+/// suppressor take the user's first frames down with its echo, and the relay heard their first word damaged
+/// ("oh forward ten meters"). The opening already says the sound is theirs, and their onset is still held then, so it
+/// goes out whole; the gate's rules, and what it sends when it holds, are unchanged.
 struct RealtimeUplinkGate {
     /// Frames held back while the answer's sound explains them (500 ms): over the answer at full level, the user's
     /// own sound shows only once the answer, lowered at their onset, reaches the microphone lowered (300 to 400 ms
@@ -46,7 +53,14 @@ struct RealtimeUplinkGate {
     static let loweredExplainedFrame: Float = 0.95
 
     private let audibleRMS: Double
-    private var held: [[Int16]] = []
+    /// Which frames around the user's onset go out from the linear stage.
+    private let onsetRelease: HeldUtteranceRelease.Settings
+    private var held: [AudioFrame] = []
+    /// The sound onsets of the stretch heard up to now (stream ms of each run's first loud frame; a gap over
+    /// `TurnTaking.onsetStretchGapMs` starts a new stretch).
+    private var onsetsMs: [Int] = []
+    /// While the user's own sound holds the gate open: the frames around their onset sent from the linear stage.
+    private var linearOnset: HeldUtteranceRelease?
     private var ownRun = 0
     private var openFor = 0
     /// Frames since the answer was lowered (nil: at its level).
@@ -56,7 +70,13 @@ struct RealtimeUplinkGate {
     /// The gate is open on the lowered evidence alone (not a run of unexplained frames).
     private var openedLowered = false
 
-    init(audibleRMS: Double = BargeInPolicy().energy.minimumRMS) { self.audibleRMS = audibleRMS }
+    init(audibleRMS: Double = BargeInPolicy().energy.minimumRMS, onsetRelease: HeldUtteranceRelease.Settings = HeldUtteranceRelease.Settings()) {
+        self.audibleRMS = audibleRMS
+        self.onsetRelease = onsetRelease
+    }
+
+    /// The frames the linear stage's output is sent for while the gate is open (empty: none).
+    var linearMs: Range<Int> { linearOnset?.linearMs ?? 0..<0 }
 
     /// Whether the user's own sound holds the gate open.
     var isOpen: Bool { openFor > 0 }
@@ -72,7 +92,10 @@ struct RealtimeUplinkGate {
     /// The answer's level returned while it plays (no utterance followed, or it closed): a gate opened on the lowered
     /// evidence alone closes.
     mutating func answerLevelReturned() {
-        if openedLowered { openFor = 0 }
+        if openedLowered {
+            openFor = 0
+            linearOnset = nil
+        }
         answerStopped()
     }
 
@@ -83,13 +106,17 @@ struct RealtimeUplinkGate {
         openedLowered = false
     }
 
-    /// Takes the next frame heard; returns the samples to send now, in order (empty while it holds them).
-    mutating func pass(_ frame: AudioFrame) -> [Int16] {
+    /// Takes the next frame heard, and whether it made a sound onset (`SpeechEnergy.onsetFrames` loud frames in a
+    /// row: `RealtimeBargeInGuard.hear`); returns the samples to send now, in order (empty while it holds them).
+    mutating func pass(_ frame: AudioFrame, soundOnset: Bool = false) -> [Int16] {
+        if soundOnset { heardOnset(atMs: frame.streamPositionMs - (SpeechEnergy.onsetFrames - 1) * AudioFrame.durationMs) }
         let audible = AudioLevel.rms(frame.samples) >= audibleRMS
         guard let explained = frame.echoExplained ?? (audible && !held.isEmpty ? 0 : nil) else {
             ownRun = 0
-            return release(silenced: !isOpen) + frame.samples
+            if !isOpen { linearOnset = nil }
+            return release(silenced: !isOpen) + sent(frame)
         }
+        let wasOpen = isOpen
         ownRun = audible && explained < BargeInEvidenceMeter.explainedFrame ? ownRun + 1 : 0
         let overLowered = heardOverLoweredAnswer(audible: audible, explained: explained)
         if ownRun >= BargeInEvidenceMeter.userRunFrames {
@@ -101,10 +128,26 @@ struct RealtimeUplinkGate {
         } else if openFor > 0 {
             openFor -= 1
         }
-        if isOpen { return release(silenced: false) + frame.samples }
-        held.append(frame.samples)
+        if isOpen, !wasOpen {
+            linearOnset = HeldUtteranceRelease(
+                startMs: held.first?.streamPositionMs ?? frame.streamPositionMs, onsetMs: TurnTaking.userOnsetMs(of: onsetsMs),
+                heardThroughMs: frame.streamPositionMs + AudioFrame.durationMs, settings: onsetRelease)
+        }
+        if isOpen { return release(silenced: false) + sent(frame) }
+        linearOnset = nil
+        held.append(frame)
         guard held.count > Self.heldFrames else { return [] }
-        return [Int16](repeating: 0, count: held.removeFirst().count)
+        return [Int16](repeating: 0, count: held.removeFirst().samples.count)
+    }
+
+    private mutating func heardOnset(atMs onsetMs: Int) {
+        if let last = onsetsMs.last, onsetMs - last > TurnTaking.onsetStretchGapMs { onsetsMs = [] }
+        onsetsMs.append(onsetMs)
+    }
+
+    /// What goes out of `frame` as heard: around the user's onset, the linear stage's output.
+    private func sent(_ frame: AudioFrame) -> [Int16] {
+        linearOnset?.samples(of: frame) ?? frame.samples
     }
 
     /// Whether, with the answer lowered and reached, the window holds the user's own sound.
@@ -120,6 +163,6 @@ struct RealtimeUplinkGate {
     /// What is held, as heard or as silence, and nothing held after.
     private mutating func release(silenced: Bool) -> [Int16] {
         defer { held = [] }
-        return silenced ? [Int16](repeating: 0, count: held.reduce(0) { $0 + $1.count }) : held.flatMap { $0 }
+        return silenced ? [Int16](repeating: 0, count: held.reduce(0) { $0 + $1.samples.count }) : held.flatMap(sent)
     }
 }

@@ -14,13 +14,16 @@ import Testing
         var fed = 0
         var sent: [Int16] = []
 
-        /// `count` frames of a square wave of `amplitude`, each `explained` by the answer's audio (nil: no measure).
-        mutating func hear(amplitude: Int16, count: Int, explained: Float?) {
-            for _ in 0..<count {
-                var frame = AudioFrame(sequence: sequence, captureTimeNs: 0,
-                                       samples: (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude })
+        /// `count` frames of a square wave of `amplitude`, each `explained` by the answer's audio (nil: no measure);
+        /// `linear`: what the canceller's linear stage left of each (a square wave of that amplitude); `onsetAt`:
+        /// the frame (of these) that makes a sound onset.
+        mutating func hear(amplitude: Int16, count: Int, explained: Float?, linear: Int16? = nil, onsetAt: Int? = nil) {
+            func square(_ amplitude: Int16) -> [Int16] { (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude } }
+            for i in 0..<count {
+                var frame = AudioFrame(sequence: sequence, captureTimeNs: 0, samples: square(amplitude))
                 frame.echoExplained = explained
-                sent += gate.pass(frame)
+                frame.linearSamples = linear.map(square)
+                sent += gate.pass(frame, soundOnset: i == onsetAt)
                 sequence += 1
                 fed += AudioFrame.samplesPerFrame
             }
@@ -171,5 +174,47 @@ import Testing
         #expect(stillOpen)
         stopped.hear(amplitude: Self.quietUser.amplitude, count: 5, explained: 1)
         #expect(stopped.sentPeaks.suffix(5) == Array(repeating: Self.quietUser.amplitude, count: 5))
+    }
+
+    /// Over the answer at full level WebRTC and the residual suppressor take the user's first frames down with its
+    /// echo (here to 300), where the linear stage left them whole (5 000 with the echo, 6 000 once it left):
+    /// issue 22's realtime barge-ins, the relay hearing "oh forward ten meters" for "go forward ten meters".
+    @Test func `the user's onset reaches the relay as the linear stage left it once their own sound opens the gate`() {
+        let settings = HeldUtteranceRelease.Settings()
+        let before = settings.linearBeforeOnsetMs / AudioFrame.durationMs, after = settings.linearAfterOnsetMs / AudioFrame.durationMs
+        var feed = Feed()
+        feed.hear(amplitude: 300, count: 10, explained: 1, linear: 3_000)   // the leak, the echo in the linear stage
+        // The user: their first 160 ms taken down with the echo; their sound onset is the second loud frame.
+        feed.hear(amplitude: 300, count: 8, explained: 1, linear: 5_000, onsetAt: 1)
+        feed.hear(amplitude: 2_000, count: 4, explained: 1, linear: 5_500)
+        feed.hear(amplitude: 4_000, count: 13, explained: 0.1, linear: 6_000)
+        #expect(feed.gate.isOpen)
+        #expect(feed.sent.count == feed.fed, "what was held did not go out when the user opened the gate")
+        // The frames from 60 ms before the onset (the second loud frame's predecessor) to 300 ms after it.
+        let onset = 10 + 1 - (SpeechEnergy.onsetFrames - 1)
+        let linearFrames = (onset - before)..<(onset + after)
+        let heard: [Int16] = Array(repeating: 300, count: 18) + Array(repeating: 2_000, count: 4) + Array(repeating: 4_000, count: 13)
+        let linear: [Int16] = Array(repeating: 3_000, count: 10) + Array(repeating: 5_000, count: 8) + Array(repeating: 5_500, count: 4)
+            + Array(repeating: 6_000, count: 13)
+        #expect(feed.sentPeaks == heard.indices.map { linearFrames.contains($0) ? linear[$0] : heard[$0] })
+    }
+
+    @Test func `the linear stage's output never goes out while the gate holds or sends the leak as silence`() {
+        var feed = Feed()
+        feed.hear(amplitude: 300, count: 40, explained: 1, linear: 5_000, onsetAt: 20)   // the leak, an onset in it
+        feed.hear(amplitude: 40, count: 5, explained: nil, linear: 5_000)   // the answer out of reach
+        #expect(!feed.gate.isOpen)
+        #expect(feed.sentPeaks == Array(repeating: 0, count: 40) + Array(repeating: 40, count: 5))
+    }
+
+    @Test func `an onset that began a long stretch of the echo's onsets sends no linear output when the user opens the gate`() {
+        var feed = Feed()
+        for _ in 0..<6 {   // the echo's leak makes an onset every 300 ms, over 800 ms before the gate opens
+            feed.hear(amplitude: 300, count: 15, explained: 1, linear: 5_000, onsetAt: 0)
+        }
+        feed.hear(amplitude: 4_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1, linear: 6_000)
+        #expect(feed.gate.isOpen)
+        #expect(feed.sentPeaks.suffix(BargeInEvidenceMeter.userRunFrames) == Array(repeating: 4_000, count: BargeInEvidenceMeter.userRunFrames))
+        #expect(!feed.sentPeaks.contains(5_000))
     }
 }
