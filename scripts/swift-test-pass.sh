@@ -4,9 +4,9 @@
 # tests), with a hard time limit so a hung test fails the run instead of stalling CI. The runner's output shows
 # as it comes; a closing line then counts what Swift Testing passed, failed and skipped (its own summary leaves
 # skips out), and lists by name every test that passed only with a known issue (never counted as passes) and
-# every test that failed or did not end. The count comes from Swift Testing's event stream, not from the console,
-# where the result lines interleave with what the tests print and some were lost (scripts/swift-test-tally.jq);
-# it is checked against Swift Testing's own summary of the run.
+# every test that failed or did not end. The count, and at the time limit the tests still running, come from Swift
+# Testing's event stream, not from the console, where the result lines interleave with what the tests print and
+# some were lost (scripts/swift-test-tally.jq); the count is checked against Swift Testing's own summary of the run.
 # The exit status is the pass's own, or 1 where the pass exited 0 but a test failed or did not end, an issue was
 # recorded outside any test, or the tally and the summary disagree (or there is no summary).
 # Nothing is run again: a test that fails only under load is a test that waits for time instead of an event, or a
@@ -59,32 +59,15 @@ pass_processes() {
 
 describe() { ps -o pid=,pgid=,sid=,etime=,args= -p "$(paste -sd, <<<"$1")" | cut -c1-240; }
 
-# Tests that started and did not end, from the log. Swift Testing's lines: `◇ Test "…" started.`, then
-# `✔ Test "…" passed after …`, `✘ Test "…" failed after …`, `➜ Test "…" skipped…`/`was cancelled…`; a
-# parameterized test ends with `✔ Test "…" with N test cases passed after …`, and each of its cases starts
-# with `◇ Test case passing … to "…" started.` (its arguments may span lines; cases have no end line of their
-# own). A result glued to an earlier line (an argument holding a NUL) starts a line of its own here, and a start
-# line the limit cut short is named as far as it got.
+# Tests that started and did not end, from Swift Testing's event stream as far as the test process wrote it (it
+# writes and flushes a record for every start and end as it happens; a line it was still writing is left out), each
+# with where it is declared and, parameterized, the arguments of the cases still running. Not from the console:
+# there the result lines interleave with what the tests print and some were lost, so a test that had ended was
+# named as running and one whose start line was lost was not named at all.
 still_running() {
-    sed -E 's/(◇|✔|━|✘|➜) Test /\n&/g' "$log" | sed -nE \
-        -e 's/^◇ Test "(.*)" started\.?$/S\t\1/p; t' \
-        -e 's/^(✔|━|✘|➜) Test "(.*)" (with [0-9]+ test cases? )?(passed after |failed after |skipped|was cancelled).*/E\t\2/p; t' \
-        -e 's/^.* to "(.*)" started\.?$/C\t\1/p; t' \
-        -e '$s/^◇ Test "(.*)$/S\t\1… (its line cut off)/p' |
-        awk -F'\t' '
-            $1 == "S" { if (!($2 in started)) order[++n] = $2; started[$2]++ }
-            $1 == "E" { ended[$2]++ }
-            $1 == "C" { cases[$2]++ }
-            END {
-                for (i = 1; i <= n; i++) {
-                    name = order[i]; left = started[name] - ended[name]
-                    if (left <= 0) continue
-                    line = "  \"" name "\""
-                    if (left > 1) line = line " (" left " of that name)"
-                    if (name in cases) line = line " (parameterized: " cases[name] " cases started)"
-                    print line
-                }
-            }'
+    jq -nR -f "$(dirname "$0")/swift-test-tally.jq" "$events" | jq -r '.running[] | "  \(.name) (\(.at))"
+        + (if .caseCount > 0 then " (parameterized: \(.cases | length) of \(.caseCount) cases running"
+            + (if (.cases | length) > 0 then ": " + (.cases | map(.[0:200]) | join("; ")) else "" end) + ")" else "" end)'
 }
 
 # The stacks of every thread of each test process, bounded: a debugger that hangs too must not hold the pass.
@@ -167,10 +150,13 @@ done
 
 if $timed_out; then
     sleep 1   # what the tests printed last reaches the screen before the lines below
-    running=$(still_running)
     echo
     echo "Swift tests: the time limit of $limit s (TEST_TIME_LIMIT) is reached; tests started and not ended:"
-    echo "${running:-  (none: the test process hangs outside any test)}"
+    if running=$(still_running); then
+        echo "${running:-  (none: the test process hangs outside any test)}"
+    else
+        echo "  (unknown: Swift Testing's event stream could not be read)"
+    fi
     testers=$(for pid in $(pass_processes); do
         tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1 | grep -q '\.xctest$' && echo "$pid"; done)
     [ -n "$testers" ] && print_stacks $testers
