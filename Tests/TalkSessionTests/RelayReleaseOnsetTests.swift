@@ -60,7 +60,7 @@ import Testing
             stream.yield(frame)
             let endMs = (i + 1) * AudioFrame.durationMs
             if endMs == openedMs + 200 || endMs == releasedAtMs {
-                try await eventually { await source.heardThroughMs >= endMs }
+                try await RelayTranscriptionHoldTests.Harness.eventually { await source.heardThroughMs >= endMs }
                 if endMs == releasedAtMs {
                     await source.utteranceReleased(onsetMs: onsetMs)
                 } else {
@@ -69,21 +69,10 @@ import Testing
             }
         }
         let from = onsetMs - RelayTranscription.Settings().release.marginMs
-        try await eventually { await relay.samples.count >= (throughMs - from) * n / AudioFrame.durationMs }
+        try await RelayTranscriptionHoldTests.Harness.eventually { await relay.samples.count >= (throughMs - from) * n / AudioFrame.durationMs }
         let sent = await relay.samples
         await source.stop()
         return [Int16](repeating: 0, count: from * n / AudioFrame.durationMs) + sent
-    }
-
-    static func eventually(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(1))
-        }
     }
 
     /// dB of `a` against `b`.

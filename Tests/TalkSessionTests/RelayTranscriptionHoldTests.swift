@@ -54,16 +54,17 @@ import Testing
                                          samples: [Int16](repeating: Int16(next), count: AudioFrame.samplesPerFrame)))
                 next += 1
             }
-            try await eventually { await source.heardThroughMs >= ms }
+            try await Self.eventually { await source.heardThroughMs >= ms }
         }
 
         /// Waits until frame `sequence` has reached the relay.
         func relayed(through sequence: Int) async throws {
-            try await eventually { await relay.frames.last.map { $0 >= sequence } ?? false }
+            try await Self.eventually { await relay.frames.last.map { $0 >= sequence } ?? false }
         }
 
-        /// Polls for a condition the source's own tasks make true (frames are read, and audio sent, off the caller).
-        func eventually(_ condition: () async -> Bool) async throws {
+        /// Polls for a condition the source's own tasks make true (frames are read, and audio sent, off the caller);
+        /// records an issue when it does not within 20 s.
+        static func eventually(_ condition: () async -> Bool) async throws {
             let deadline = ContinuousClock.now + .seconds(20)
             while !(await condition()) {
                 guard ContinuousClock.now < deadline else {
