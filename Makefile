@@ -47,14 +47,14 @@ ALONE_TESTS = HostilePayloadMemoryTests
 # so they run in a pass of their own, after those (SOLO_TESTS' FuzzTests would match two of them: it skips them). The
 # length-limit tests decode 700 s clips of each format: CPU the audio timing tests of the first pass must not lose.
 INPUT_FUZZ_TESTS = ClipFuzzTests|EventStreamFuzzTests|ClipLengthLimitTests
-# `run` on live loopback audio, in a pass of its own, as the live timing it measures needs the machine to itself:
-# the reply's echo neither cutting it off nor coming back as a turn (RunSelfEchoLoopbackTests: 36 of 36 cases clean
-# since the loop drops an utterance spoken wholly over the reply), a user cutting in over it stopping it with their
-# words (RunLoopbackTests: 36 of 36 cases since the reply is lowered on the user's first 40 ms, against 25 of 34
-# before), and `bench talk`'s figures. `make test-loopback` runs just these. One test at a time: by default the two
-# suites ran beside each other (two daemons with their cancellers, recognisers, Gateways and sound servers on two
-# cores), and the user's words over the reply were lost in 2 of 6 CIs (the grammar heard nothing: no barge-in);
-# alone, 4 runs in 4 and 10 `bench talk` barge-in trials in 10 were clean.
+# `run` on live loopback audio, in a pass of its own, as the live timing it measures needs the machine to itself: the
+# reply's echo neither cutting it off nor coming back as a turn (RunSelfEchoLoopbackTests: 36 of 36 cases clean since
+# the loop drops an utterance spoken wholly over the reply; and a realtime answer's, in realtime mode), a user cutting
+# in over it stopping it with their words (RunLoopbackTests: 36 of 36 cases since the reply is lowered on the user's
+# first 40 ms, against 25 of 34 before), and `bench talk`'s figures. `make test-loopback` runs just these. One test at
+# a time: by default the two suites ran beside each other (two daemons with their cancellers, recognisers, Gateways
+# and sound servers on two cores), and the user's words over the reply were lost in 2 of 6 CIs (the grammar heard
+# nothing: no barge-in); alone, 4 runs in 4 and 10 `bench talk` barge-in trials in 10 were clean.
 LIVE_IN_TEST = RunSelfEchoLoopbackTests|RunLoopbackTests
 LIVE_WIDTH = --experimental-maximum-parallelization-width 1
 # Sound compared with its echo reference to the sample, live on the loopback: they need the sound server's real

@@ -40,12 +40,12 @@ import Testing
 
     /// A session against `pulse` and `gw`, started and listening; `arguments` are added to run's.
     static func startSession(
-        _ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, command: BuiltCommand, aec: String, grammar: Bool = true
+        _ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, command: BuiltCommand, aec: String, grammar: Bool = true, arguments: [String] = []
     ) async throws -> BuiltCommand.Running {
         let running = try command.start([
             "run", "--gateway", gw.startup.url, "--token", RunCommandTests.token, "--source", "vmic", "--sink", "vsink",
             "--aec", aec, "--json", "--seconds", "150",
-        ] + (grammar ? ["--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram"] : []))
+        ] + (grammar ? ["--grammar", RunCommandTests.pocketsphinxData + "/goforward.gram"] : []) + arguments)
         try #require(await waitFor(running, #""to":"listening""#), "never listened: \(running.stderrSoFar)")
         // The endpointer's noise floor settles on the (silent) microphone first.
         try await Task.sleep(for: .seconds(1))

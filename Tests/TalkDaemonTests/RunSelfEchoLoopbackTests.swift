@@ -1,6 +1,7 @@
 import AudioIO
 import Foundation
 import SpeechRecognition
+import TalkBench
 import TalkTestSupport
 import Testing
 
@@ -8,14 +9,37 @@ import Testing
 
 /// `openclaw-talk run --source vmic --sink vsink` on a headless PulseAudio of the test's own, its reply heard on
 /// the microphone as a loudspeaker's would be (see `RunLoopbackTests`): with echo cancellation on, the reply's own
-/// echo neither cuts it off nor comes back as a turn. A pass of its own in `make test`: the live timing it
-/// depends on needs the machine to itself.
+/// echo neither cuts it off nor comes back as a turn, in native and in realtime mode. A pass of its own in
+/// `make test`: the live timing it depends on needs the machine to itself.
 @Suite(.serialized) struct RunSelfEchoLoopbackTests {
     struct Condition: Sendable, CustomTestStringConvertible {
         var grammar: Bool
         /// The local voice and a 25 s reply, rather than the Gateway's voice and a 9 s one.
         var localVoice: Bool
         var testDescription: String { (grammar ? "grammar" : "dictation") + (localVoice ? ", local voice, 25 s reply" : ", Gateway's voice") }
+    }
+
+    /// One session on the loopback against `gw`, its reply set up: the clip played once, the reply left to play to
+    /// its end, then time for its echo's last words to make an utterance or a turn after the silence window, and the
+    /// session stopped. Whether the reply ended (left speaking) before then, the session's outcome, and the voiced
+    /// seconds of reply the sink played after the clip.
+    static func session(_ pulse: PrivatePulse, _ gw: ReferenceGatewayProcess, grammar: Bool, arguments: [String] = []) async throws
+        -> (ended: Bool, outcome: BuiltCommand.Outcome, replySeconds: Double, sink: String)
+    {
+        let command = try BuiltCommand(through: pulse.launcher)
+        defer { command.removeHome() }
+        let recording = try pulse.record()
+        let running = try await RunLoopbackTests.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar, arguments: arguments)
+        try await pulse.play(try RunLoopbackTests.clip())
+        let ended = await RunLoopbackTests.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
+        // The echo's last words would close an utterance after the silence window: give it time to.
+        try await Task.sleep(for: .seconds(3))
+        running.process.terminate()
+        let outcome = try await running.finish(timeout: .seconds(30))
+        let stretches = RunLoopbackTests.voicedStretches(try await recording.finish())
+        let clipEnd = try #require(stretches.first?.end, "nothing recorded from vsink")
+        let replyVoiced = stretches.dropFirst().filter { $0.start > clipEnd }
+        return (ended, outcome, (replyVoiced.last?.end ?? 0) - (replyVoiced.first?.start ?? 0), "\(stretches)")
     }
 
     /// With the goforward grammar and with the default dictation model, which makes words of the echo. With
@@ -37,16 +61,7 @@ import Testing
             let reply = condition.localVoice ? RunLoopbackTests.localVoiceReply : RunLoopbackTests.reply
             _ = try #require(try await offPool { try gw.control(#"{"cmd": "chat-script", "reply": "\#(reply)"}"#) }["ok"] == true)
             if condition.localVoice { try await RunLoopbackTests.useLocalVoice(gw) }
-            let command = try BuiltCommand(through: pulse.launcher)
-            defer { command.removeHome() }
-            let recording = try pulse.record()
-            let running = try await RunLoopbackTests.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)
-            try await pulse.play(try RunLoopbackTests.clip())
-            let spoke = await RunLoopbackTests.waitFor(running, #""from":"speaking""#, upTo: .seconds(90))
-            // The echo's last words would close an utterance after the silence window: give it time to.
-            try await Task.sleep(for: .seconds(3))
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
+            let (spoke, r, replySeconds, sink) = try await Self.session(pulse, gw, grammar: grammar)
             #expect(spoke, "the reply never finished: \(r.stderr)")
             #expect(r.status == 0, "stderr: \(r.stderr)")
             let events = RunCommandTests.events(r.stdout)
@@ -70,14 +85,36 @@ import Testing
             let states = events.filter { $0["event"] == "state" }.compactMap { $0["to"]?.stringValue }
             #expect(states == ["listening", "thinking", "speaking", "listening", "idle"], "\(states)")
 
-            let recorded = try await recording.finish()
-            // The sink heard the clip and then the reply, voiced and about as long as its words take to say.
-            let stretches = RunLoopbackTests.voicedStretches(recorded)
-            let clipEnd = try #require(stretches.first?.end, "nothing recorded from vsink")
-            let replyVoiced = stretches.dropFirst().filter { $0.start > clipEnd }
-            let replySeconds = (replyVoiced.last?.end ?? 0) - (replyVoiced.first?.start ?? 0)
-            // 27 words at 175 words per minute: about 9 s; the local voice's reply 73 words, about 25 s.
-            #expect((condition.localVoice ? 18...40 : 5...16).contains(replySeconds), "the reply took \(replySeconds) s in the sink: \(stretches)")
+            // The sink heard the clip and then the reply, voiced and about as long as its words take to say: 27 words
+            // at 175 words per minute, about 9 s; the local voice's reply 73 words, about 25 s.
+            #expect((condition.localVoice ? 18...40 : 5...16).contains(replySeconds), "the reply took \(replySeconds) s in the sink: \(sink)")
+        }
+    }
+
+    /// Realtime mode, with an answer of about 25 s in the relay's voice (the local voice's reply, sent at a little over
+    /// real time as `bench talk --mode realtime` has the relay send it): its echo neither cuts it off (the client's
+    /// barge-in guard, the relay's own voice detection clearing it, the client's output queue overflowing) nor
+    /// comes back as a turn or a second answer, and the whole answer plays in the sink.
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `in realtime mode the answer's echo in the microphone neither cuts it off nor comes back as a turn`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            let relay = #"{"cmd": "talk-relay", "reply": "\#(RunLoopbackTests.localVoiceReply)", "audioPace": 0.9}"#
+            _ = try #require(try await offPool { try gw.control(relay) }["ok"] == true)
+            let (spoke, r, answerSeconds, sink) = try await Self.session(pulse, gw, grammar: false, arguments: ["--mode", "realtime"])
+            #expect(spoke, "the answer never finished: \(r.stderr)")
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            let events = RunCommandTests.events(r.stdout)
+            let log = try await offPool { try gw.control(#"{"cmd": "relay-log"}"#) }["log"]?.arrayValue ?? []
+            let turns = try await offPool { try gw.control(#"{"cmd": "relay-turns"}"#) }["turns"]?.arrayValue ?? []
+            let relayTurns = turns.filter { $0["mode"] == "realtime" }.count
+            let verdict = SelfEchoVerdict(events: events, turnEvent: "final", relay: .init(log: log, turns: relayTurns))
+            #expect(verdict.replied && verdict.finished, "the answer did not play to its end: \(RunLoopbackTests.heard(events))")
+            let interruptions = "\(verdict.reasons), heard '\(verdict.partial ?? "")': \(RunLoopbackTests.heard(events)); relay log \(log)"
+            #expect(verdict.reasons.isEmpty, "the answer interrupted itself: \(interruptions)")
+            #expect(relayTurns == 1, "not one turn: \(turns)")
+            #expect((18...40).contains(answerSeconds), "the answer took \(answerSeconds) s in the sink: \(sink)")
         }
     }
 
