@@ -37,8 +37,8 @@ import Testing
         ("CPU of a live session idle and while speaking", ["live.cpuPercent.idle.p50", "live.cpuPercent.speaking.p50"]),
         ("how often the reply's echo cut it off or came back as a turn with echo cancellation on and off",
          ["webrtc", "off"].flatMap { ["live.selfEcho.\($0).selfInterruptions", "live.selfEcho.\($0).echoTurns", "live.selfEcho.\($0).trials"] }),
-        ("how often a user speaking over the reply stopped it with their words and how soon (recall and detection p50 and p95)",
-         ["live.bargeIn.trials", "live.bargeIn.recall", "live.bargeIn.detectionMs.p50", "live.bargeIn.detectionMs.p95"]),
+        ("how often a user speaking over the reply stopped it with their words and how soon (recall, each trial's WER, and detection p50 and p95)",
+         ["live.bargeIn.trials", "live.bargeIn.recall", "live.bargeIn.wer.[]", "live.bargeIn.detectionMs.p50", "live.bargeIn.detectionMs.p95"]),
         ("the live conditions (sound server, voice, reply length)", ["live.conditions.replyWords"]),
     ]
 
