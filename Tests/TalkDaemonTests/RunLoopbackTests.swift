@@ -150,7 +150,7 @@ import Testing
             let sent = Double("\(match.1).\(match.2)") ?? -1
             #expect(abs(sent - offset) <= 0.1, "prefix says \(sent) s, the barge-in \(offset) s")
             let words = String(messages[1][match.range.upperBound...])
-            // Both models hear the user's words: the reply is lowered 15 dB from the first 40 ms of their voice.
+            // Both models hear the user's words: the reply is lowered 25 dB from the first 40 ms of their voice.
             // Before it was, WebRTC crushed them under the loud echo and dictation heard "the plumber and leaders".
             #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the Gateway got '\(words)'")
             // The level the user met when they began: the last change before the barge-in lowered the reply, at the

@@ -31,7 +31,7 @@ import Testing
 
     @Test func `--lower-reply-db sets how much quieter the reply plays while the user may be cutting in, 0 keeps it`() throws {
         let plain = try #require(try parser.command(["run"]) as? OpenClawTalk.Run)
-        #expect(plain.settings.bargeIn.lowering.gain.map { abs($0 - 0.178) < 0.01 } == true, "15 dB by default")
+        #expect(plain.settings.bargeIn.lowering.gain.map { abs($0 - 0.056) < 0.001 } == true, "25 dB by default")
         let twenty = try #require(try parser.command(["run", "--lower-reply-db", "20"]) as? OpenClawTalk.Run)
         #expect(twenty.settings.bargeIn.lowering.gain.map { abs($0 - 0.1) < 0.001 } == true)
         let kept = try #require(try parser.command(["run", "--lower-reply-db", "0"]) as? OpenClawTalk.Run)

@@ -9,11 +9,11 @@ import Testing
 @Suite struct BargeInPolicyTests {
     typealias BargeIn = TalkSessionBargeInTests
 
-    @Test func `the defaults: 10 dB over the floor, 3 letters or digits, 15 dB lower, 0.8 s onset hold, 0.5 s mute tail`() {
+    @Test func `the defaults: 10 dB over the floor, 3 letters or digits, 25 dB lower, 0.8 s onset hold, 0.5 s mute tail`() {
         let policy = BargeInPolicy()
         #expect(abs(policy.energy.ratioOverFloor - 3.162) < 0.001)
         #expect(policy.text.minimumNewCharacters == 3)
-        #expect(policy.lowering.gain.map { abs($0 - 0.1778) < 0.0001 } == true)
+        #expect(policy.lowering.gain.map { abs($0 - 0.0562) < 0.0001 } == true)
         #expect(policy.lowering.onsetHold == .milliseconds(800) && policy.muteTail == .milliseconds(500))
         #expect(!policy.forcedOff && policy.evidence.holdReason(BargeInEvidence(speechMs: 0)) == nil)
     }

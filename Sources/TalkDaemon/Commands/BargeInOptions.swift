@@ -6,7 +6,7 @@ import TalkSession
 enum BargeInOptions {
     static let options: [OptionSpec] = [
         .flag("no-barge-in", help: "Do not stop the reply when you speak; the microphone is muted while it plays."),
-        .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 15; 0 keeps it)."),
+        .option("lower-reply-db", value: "dB", help: "While you may be cutting in, the reply plays this much quieter (default 25; 0 keeps it)."),
         .option("barge-in-min-chars", value: "n", help: "Letters or digits not in the reply a partial needs to stop it (default 3)."),
         .option("barge-in-energy-db", value: "dB", help: "How far over the noise floor the microphone must be to stop the reply (default 10)."),
         .option("barge-in-onset-hold-ms", value: "ms", help: "Sound over the reply lowers it this long waiting for words (default 800)."),

@@ -86,15 +86,16 @@ struct BargeInEvidenceMeter {
     /// The reply plays at `gain` from now (1: its level; the loop lowers it while the user may be cutting in).
     ///
     /// While it plays lowered, a frame is the reply's echo only if its close reading (`AudioFrame.echoExplainedClosely`,
-    /// the frame against its own reference) explains half of it too. A user speaking under the reply's echo (a metre
-    /// from speakers at full level: about 20 dB under it, so still 5 dB under it lowered 15 dB) is most of no frame's
+    /// the frame against its own reference) explains half of it too. A user speaking under the reply's echo even
+    /// lowered (a metre from speakers at full level is about 20 dB under it: 5 dB under it when it was lowered 15 dB,
+    /// about 5 dB over it at `BargeInPolicy.Lowering`'s 25; further off, under it still) is most of no frame's
     /// energy, and the 100 ms window against 260 ms of reference explains their frames whole but in the reply's
     /// longer pauses; the frame against its own reference shows them in the gaps between the reply's syllables
     /// (replayed `bench talk --user-gain-db -12` trials: a run of three such frames 340 to 900 ms after the user's
     /// onset in most trials the window reading held). Only while lowered: the close reading is tight where the window
     /// is generous (a sentence's onset whose reference came a frame late reads unexplained closely, alone or in a
     /// pair: 13 of 3,996 audible frames of the echo alone in 180 recorded self-echo sessions, none in a run of three),
-    /// and lowered, the loop has heard a sound over the reply and those leaks are 15 dB quieter.
+    /// and lowered, the loop has heard a sound over the reply and those leaks are as much quieter as the reply.
     mutating func replyPlays(atGain gain: Float) {
         if gain >= 1 {
             loweredFrom = nil
