@@ -22,29 +22,29 @@ package actor UtterancePipeline {
     }
 
     private let capture: any AudioCaptureDevice
-    private let recognizer: any SpeechRecognizer
+    let recognizer: any SpeechRecognizer
     private let settings: EndpointerSettings
     private let timing: Timing
-    private let partialEveryFrames: Int
+    let partialEveryFrames: Int
     /// `reportPartials(everyFrames:)`: the cadence asked for now; nil: `partialEveryFrames`.
-    private var partialsAskedEveryFrames: Int?
+    var partialsAskedEveryFrames: Int?
     /// `decodeWhileStarting(_:)`.
     private var decodesWhileStarting = false
     private let segmentation: DecoderSegmentation?
-    private let recorder: UtteranceRecorder?
-    private let logger: Logger
+    let recorder: UtteranceRecorder?
+    let logger: Logger
 
-    private var generation = 0
+    var generation = 0
     private var endpointer: Endpointer
-    private var utterance: OpenUtterance?
-    private var summary = PipelineSummary()
-    private var lastPartial = ""
+    var utterance: OpenUtterance?
+    var summary = PipelineSummary()
+    var lastPartial = ""
     /// Where the newest frame ends, in stream milliseconds.
-    private var streamEndMs = 0
+    var streamEndMs = 0
     /// When the newest frame's last sample was captured (monotonic ns), and when the pipeline took it up: the trace
     /// of how far behind the microphone its events come (`traceLag`).
-    private var headCaptureNs: UInt64 = 0
-    private var headTakenNs: UInt64 = 0
+    var headCaptureNs: UInt64 = 0
+    var headTakenNs: UInt64 = 0
     /// `streamEndMs`, readable from any thread (`heardThroughMs`).
     private let heardThrough = Atomic<Int>(0)
     private var continuation: AsyncStream<UtteranceEvent>.Continuation?
@@ -54,7 +54,7 @@ package actor UtterancePipeline {
     private var loop: Task<Void, Never>?
 
     /// The utterance being decoded.
-    private struct OpenUtterance {
+    struct OpenUtterance {
         var startMs: Int
         var audioStartMs: Int
         /// Decoded ahead of the endpointer's start (`decodeWhileStarting`): not an utterance until it starts.
@@ -69,6 +69,10 @@ package actor UtterancePipeline {
         var segments: [Hypothesis] = []
         /// `frames` when the current decoder segment began.
         var segmentStartFrames = 0
+        /// Its latest frames as they came (`UtteranceRedecode.keptFrames`), for a decode again from the user's onset.
+        var kept = UtteranceRedecode.KeptFrames()
+        /// `decodeAgain`, asked for and not yet carried out.
+        var decodeAgain: UtteranceRedecode.Request?
     }
 
     /// The pipeline runs where the recogniser runs (PocketSphinx: its own thread, `ThreadSerialExecutor`): each frame
@@ -226,6 +230,7 @@ package actor UtterancePipeline {
         headTakenNs = monotonicNanoseconds()
         heardThrough.store(streamEndMs, ordering: .relaxed)
         var voice: Bool?
+        if let request = utterance?.decodeAgain { try await decodeAgain(request, generation: gen) }
         if let open = utterance {
             let heard = try await feed([frame])
             guard gen == generation else { return }
@@ -343,12 +348,13 @@ package actor UtterancePipeline {
     }
 
     /// Feeds frames to the recogniser, counting them and the CPU time it takes; returns its voice signal.
-    private func feed(_ frames: [AudioFrame]) async throws -> Bool? {
+    func feed(_ frames: [AudioFrame]) async throws -> Bool? {
         let fed = try await recognizer.feed(frames.map(\.samples))
-        if let recorder { for frame in frames { try await recorder.append(frame) } }
         utterance?.frames += frames.count
         utterance?.framesSincePartial += frames.count
         utterance?.cpuSeconds += fed.cpuSeconds
+        utterance?.kept.append(frames)
+        if let recorder { for frame in frames { try await recorder.append(frame) } }
         return fed.voice
     }
 
@@ -395,24 +401,7 @@ package actor UtterancePipeline {
             decodeCPUSeconds: cpu, recording: recording?.path)), generation: gen)
     }
 
-    /// At debug level: how far behind the microphone an event comes. `capture_lag_ms`: from the newest frame's capture
-    /// to now; `taken_lag_ms`: from its capture to when the pipeline took it up (the queue before the pipeline);
-    /// `search_ms`: the partial's search.
-    private func traceLag(_ what: String, positionMs: Int, searchNs: UInt64? = nil, text: String = "") {
-        guard logger.logLevel <= .debug else { return }
-        let now = monotonicNanoseconds()
-        func ms(_ ns: UInt64) -> String { String(format: "%.1f", Double(ns) / 1e6) }
-        var metadata: Logger.Metadata = [
-            "speech.position_ms": "\(positionMs)", "speech.head_ms": "\(streamEndMs)",
-            "speech.capture_lag_ms": "\(ms(now &- min(now, headCaptureNs)))", "speech.taken_lag_ms": "\(ms(headTakenNs &- min(headTakenNs, headCaptureNs)))",
-            "speech.now_ns": "\(now)",
-        ]
-        if let searchNs { metadata["speech.search_ms"] = "\(ms(now &- searchNs))" }
-        if !text.isEmpty { metadata["speech.text"] = "\(text.suffix(60))" }
-        logger.debug("pipeline lag: \(what)", metadata: metadata)
-    }
-
-    private func emit(_ event: UtteranceEvent, generation gen: Int) {
+    func emit(_ event: UtteranceEvent, generation gen: Int) {
         guard gen == generation else { return }
         continuation?.yield(event)
     }
