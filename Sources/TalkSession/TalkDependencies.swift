@@ -21,6 +21,9 @@ package protocol TalkListener: Sendable {
     /// Where the recogniser has heard through (stream ms, the capture's clock), read without waiting on it; nil: not
     /// known (barge-in then takes a partial's own end as where its words stand).
     var heardThroughMs: Int? { get }
+    /// The open utterance decoded again from `fromMs` (stream ms), each frame as `samples` gives it
+    /// (`UtterancePipeline.decodeAgain`): its final is then the new decode's.
+    func decodeAgain(fromMs: Int, samples: @escaping @Sendable (AudioFrame) -> [Int16]) async
 }
 
 extension TalkListener {
@@ -32,6 +35,8 @@ extension TalkListener {
     package func decodeWhileStarting(_ on: Bool) async {}
     package func decodeAhead(notBeforeMs ms: Int?) async {}
     package var heardThroughMs: Int? { nil }
+    /// A listener that cannot decode again keeps its words.
+    package func decodeAgain(fromMs: Int, samples: @escaping @Sendable (AudioFrame) -> [Int16]) async {}
 }
 
 extension UtterancePipeline: TalkListener {}

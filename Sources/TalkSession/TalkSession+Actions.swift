@@ -146,6 +146,7 @@ extension TalkSession {
             echoExplained: heard.echoExplained, speechMs: speechMs, startedBeforeReplyAudio: heard.startedBeforeReplyAudio,
             userSoundShown: heard.userSoundShown, behindMs: await wordsBehindMs(partialEndMs: throughMs))
         let loud = await gate.heardSpeech(endingAtMs: throughMs)
-        await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
+        let actions = await handle(.bargeInEvidence(partial: partial, evidence, loudEnough: loud, atNs: dependencies.clock.nowNs()))
+        if actions.contains(.cutReply(abort: true)) { await decodeAgainFromUserOnset() }
     }
 }

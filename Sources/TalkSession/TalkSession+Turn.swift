@@ -121,6 +121,19 @@ extension TalkSession {
         }
     }
 
+    /// After a barge-in (the decision taken and carried out): the listener decodes the utterance again from the user's
+    /// onset, from the audio a held utterance's release sends the relay (`HeldUtteranceRelease`: a margin before the
+    /// onset, the linear stage's output around it), so the local words (`--stt local`, or the relay's fallback) are the
+    /// user's as they said them, without the echo's words in front or their first word lost to the echo stages
+    /// (`UtteranceRedecode`). With no onset heard the live decode's words stand. The relay's audio does not change.
+    func decodeAgainFromUserOnset() async {
+        guard let listener, let onset = machine.userOnsetMs() else { return }
+        let heardThrough = if let ms = listener.heardThroughMs { ms } else { await gate.heardToMs }
+        // The release's own start bound is the utterance's start, which the listener applies.
+        let release = HeldUtteranceRelease(startMs: .min, onsetMs: onset, heardThroughMs: heardThrough)
+        await listener.decodeAgain(fromMs: release.fromMs) { release.samples(of: $0) }
+    }
+
     /// `Action.weighSoundOverReply`: the onset hold ran out with no utterance open; the machine is told whether the
     /// microphone still hears the user's own sound over the reply, and keeps it lowered or restores it.
     func weighSoundOverReply() async {

@@ -93,6 +93,10 @@ actor ScriptedListener: TalkListener {
 
     private func note(_ frame: AudioFrame) { peaks.append(frame.samples.map { abs(Int($0)) }.max() ?? 0) }
 
+    /// Every `decodeAgain(fromMs:samples:)`, in order: where from, and what it sends of a frame.
+    private(set) var decodedAgain: [(fromMs: Int, samples: @Sendable (AudioFrame) -> [Int16])] = []
+    func decodeAgain(fromMs: Int, samples: @escaping @Sendable (AudioFrame) -> [Int16]) { decodedAgain.append((fromMs, samples)) }
+
     func hear(_ event: UtteranceEvent) { continuation?.yield(event) }
 
     /// A whole utterance: started, a partial, ended, final.
