@@ -23,7 +23,10 @@ extension OpenClawTalk.Bench {
                     + "utterance's release sends, recognised as bench talk judges a relay turn, with and without the linear stage's onset."),
                 .option("release-linear", value: "B:A,...", help: "With --released-words: send the linear stage's output from B ms before "
                     + "the user's onset to A ms after it, each pair a variant (default: the release's own, 60:300); 0:0, every frame fully cleaned, is judged first."),
-                .option("decision-ms", value: "ms", help: "With --released-words: the barge-in this long after the user's start (default 420)."),
+                .option("decision-ms", value: "ms", help: "With --released-words or --local-words: the barge-in this long after the user's start (default 420)."),
+                .flag("local-words", help: "With --replay (one barge-in recording of bench talk, or a folder of them): the words the session's own "
+                    + "recogniser sends (run --stt local), from the live decode and decoded again from the user's onset at the barge-in."),
+                .option("grammar", value: "file.gram", help: "With --local-words: the session recognised with this JSGF grammar (bench talk --grammar)."),
             ]
         )
 
@@ -40,6 +43,8 @@ extension OpenClawTalk.Bench {
         var releasedWords: Bool
         var releaseLinear: [(Int, Int)] = []
         var decisionMs = 420
+        var localWords: Bool
+        var grammar: String?
 
         init(_ parsed: ParsedArguments) throws {
             reporting = BenchReportOptions(parsed)
@@ -57,10 +62,15 @@ extension OpenClawTalk.Bench {
                 releaseLinear.append((parts[0], parts[1]))
             }
             if let ms = try parsed.intOption("decision-ms", range: 0...5_000) { decisionMs = ms }
+            localWords = parsed.flag("local-words")
+            if localWords, replay == nil || releasedWords { throw ValidationError("'--local-words' goes with '--replay DIR', without '--released-words'") }
+            grammar = parsed.option("grammar")
+            if grammar != nil, !localWords { throw ValidationError("'--grammar' goes with '--local-words'") }
         }
 
         func run() async throws {
             if let replay, releasedWords { return try await replayReleasedWords(replay) }
+            if let replay, localWords { return try await replayLocalWords(replay) }
             if let replay { return try replayRecording(replay) }
             var logger = Logger(label: "openclaw-talk.bench.aec")
             logger.logLevel = .warning
