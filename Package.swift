@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "SessionBridgeTests", dependencies: ["SessionBridge", "TalkBench", "TalkTestSupport"]),
         .testTarget(
             name: "TalkSessionTests",
-            dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkBench", "TalkTestSupport"]),
+            dependencies: ["TalkSession", "AudioIO", "SpeechRecognition", "SpeechSynthesis", "SessionBridge", "TalkLogging", "TalkBench", "TalkTestSupport", "Threading"]),
         .testTarget(name: "TalkServiceTests", dependencies: ["TalkService", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "DesktopTests", dependencies: ["Desktop", "TalkLogging", "TalkTestSupport"]),
         .testTarget(name: "TalkDaemonTests", dependencies: ["TalkDaemon", "SessionBridge", "TalkBench", "AudioIO", "SpeechRecognition", "TalkService", "Desktop", "TalkTestSupport"]),

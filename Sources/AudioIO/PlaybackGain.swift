@@ -46,3 +46,12 @@ package struct PlaybackGain: Sendable, Equatable {
         return out
     }
 }
+
+/// A speaker whose level can be set at once from any thread, without waiting for an actor's turn: the microphone gate
+/// lowers the reply from the capture's own thread at the frame that shows the user may be cutting in
+/// (`MicrophoneGate`), since on a loaded machine the cooperative pool, where the Talk loop's actor runs, can keep a
+/// job waiting for hundreds of milliseconds. `PulsePlayback` keeps its level under its loop's lock, so it can.
+package protocol ImmediatePlaybackGain: Sendable {
+    /// `AudioPlaybackDevice.setGain(_:)` begun before it returns, from the calling thread.
+    func setGainAtOnce(_ gain: Float)
+}

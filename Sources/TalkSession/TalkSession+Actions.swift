@@ -10,6 +10,9 @@ extension TalkSession {
     @discardableResult
     func handle(_ event: TurnTaking.Event) async -> [TurnTaking.Action] {
         let actions = machine.handle(event)
+        // The gate's standing order follows the machine in the same step: a sound onset lowers the reply at once only
+        // while the machine would lower it for one.
+        gate.lowerAtSoundOnset(machine.soundOnsetLowering)
         for case .refuse in actions { return actions }
         var afterwards: [AfterAction] = []
         for action in actions { await perform(action, afterwards: &afterwards) }

@@ -75,7 +75,9 @@ package actor TalkSession {
         voices = ReplyVoices(settings)
         bargeIn = settings.bargeIn
         self.logger = logger
-        gate = MicrophoneGate(dependencies.capture, energy: settings.bargeIn.energy)
+        gate = MicrophoneGate(
+            dependencies.capture, energy: settings.bargeIn.energy, speaker: dependencies.playback as? any ImmediatePlaybackGain,
+            logger: logger)
         var turnTaking = TurnTaking.Configuration()
         turnTaking.policy = settings.bargeIn
         turnTaking.mode = settings.mode
@@ -99,7 +101,7 @@ package actor TalkSession {
         listener = try dependencies.makeListener(gate)
         let onsets = gate.soundOnsets
         onsetTask = Task { [weak self] in
-            for await positionMs in onsets { await self?.soundOverReply(atPositionMs: positionMs) }
+            for await onset in onsets { await self?.soundOverReply(onset) }
         }
         guard listening else { return }
         startAnnouncer()
@@ -129,7 +131,10 @@ package actor TalkSession {
 
     /// What `talk.config` says: barge-in (unless forced off) and whether the Gateway's voice speaks.
     package func apply(_ config: TalkConfig) async {
-        if let interrupt = config.interruptOnSpeech { machine.interruptOnSpeech = interrupt }
+        if let interrupt = config.interruptOnSpeech {
+            machine.interruptOnSpeech = interrupt
+            gate.lowerAtSoundOnset(machine.soundOnsetLowering)
+        }
         voices.apply(config, gatewayVoiceAvailable: dependencies.gatewayVoice != nil)
         // Its idle timeout, unless `--idle-timeout` gave one.
         if !settings.idleTimeoutFixed {
@@ -203,12 +208,19 @@ package actor TalkSession {
     }
 
     /// The microphone turned loud while the reply plays: perhaps the user cutting in. The reply is lowered at
-    /// once, 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
+    /// once (by the gate itself, at the onset's frame, where the speaker allows it: `MicrophoneGate.lowerAtSoundOnset`),
+    /// 200 to 500 ms before the endpointer can tell speech from a knock, so the user's first words already
     /// meet less echo; if no utterance opens within `BargeInPolicy.Lowering.onsetHold` and the microphone no longer
     /// hears their own sound (`TurnTaking+Lowering`), it was not them and the level returns. Where it began
     /// (`positionMs`, stream ms) is where a held utterance goes to the relay from (`TurnTaking+Relay`).
-    func soundOverReply(atPositionMs positionMs: Int) async {
-        await handle(.soundOnset(positionMs: positionMs))
+    func soundOverReply(_ onset: MicrophoneGate.SoundOnset) async {
+        if logger.logLevel <= .debug {
+            let now = monotonicNanoseconds()
+            logger.debug("sound onset reached the loop", metadata: [
+                "talk.onsetMs": "\(onset.positionMs)", "talk.onsetLagMs": "\(MicrophoneGate.milliseconds(now &- min(now, onset.captureNs)))",
+            ])
+        }
+        await handle(.soundOnset(positionMs: onset.positionMs, loweredTo: onset.loweredTo))
     }
 
     // MARK: - Timers

@@ -42,12 +42,16 @@ package struct TranscriptChoice: Sendable, Equatable {
 /// the oldest frames beyond 10 s.
 package actor UtteranceAudioTap: AudioCaptureDevice {
     private let inner: any AudioCaptureDevice
+    /// The device's executor (`CaptureExecutor`): a frame is copied and passed on where it was yielded.
+    private nonisolated let host: any Actor
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { host.unownedExecutor }
     package nonisolated let frames: AsyncStream<AudioFrame>
     private let sink: AsyncStream<AudioFrame>.Continuation
     private var forward: Task<Void, Never>?
 
     package init(_ inner: any AudioCaptureDevice) {
         self.inner = inner
+        host = CaptureExecutor.of(inner)
         (frames, sink) = AsyncStream.makeStream(of: AudioFrame.self, bufferingPolicy: .bufferingNewest(500))
     }
 
@@ -56,14 +60,20 @@ package actor UtteranceAudioTap: AudioCaptureDevice {
         let events = try await inner.start()
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
         let sink = sink
-        forward = Task {
-            for await event in events {
-                if case .frame(let frame) = event { sink.yield(frame) }
-                continuation.yield(event)
-            }
-            continuation.finish()
-        }
+        forward = Task { await self.forward(events, to: continuation, copies: sink) }
         return stream
+    }
+
+    /// Isolated, so the device's stream resumes it on the device's executor.
+    private func forward(
+        _ events: AsyncStream<CaptureEvent>, to continuation: AsyncStream<CaptureEvent>.Continuation,
+        copies sink: AsyncStream<AudioFrame>.Continuation
+    ) async {
+        for await event in events {
+            if case .frame(let frame) = event { sink.yield(frame) }
+            continuation.yield(event)
+        }
+        continuation.finish()
     }
 
     package func stop() async {

@@ -4,6 +4,8 @@ import SessionBridge
 @testable import SpeechRecognition
 import SpeechSynthesis
 import TalkLogging
+import Synchronization
+import Threading
 
 @testable import TalkSession
 
@@ -113,23 +115,35 @@ actor ScriptedListener: TalkListener {
     }
 }
 
-/// A speaker: completes each buffer at once, or (held) plays until `stop()`.
-actor FakeSpeaker: AudioPlaybackDevice {
+/// A speaker: completes each buffer at once, or (held) plays until `stop()`. Its level may be set from any thread, as
+/// `PulsePlayback`'s may (`ImmediatePlaybackGain`: the microphone gate lowers the reply itself).
+actor FakeSpeaker: AudioPlaybackDevice, ImmediatePlaybackGain {
     var hold: Bool
     private(set) var played: [PCMBuffer] = []
     private(set) var stops = 0
-    /// Every `setGain`, in order; the level now (a `stop()` returns it to 1, as real speakers do), and the
-    /// level each buffer started at.
-    private(set) var gains: [Float] = []
-    private(set) var level: Float = 1
+    /// Every gain set, in order, with the thread that set it; the level now (a `stop()` returns it to 1, as real
+    /// speakers do). Behind a lock: set from whichever thread calls.
+    private let gain = Mutex((gains: [Float](), threads: [String](), level: Float(1)))
     private(set) var levels: [Float] = []
     private var waiting: [CheckedContinuation<PlaybackOutcome, Never>] = []
 
     init(hold: Bool = false) { self.hold = hold }
 
-    func setGain(_ gain: Float) {
-        gains.append(gain)
-        level = gain
+    /// Every `setGain` and `setGainAtOnce`, in order.
+    var gains: [Float] { gain.withLock { $0.gains } }
+    /// The threads they came from, as the system names them.
+    var gainThreads: [String] { gain.withLock { $0.threads } }
+    var level: Float { gain.withLock { $0.level } }
+
+    func setGain(_ gain: Float) { setGainAtOnce(gain) }
+
+    nonisolated func setGainAtOnce(_ gain: Float) {
+        let thread = ThreadName.ofCallingThread()
+        self.gain.withLock {
+            $0.gains.append(gain)
+            $0.threads.append(thread)
+            $0.level = gain
+        }
     }
 
     func play(_ buffer: PCMBuffer) async throws -> PlaybackOutcome {
@@ -141,7 +155,7 @@ actor FakeSpeaker: AudioPlaybackDevice {
 
     func stop() {
         stops += 1
-        level = 1
+        gain.withLock { $0.level = 1 }
         for w in waiting { w.resume(returning: .stopped) }
         waiting = []
     }

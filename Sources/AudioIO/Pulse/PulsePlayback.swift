@@ -12,7 +12,7 @@ package enum PlaybackEvent: Sendable, Equatable {
 /// The speaker through PulseAudio: mono PCM at the buffer's own rate, to the default sink or a named one,
 /// with a small buffer so sound starts and `stop()` silences within 50 ms. Given an `EchoReference`, it puts
 /// what it plays there, when the server says it is heard, for echo cancellation.
-package actor PulsePlayback: AudioPlaybackDevice {
+package actor PulsePlayback: AudioPlaybackDevice, ImmediatePlaybackGain {
     private let engine: PulseConfined<PulsePlaybackEngine>
     private let echoReference: EchoReference?
     /// Interruptions and recoveries, for a caller that wants to show them.
@@ -58,6 +58,11 @@ package actor PulsePlayback: AudioPlaybackDevice {
     }
 
     package func setGain(_ gain: Float) async {
+        setGainAtOnce(gain)
+    }
+
+    /// The level is the engine's, under the loop's lock: set from the calling thread (`ImmediatePlaybackGain`).
+    package nonisolated func setGainAtOnce(_ gain: Float) {
         engine.withLock { $0.setGain(gain) }
     }
 

@@ -3,11 +3,25 @@
 /// while the microphone still hears the user's own sound the hold goes on (to `onsetHoldLimit`); with no utterance
 /// by then the level returns.
 extension TurnTaking {
-    mutating func soundOnset() -> [Action] {
-        guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil, bargeInActive else { return [] }
+    /// The gain a sound over the reply would lower it to now, nil when it would not lower it: the loop's standing order
+    /// to the microphone gate, which lowers the reply at the onset's frame itself and tells the machine after.
+    package var soundOnsetLowering: Float? {
+        guard case .speaking(_, _, nil) = state, userSpeechStartNs == nil, bargeInActive else { return nil }
+        return configuration.policy.lowering.gain
+    }
+
+    /// `loweredAtOnce`: the gain the gate already lowered the reply to at the onset (no `setReplyGain` for it again); if
+    /// the machine has moved on since it gave the order and has not lowered the reply itself, the level returns.
+    mutating func soundOnset(loweredAtOnce: Float? = nil) -> [Action] {
+        guard case .speaking(let turn, let progress, nil) = state, userSpeechStartNs == nil, bargeInActive else {
+            var lowered = false
+            if case .speaking(_, _, let intrusion?) = state { lowered = intrusion.lowered }
+            return loweredAtOnce == nil || lowered ? [] : [.setReplyGain(1)]
+        }
         var intrusion = Intrusion(speechStartNs: nil, lowered: false)
-        let actions = lower(&intrusion, reason: "sound over the reply")
+        var actions = lower(&intrusion, reason: "sound over the reply")
         guard intrusion.lowered else { return [] }
+        if let loweredAtOnce { actions.removeAll { $0 == .setReplyGain(loweredAtOnce) } }
         intrusion.held = configuration.policy.lowering.onsetHold
         state = .speaking(turn, progress, intrusion)
         return actions + [.arm(.onsetHold, intrusion.held)]

@@ -161,8 +161,10 @@ extension TurnTaking {
         /// A final's words, chosen (local or the relay's); the hands-free mode decides what of them is meant for the
         /// agent. `timing` when they are the local recogniser's, unchanged.
         case final(String, timing: HeardTiming? = nil)
-        /// The microphone turned loud (`MicrophoneGate.soundOnsets`): the onset's first loud frame, in stream ms.
-        case soundOnset(positionMs: Int)
+        /// The microphone turned loud (`MicrophoneGate.soundOnsets`): the onset's first loud frame, in stream ms;
+        /// `loweredTo`, the gain the gate already lowered the reply to on the machine's standing order
+        /// (`soundOnsetLowering`), nil if it did not.
+        case soundOnset(positionMs: Int, loweredTo: Float? = nil)
         /// What `Action.weighSoundOverReply` found: whether the microphone still hears sound over the reply that its
         /// echo does not explain (`MicrophoneGate.hearsUserSound`).
         case soundOverReply(userSound: Bool)

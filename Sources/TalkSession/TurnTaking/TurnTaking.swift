@@ -122,7 +122,7 @@ package struct TurnTaking: Sendable {
             relayAfterWeighing(weighed(text, evidence, loudEnough: loud, atNs: atNs))
         case .speechEnded(let end, let closed, let endedNs): speechEnded(end, closed, endedNs: endedNs) + relayEnded(end)
         case .final(let text, let timing): heard(text, timing: timing)
-        case .soundOnset(let positionMs): relayHeard(onsetMs: positionMs) + soundOnset()
+        case .soundOnset(let positionMs, let lowered): relayHeard(onsetMs: positionMs) + soundOnset(loweredAtOnce: lowered)
         case .soundOverReply(let userSound): soundOverReply(userSound: userSound)
         case .playbackStarted(let sentence, let seconds, let atNs): playbackStarted(sentence, seconds: seconds, atNs: atNs)
         case .playbackStopped(let completed): playbackStopped(completed: completed)
