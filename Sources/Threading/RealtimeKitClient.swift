@@ -41,7 +41,7 @@ package struct RealtimeKitClient: Sendable {
     static let rtTime = __rlimit_resource_t(__RLIMIT_RTTIME.rawValue)
 
     /// The process's `RLIMIT_RTTIME` (unlimited as `UInt64.max`).
-    static func currentTimeLimit() -> RealtimeKitRequest.TimeLimit {
+    package static func currentTimeLimit() -> RealtimeKitRequest.TimeLimit {
         var value = rlimit()
         guard getrlimit(Self.rtTime, &value) == 0 else {
             return .init(soft: .max, hard: .max)

@@ -24,8 +24,10 @@ import Threading
 
     @Test func `the live session's recogniser decodes realtime where the system allows it, and still hears the words`() async throws {
         let allowed = await realtimeAllowed(priority: DecodingThread.realtimePriority)
+        let log = InMemoryLogHandler.Store()
+        let logger = Logger(label: "test.live-decoder", handler: InMemoryLogHandler(store: log))
         let recognizer = try await offPool {
-            try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: .dictation(), decodingThread: .live), logger: TestAudio.logger)
+            try PocketSphinxRecognizer(configuration: RecognizerConfiguration(mode: .dictation(), decodingThread: .live), logger: logger)
         }
         let audio = try TestAudio.raw(Self.goForward)
         try await recognizer.startUtterance()
@@ -37,6 +39,13 @@ import Threading
         // The final pass, on the companion thread where the decoder is realtime.
         #expect(try await recognizer.endUtterance().text == "go forward ten meters")
         #expect((recognizer.longestRealtimeBurst != nil) == allowed)
+        // Its longest run, against the limit, where a developer reads it (the daemon's log as the session ends).
+        recognizer.logRealtimeRuns()
+        let report = log.events.first { "\($0.message)" == "The live decoder's longest realtime run" }
+        #expect((report != nil) == allowed)
+        if let report, let longest = recognizer.longestRealtimeBurst {
+            #expect(report.metadata["speech.longestRealtimeRunMs"].map { "\($0)" } == "\(longest.milliseconds)")
+        }
     }
 
     @Test func `on a realtime decoding thread, frames, partials and starts run in place`() {

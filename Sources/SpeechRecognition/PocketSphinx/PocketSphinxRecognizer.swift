@@ -98,6 +98,19 @@ package actor PocketSphinxRecognizer: SpeechRecognizer {
     /// The longest the decoding thread has run realtime without blocking (an upper bound; nil where not realtime).
     package nonisolated var longestRealtimeBurst: Duration? { executor.longestRealtimeBurst }
 
+    /// Logs, at info, the longest run the realtime decoding thread made without blocking (`longestRealtimeBurst`) against
+    /// the process's `RLIMIT_RTTIME`, past which the kernel kills the process: the margin `RealtimeBurst`'s bound keeps,
+    /// read where a developer looks (the daemon's log as the live session ends; `bench talk` keeps it with each
+    /// session). Nothing where the thread is not realtime.
+    package nonisolated func logRealtimeRuns() {
+        guard let longest = longestRealtimeBurst else { return }
+        let limit = RealtimeKitClient.currentTimeLimit().soft
+        logger.info("The live decoder's longest realtime run", metadata: [
+            "speech.thread": "\(Self.decodingThreadName)", "speech.longestRealtimeRunMs": "\(longest.milliseconds)",
+            "speech.rttimeLimitMs": "\(limit == .max ? "none" : "\(limit / 1000)")",
+        ])
+    }
+
     private static func log(_ outcome: AudioThreadPriority.Outcome, logger: Logger) {
         switch outcome {
         case .realtime: logger.info("The live decoder runs \(outcome)", metadata: ["speech.thread": "\(decodingThreadName)"])

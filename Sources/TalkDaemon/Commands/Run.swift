@@ -174,6 +174,7 @@ extension OpenClawTalk {
             var live = recognizer.configuration
             live.decodingThread = .live
             let engine = realtime.realtime ? nil : try PocketSphinxRecognizer(configuration: live, logger: logger)
+            if let engine { services.started("the live decoder's realtime report") { engine.logRealtimeRuns() } }
             let synthesizer = realtime.realtime ? nil : try EspeakSynthesizer(logger: logger)
             logger.info("listening", metadata: ["talk.silenceMs": "\(endpointing.silenceMs)"])
             // `--aec pulse` loads a module here that only `close()` unloads: from now on every way out closes them.
