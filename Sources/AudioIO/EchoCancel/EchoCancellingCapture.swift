@@ -88,7 +88,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         processor = nil
         pump.cancel()
         await device.stop()
-        writeRecording()
+        await writeRecording()
     }
 
     /// The canceller's own measurements (after a stop, its last ones), or nil before the first start.
@@ -200,15 +200,21 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     }
 
     /// Writes what `recordTo` asked for; a failure is logged, never thrown: the session it records goes on.
-    private func writeRecording() {
+    /// Written off this thread, which runs realtime where allowed: encoding and writing a long session's recording
+    /// (4 MB for a minute) is one long run without blocking, counted against `RLIMIT_RTTIME` (rtkit's 200 ms, past
+    /// which the kernel kills the process). `stop()` waits for it, so the recording is there once the capture stopped.
+    private func writeRecording() async {
         guard let folder = recordFolder, let recording = recorder else { return }
         recorder = nil
-        do {
-            try recording.write(to: folder)
-            logger.notice("Echo cancellation recorded", metadata: ["audio.aec.record": "\(folder)", "audio.aec.frames": "\(recording.frames)"])
-        } catch {
-            logger.error("Echo cancellation recording not written", metadata: ["audio.aec.record": "\(folder)", "audio.error": "\(error)"])
-        }
+        let logger = logger
+        await Task.detached {
+            do {
+                try recording.write(to: folder)
+                logger.notice("Echo cancellation recorded", metadata: ["audio.aec.record": "\(folder)", "audio.aec.frames": "\(recording.frames)"])
+            } catch {
+                logger.error("Echo cancellation recording not written", metadata: ["audio.aec.record": "\(folder)", "audio.error": "\(error)"])
+            }
+        }.value
     }
 
     private func stop(generation: Int) async {

@@ -23,8 +23,9 @@ struct EchoCaptureRecorder {
     private(set) var frames = 0
 
     mutating func append(raw: [Int16], far: [Int16], playedAround: Double, mark: Mark) {
+        // Appended without `reserveCapacity`: reserving just the next frame's room reallocates (and copies the whole
+        // recording) every frame, on the canceller's realtime thread; appends grow the storage geometrically.
         guard frames < Self.maxFrames, raw.count == far.count else { return }
-        interleaved.reserveCapacity(interleaved.count + 2 * raw.count)
         for (r, f) in zip(raw, far) {
             interleaved.append(Float(r) / 32768)
             interleaved.append(Float(f) / 32768)
