@@ -123,7 +123,7 @@ import Testing
     /// aligner holds the echo's own lag and leaves a reference that was right where it is. Held a period off, it once
     /// moved that reference by 8.6 ms 1 to 2 s into the reply, under the converged canceller and a user's first words
     /// (RunLoopbackTests on PipeWire: the grammar heard nothing of "go forward ten meters").
-    @Test(.requires(Self.espeak), arguments: [438, 557, 300, 700])
+    @Test(.requires(Self.espeak), arguments: [438, 557, 300, 700, 240, 248, 256, 264])
     func `the aligner holds the lag of a steady voice's echo, not one a pitch period off`(delay: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aligner-voice-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

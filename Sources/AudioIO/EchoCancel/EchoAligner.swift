@@ -86,6 +86,10 @@ struct EchoAligner {
                 // Outside the window the envelopes decide, as before a lag was held: an echo the samples cannot
                 // place is still brought to where the canceller can work.
                 guard !Tuning.acceptedMs.contains(Int(lag.rounded())) else { return nil }
+                // Unless the samples still match clearly at the held lag: a steady voice's envelopes match about as
+                // well a pitch period off the echo's lag (4 ms for an echo held at 15, outside the window), where the
+                // samples match nothing. Trusted, that once moved the reference 56 ms under the converged canceller.
+                if (correlation(atSamples: held) ?? 0) >= Tuning.minimumCorrelation { return nil }
                 heldLagSamples = nil
                 clearHistory()
                 return Int64((Double(Tuning.targetMs) - lag) * 1_000_000)
