@@ -28,13 +28,20 @@ import AudioIO
 /// released held utterance follows (`HeldUtteranceRelease`): over the answer at full level WebRTC and the residual
 /// suppressor take the user's first frames down with its echo, and the relay heard their first word damaged
 /// ("oh forward ten meters"). The opening already says the sound is theirs, and their onset is still held then, so it
-/// goes out whole; the gate's rules, and what it sends when it holds, are unchanged.
-struct RealtimeUplinkGate {
-    /// Frames held back while the answer's sound explains them (500 ms): over the answer at full level, the user's
+/// goes out whole; the gate's rules, and what it sends when it holds, are unchanged. Where the stages took the user's
+/// first word down whole, their first sound onset is their second word; their first word still shows in the linear
+/// stage, as frames there that their close reference (`AudioFrame.echoExplainedClosely`) does not explain, and the
+/// onset is taken from those up to `lookBackMs` before. What was held from before the onset's margin goes out as
+/// silence, and from at most `onsetReachFrames` back unless the onset came from the linear stage.
+package struct RealtimeUplinkGate {
+    /// Frames held back while the answer's sound explains them (1 s): over the answer at full level, the user's
     /// own sound shows only once the answer, lowered at their onset, reaches the microphone lowered (300 to 400 ms
-    /// after they began on the loopback: `BargeInEvidenceMeter.userSpeechStart`); their onset is still held when it
-    /// opens the gate. Holding costs no time: the gate sends what it holds at once when it opens.
-    static let heldFrames = 25
+    /// after they began on the loopback: `BargeInEvidenceMeter.userSpeechStart`), and where the stages took their
+    /// first word down whole (a user who began with one of the answer's sentences, whose first second the residual
+    /// suppressor guards with a longer run) their first onset is their second word and the gate opens 800 ms after
+    /// they began; their onset is still held when it opens the gate. Holding costs no time: the gate sends what it
+    /// holds at once when it opens.
+    package static let heldFrames = 50
     /// The gate stays open this many frames (1 s) past the user's last own frame: pauses between their words.
     static let openFrames = 50
     /// Frames (200 ms) from lowering the answer until the microphone hears it lowered: the sink's 100 ms buffer and
@@ -51,14 +58,36 @@ struct RealtimeUplinkGate {
     /// While the answer is lowered, a frame it explains at least this much is its own: the canceller's failures (a
     /// misplaced reference, the double-talk detector passing the lowered echo) read 0.83 to 1 explained at once.
     static let loweredExplainedFrame: Float = 0.95
+    /// The user's own sound in the linear stage (`heardLinear`): this many frames in a row, at least this loud there.
+    static let linearOwnFrames = 2
+    static let linearOwnRMS = 300.0
+    /// How far before the stretch's first sound onset their own sound in the linear stage may put the user's onset.
+    package static let lookBackMs = 400
+    /// What goes out when the user's own sound opens the gate starts at most this many frames (500 ms) back, unless
+    /// their own sound in the linear stage put their onset further: a stretch of sound onsets may have begun with the
+    /// answer's leak (`TurnTaking.onsetStretchGapMs`), which the relay would hear in front of their first word.
+    static let onsetReachFrames = 25
+    /// The linear stage's output around the user's onset: `HeldUtteranceRelease`'s rule, reaching as far back as the gate holds.
+    package static var onsetRelease: HeldUtteranceRelease.Settings {
+        var settings = HeldUtteranceRelease.Settings()
+        settings.linearReachMs = heldFrames * AudioFrame.durationMs
+        return settings
+    }
 
     private let audibleRMS: Double
+    private let heldFrames: Int
+    /// How far before the stretch's first sound onset the user's own sound in the linear stage may put their onset.
+    private let lookBackMs: Int
     /// Which frames around the user's onset go out from the linear stage.
     private let onsetRelease: HeldUtteranceRelease.Settings
     private var held: [AudioFrame] = []
     /// The sound onsets of the stretch heard up to now (stream ms of each run's first loud frame; a gap over
     /// `TurnTaking.onsetStretchGapMs` starts a new stretch).
     private var onsetsMs: [Int] = []
+    /// Where each run of `linearOwnFrames` frames of the user's own sound in the linear stage began (stream ms),
+    /// within the held frames.
+    private var linearOwnFromMs: [Int] = []
+    private var linearOwnRun = 0
     /// While the user's own sound holds the gate open: the frames around their onset sent from the linear stage.
     private var linearOnset: HeldUtteranceRelease?
     private var ownRun = 0
@@ -70,9 +99,12 @@ struct RealtimeUplinkGate {
     /// The gate is open on the lowered evidence alone (not a run of unexplained frames).
     private var openedLowered = false
 
-    init(audibleRMS: Double = BargeInPolicy().energy.minimumRMS, onsetRelease: HeldUtteranceRelease.Settings = HeldUtteranceRelease.Settings()) {
+    init(audibleRMS: Double = BargeInPolicy().energy.minimumRMS, onsetRelease: HeldUtteranceRelease.Settings = Self.onsetRelease,
+         heldFrames: Int = Self.heldFrames, lookBackMs: Int = Self.lookBackMs) {
         self.audibleRMS = audibleRMS
         self.onsetRelease = onsetRelease
+        self.heldFrames = heldFrames
+        self.lookBackMs = lookBackMs
     }
 
     /// The frames the linear stage's output is sent for while the gate is open (empty: none).
@@ -116,6 +148,7 @@ struct RealtimeUplinkGate {
             if !isOpen { linearOnset = nil }
             return release(silenced: !isOpen) + sent(frame)
         }
+        heardLinear(frame)
         let wasOpen = isOpen
         ownRun = audible && explained < BargeInEvidenceMeter.explainedFrame ? ownRun + 1 : 0
         let overLowered = heardOverLoweredAnswer(audible: audible, explained: explained)
@@ -129,15 +162,40 @@ struct RealtimeUplinkGate {
             openFor -= 1
         }
         if isOpen, !wasOpen {
+            let (onsetMs, ownInLinear) = userOnset(heardThroughMs: frame.streamPositionMs)
+            let heldFromMs = held.first?.streamPositionMs ?? frame.streamPositionMs
+            let reachMs = frame.streamPositionMs - Self.onsetReachFrames * AudioFrame.durationMs
             linearOnset = HeldUtteranceRelease(
-                startMs: held.first?.streamPositionMs ?? frame.streamPositionMs, onsetMs: TurnTaking.userOnsetMs(of: onsetsMs),
+                startMs: ownInLinear ? heldFromMs : max(heldFromMs, reachMs), onsetMs: onsetMs,
                 heardThroughMs: frame.streamPositionMs + AudioFrame.durationMs, settings: onsetRelease)
         }
         if isOpen { return release(silenced: false) + sent(frame) }
         linearOnset = nil
         held.append(frame)
-        guard held.count > Self.heldFrames else { return [] }
+        guard held.count > heldFrames else { return [] }
         return [Int16](repeating: 0, count: held.removeFirst().samples.count)
+    }
+
+    /// Follows the user's own sound in the linear stage's output: audible there (`linearOwnRMS`) and under half
+    /// explained by its close reference (`AudioFrame.echoExplainedClosely`).
+    private mutating func heardLinear(_ frame: AudioFrame) {
+        let own = frame.linearSamples.map { AudioLevel.rms($0) >= Self.linearOwnRMS } == true
+            && (frame.echoExplainedClosely.map { $0 < BargeInEvidenceMeter.explainedFrame } ?? false)
+        linearOwnRun = own ? linearOwnRun + 1 : 0
+        if linearOwnRun == Self.linearOwnFrames {
+            linearOwnFromMs.append(frame.streamPositionMs - (Self.linearOwnFrames - 1) * AudioFrame.durationMs)
+        }
+        let oldest = held.first?.streamPositionMs ?? frame.streamPositionMs
+        linearOwnFromMs.removeAll { $0 < oldest }
+    }
+
+    /// Where the user began, when their own sound opens the gate: the first sound onset of the stretch heard by then,
+    /// or, where their own sound showed in the linear stage up to `lookBackMs` before it, there (`ownInLinear`).
+    private func userOnset(heardThroughMs: Int) -> (ms: Int?, ownInLinear: Bool) {
+        let onset = TurnTaking.userOnsetMs(of: onsetsMs)
+        let latest = onset ?? heardThroughMs
+        guard let own = linearOwnFromMs.first(where: { $0 >= latest - lookBackMs && $0 < latest }) else { return (onset, false) }
+        return (own, true)
     }
 
     private mutating func heardOnset(atMs onsetMs: Int) {
@@ -160,9 +218,11 @@ struct RealtimeUplinkGate {
         return loweredOwn.count(where: { $0 }) >= Self.loweredOwnFrames
     }
 
-    /// What is held, as heard or as silence, and nothing held after.
+    /// What is held, as heard or as silence, and nothing held after. Opened by the user's own sound, what was held
+    /// from before their onset's margin (`HeldUtteranceRelease.fromMs`) goes out as silence: the answer's leak.
     private mutating func release(silenced: Bool) -> [Int16] {
         defer { held = [] }
-        return silenced ? [Int16](repeating: 0, count: held.reduce(0) { $0 + $1.samples.count }) : held.flatMap(sent)
+        let fromMs = silenced ? Int.max : linearOnset?.fromMs ?? Int.min
+        return held.flatMap { $0.streamPositionMs < fromMs ? [Int16](repeating: 0, count: $0.samples.count) : sent($0) }
     }
 }

@@ -16,13 +16,14 @@ import Testing
 
         /// `count` frames of a square wave of `amplitude`, each `explained` by the answer's audio (nil: no measure);
         /// `linear`: what the canceller's linear stage left of each (a square wave of that amplitude); `onsetAt`:
-        /// the frame (of these) that makes a sound onset.
-        mutating func hear(amplitude: Int16, count: Int, explained: Float?, linear: Int16? = nil, onsetAt: Int? = nil) {
+        /// the frame (of these) that makes a sound onset; `closely`: how much of each its close reference explains.
+        mutating func hear(amplitude: Int16, count: Int, explained: Float?, linear: Int16? = nil, onsetAt: Int? = nil, closely: Float? = nil) {
             func square(_ amplitude: Int16) -> [Int16] { (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude } }
             for i in 0..<count {
                 var frame = AudioFrame(sequence: sequence, captureTimeNs: 0, samples: square(amplitude))
                 frame.echoExplained = explained
                 frame.linearSamples = linear.map(square)
+                frame.echoExplainedClosely = closely
                 sent += gate.pass(frame, soundOnset: i == onsetAt)
                 sequence += 1
                 fed += AudioFrame.samplesPerFrame
@@ -40,11 +41,11 @@ import Testing
     @Test func `the answer's leak reaches the relay as silence, as long as it was heard, and what follows it as heard`() {
         var feed = Feed()
         feed.hear(amplitude: 40, count: 5, explained: nil)   // the room, before the answer
-        feed.hear(amplitude: 3_000, count: 40, explained: 1)   // the canceller's leak at the answer's loud words
+        feed.hear(amplitude: 3_000, count: 60, explained: 1)   // the canceller's leak at the answer's loud words
         #expect(feed.sent.count == feed.fed - Self.held * AudioFrame.samplesPerFrame, "not sent in time")
         feed.hear(amplitude: 40, count: 5, explained: nil)   // the answer's sound out of reach
         #expect(feed.sent.count == feed.fed)
-        #expect(feed.sentPeaks == Array(repeating: 40, count: 5) + Array(repeating: 0, count: 40) + Array(repeating: 40, count: 5))
+        #expect(feed.sentPeaks == Array(repeating: 40, count: 5) + Array(repeating: 0, count: 60) + Array(repeating: 40, count: 5))
     }
 
     @Test func `the echo's odd unexplained frames do not let it through`() {
@@ -216,5 +217,58 @@ import Testing
         #expect(feed.gate.isOpen)
         #expect(feed.sentPeaks.suffix(BargeInEvidenceMeter.userRunFrames) == Array(repeating: 4_000, count: BargeInEvidenceMeter.userRunFrames))
         #expect(!feed.sentPeaks.contains(5_000))
+    }
+
+    /// Issue 22, realtime on PipeWire: a user who began as one of the answer's sentences began had their first word
+    /// muted by the residual suppressor (its longer run in a sentence's first second) and taken down by WebRTC, so
+    /// their first sound onset was their second word, and the relay heard "our ten meters" for "go forward ten
+    /// meters". The linear stage kept the first word, and its frames stood out from their close reference.
+    @Test func `a first word the stages took down reaches the relay from the linear stage when the user's own sound opens the gate`() {
+        var feed = Feed()
+        feed.hear(amplitude: 300, count: 20, explained: 1, linear: 3_000, closely: 1)   // the leak
+        feed.hear(amplitude: 20, count: 8, explained: 1, linear: 5_000, closely: 0.1)   // their first word, muted
+        feed.hear(amplitude: 300, count: 5, explained: 1, linear: 3_000, closely: 1)   // the answer's loud syllable
+        feed.hear(amplitude: 2_000, count: 10, explained: 1, linear: 5_500, onsetAt: 1, closely: 1)   // their second word
+        feed.hear(amplitude: 4_000, count: 13, explained: 0.1, linear: 6_000, closely: 0.1)   // the answer lowered
+        #expect(feed.gate.isOpen)
+        #expect(feed.sent.count == feed.fed, "what was held did not go out when the user opened the gate")
+        let settings = RealtimeUplinkGate.onsetRelease
+        let margin = settings.marginMs / AudioFrame.durationMs, before = settings.linearBeforeOnsetMs / AudioFrame.durationMs
+        let after = settings.linearAfterOnsetMs / AudioFrame.durationMs
+        let onset = 20   // their first word's first frame
+        let heard: [Int16] = Array(repeating: 300, count: 20) + Array(repeating: 20, count: 8) + Array(repeating: 300, count: 5)
+            + Array(repeating: 2_000, count: 10) + Array(repeating: 4_000, count: 13)
+        let linear: [Int16] = Array(repeating: 3_000, count: 20) + Array(repeating: 5_000, count: 8) + Array(repeating: 3_000, count: 5)
+            + Array(repeating: 5_500, count: 10) + Array(repeating: 6_000, count: 13)
+        // Silence before the onset's margin (the answer's leak), the linear stage's output around their onset.
+        let expected = heard.indices.map { $0 < onset - margin ? 0 : (onset - before..<onset + after).contains($0) ? linear[$0] : heard[$0] }
+        #expect(Array(feed.sentPeaks[onset..<onset + 8]) == Array(repeating: 5_000, count: 8), "their first word did not go out")
+        #expect(feed.sentPeaks == expected)
+    }
+
+    /// The gate opens once the lowered answer reaches the microphone; where the user's first word gave no onset, that
+    /// was 800 ms after they began (issue 22's realtime barge-ins on PipeWire, the user 1 s into the answer), and a
+    /// gate holding 500 ms had sent their first word as silence.
+    @Test func `a user whose own sound opens the gate 800 ms after their first word reaches the relay from that word`() {
+        var feed = Feed()
+        feed.hear(amplitude: 20, count: 8, explained: 1, linear: 5_000, closely: 0.1)   // their first word, muted
+        feed.hear(amplitude: 300, count: 12, explained: 1, linear: 3_000, closely: 1)   // the answer's loud syllable
+        feed.hear(amplitude: 2_000, count: 20, explained: 1, linear: 5_500, onsetAt: 1, closely: 1)   // their next words
+        feed.hear(amplitude: 4_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
+        #expect(feed.gate.isOpen)
+        #expect(Array(feed.sentPeaks.prefix(8)) == Array(repeating: 5_000, count: 8), "their first word did not go out")
+    }
+
+    /// A stretch of sound onsets that began with the answer's leak 700 ms before the user's own sound: the relay heard
+    /// the leak in front of their first word ("one go forward ten meters") once the gate held a second.
+    @Test func `the leak of a stretch that began over 500 ms before the user's own sound goes out as silence`() {
+        var feed = Feed()
+        feed.hear(amplitude: 300, count: 5, explained: 1)
+        feed.hear(amplitude: 1_000, count: 30, explained: 1, onsetAt: 1)   // the leak's onset starts the stretch
+        feed.hear(amplitude: 4_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
+        #expect(feed.gate.isOpen)
+        let reach = RealtimeUplinkGate.onsetReachFrames
+        #expect(feed.sentPeaks.filter { $0 == 1_000 }.count == reach - BargeInEvidenceMeter.userRunFrames + 1)
+        #expect(Array(feed.sentPeaks.prefix(feed.sentPeaks.count - reach - 1)).allSatisfy { $0 == 0 })
     }
 }
