@@ -75,6 +75,9 @@ package struct EchoCaptureRecording: Sendable {
         package var cleaned: [Int16]
         /// What the linear stage alone left (`AudioFrame.linearSamples`), sample for sample beside `cleaned`.
         package var linear: [Int16]
+        /// Per frame, how much of it the reference explains (`AudioFrame.echoExplained`, `echoExplainedClosely`).
+        package var explained: [Float?] = []
+        package var explainedClosely: [Float?] = []
         /// Frames in which a reference sound was around.
         package var playingFrames: Int
     }
@@ -136,6 +139,8 @@ package struct EchoCaptureRecording: Sendable {
                 raw: Array(raw[i * n..<(i + 1) * n]), far: Array(far[i * n..<(i + 1) * n]), playedAround: playedAround[i])
             result.cleaned += outcome.samples
             result.linear += outcome.linear
+            result.explained.append(outcome.echoExplained.map(Float.init))
+            result.explainedClosely.append(outcome.echoExplainedClosely.map(Float.init))
             let ms = i * AudioFrame.durationMs
             if outcome.changed, outcome.userOverEcho {
                 let judged = processor.lastJudgement

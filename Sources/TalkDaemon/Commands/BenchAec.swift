@@ -27,6 +27,8 @@ extension OpenClawTalk.Bench {
                 .flag("local-words", help: "With --replay (one barge-in recording of bench talk, or a folder of them): the words the session's own "
                     + "recogniser sends (run --stt local), from the live decode and decoded again from the user's onset at the barge-in."),
                 .option("grammar", value: "file.gram", help: "With --local-words: the session recognised with this JSGF grammar (bench talk --grammar)."),
+                .flag("realtime", help: "With --replay (recordings of bench talk --mode realtime, or a folder of them): when the realtime uplink gate "
+                    + "opens, the relay's VAD hears the user and the answer stops, and the words of the turn the relay commits."),
             ]
         )
 
@@ -41,6 +43,7 @@ extension OpenClawTalk.Bench {
         var replay: String?
         var output: String?
         var releasedWords: Bool
+        var realtime: Bool
         var releaseLinear: [(Int, Int)] = []
         var decisionMs = 420
         var localWords: Bool
@@ -56,6 +59,8 @@ extension OpenClawTalk.Bench {
             if output != nil, replay == nil { throw ValidationError("'--output' goes with '--replay DIR'") }
             releasedWords = parsed.flag("released-words")
             if releasedWords, replay == nil { throw ValidationError("'--released-words' goes with '--replay DIR'") }
+            realtime = parsed.flag("realtime")
+            if realtime, replay == nil { throw ValidationError("'--realtime' goes with '--replay DIR'") }
             for pair in (parsed.option("release-linear") ?? "").split(separator: ",") {
                 let parts = pair.split(separator: ":").compactMap { Int($0) }
                 guard parts.count == 2 else { throw ValidationError("'--release-linear' takes B:A pairs (ms), not '\(pair)'") }
@@ -69,6 +74,7 @@ extension OpenClawTalk.Bench {
         }
 
         func run() async throws {
+            if let replay, realtime { return try await replayRealtime(replay) }
             if let replay, releasedWords { return try await replayReleasedWords(replay) }
             if let replay, localWords { return try await replayLocalWords(replay) }
             if let replay { return try replayRecording(replay) }
