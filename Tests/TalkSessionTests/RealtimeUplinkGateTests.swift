@@ -271,4 +271,14 @@ import Testing
         #expect(feed.sentPeaks.filter { $0 == 1_000 }.count == reach - BargeInEvidenceMeter.userRunFrames + 1)
         #expect(Array(feed.sentPeaks.prefix(feed.sentPeaks.count - reach - 1)).allSatisfy { $0 == 0 })
     }
+
+    @Test func `a user whose own sound in the linear stage began with their first onset reaches the relay from it however late the gate opens`() {
+        var feed = Feed()
+        feed.hear(amplitude: 300, count: 5, explained: 1, linear: 3_000, closely: 1)   // the leak
+        feed.hear(amplitude: 2_000, count: 2, explained: 1, linear: 5_000, onsetAt: 1, closely: 0.1)   // their onset
+        feed.hear(amplitude: 2_000, count: 30, explained: 1, linear: 5_500, closely: 1)   // under the answer at full level
+        feed.hear(amplitude: 4_000, count: BargeInEvidenceMeter.userRunFrames, explained: 0.1)
+        #expect(feed.gate.isOpen)
+        #expect(Array(feed.sentPeaks[5..<7]) == [5_000, 5_000], "their onset did not go out")
+    }
 }
