@@ -35,6 +35,18 @@ package struct HeldUtteranceRelease: Sendable, Equatable {
         /// the linear stage's output would put the echo's words in front of theirs, or a release that came later
         /// than a barge-in's (speech going on past the reply).
         package var linearReachMs = 800
+        /// An onset is the reply's echo (`heardAsEcho`) when the reply's own sound explains every audible frame of
+        /// its first 200 ms (10 frames): a user's word lasts that long, and its frames show under the echo there, if
+        /// late (its first frames read whole under a loud echo). In 40 replayed barge-ins (PulseAudio, local voice at 5
+        /// s and 260 words a minute) each echo onset before the user's read at least 0.95 explained in every audible
+        /// frame of that span, each user's onset under 0.9 in at least one, closely or over the window.
+        package var echoOnsetFrames = 10
+        /// ... explained at least this much (0.9) in both readings (`AudioFrame.echoExplained`, and
+        /// `echoExplainedClosely` where it is measured) ...
+        package var echoOnsetExplained: Float = 0.9
+        /// ... where a frame is audible at this RMS (`BargeInPolicy.Energy.minimumRMS`): the quiet after an echo
+        /// syllable is read against the loud reference and means nothing.
+        package var audibleRMS = BargeInPolicy().energy.minimumRMS
         package init() {}
     }
 
@@ -58,6 +70,21 @@ package struct HeldUtteranceRelease: Sendable, Equatable {
         }
         let linearFrom = max(fromMs, onsetMs - settings.linearBeforeOnsetMs)
         linearMs = linearFrom..<max(linearFrom, onsetMs + settings.linearAfterOnsetMs)
+    }
+
+    /// Whether the sound onset at `onsetMs` (stream ms) is the reply's echo, by the frames heard from it (any
+    /// frames: those outside its first `Settings.echoOnsetFrames` are not read): each audible one explained by the
+    /// reply's own sound (`Settings.echoOnsetExplained`), and at least one measured. A frame with no measure (nothing
+    /// played), or none heard, says it is not.
+    package static func heardAsEcho(onsetMs: Int, frames: some Sequence<AudioFrame>, settings: Settings = Settings()) -> Bool {
+        let span = onsetMs..<onsetMs + settings.echoOnsetFrames * AudioFrame.durationMs
+        var measured = false
+        for frame in frames where span.contains(frame.streamPositionMs) && AudioLevel.rms(frame.samples) >= settings.audibleRMS {
+            guard let explained = frame.echoExplained, explained >= settings.echoOnsetExplained,
+                  (frame.echoExplainedClosely ?? 1) >= settings.echoOnsetExplained else { return false }
+            measured = true
+        }
+        return measured
     }
 
     /// What goes out of `frame`.

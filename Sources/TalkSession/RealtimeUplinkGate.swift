@@ -192,7 +192,9 @@ package struct RealtimeUplinkGate {
     /// Where the user began, when their own sound opens the gate: the first sound onset of the stretch heard by then,
     /// or, where their own sound showed in the linear stage there or up to `lookBackMs` before it, there (`ownInLinear`).
     private func userOnset(heardThroughMs: Int) -> (ms: Int?, ownInLinear: Bool) {
-        let onset = TurnTaking.userOnsetMs(of: onsetsMs)
+        let onset = TurnTaking.userOnsetMs(of: onsetsMs) { [held, onsetRelease] in
+            HeldUtteranceRelease.heardAsEcho(onsetMs: $0, frames: held, settings: onsetRelease)
+        }
         let latest = onset ?? heardThroughMs
         guard let own = linearOwnFromMs.first(where: { $0 >= latest - lookBackMs && $0 <= latest }) else { return (onset, false) }
         return (own, true)

@@ -122,6 +122,20 @@ package actor RelayTranscription: TranscriptSource {
     /// its start) goes out, around the onset as the linear stage left it (`HeldUtteranceRelease`), and what follows
     /// streams as heard.
     package func utteranceReleased(onsetMs: Int?) {
+        release(onsetMs: onsetMs)
+    }
+
+    /// The user's onset is the stretch's first that the reply's echo did not make, by the frames the ring holds
+    /// (`HeldUtteranceRelease.heardAsEcho`): an echo onset up to 750 ms before the user's would put the echo's words
+    /// in front of theirs.
+    package func utteranceReleased(stretchMs: [Int]) async {
+        let ring = ring
+        release(onsetMs: TurnTaking.userOnsetMs(of: stretchMs) {
+            HeldUtteranceRelease.heardAsEcho(onsetMs: $0, frames: ring, settings: settings.release)
+        })
+    }
+
+    private func release(onsetMs: Int?) {
         guard var current = utterance, current.uplink == .held else { return }
         let release = HeldUtteranceRelease(
             startMs: current.startMs, onsetMs: onsetMs, heardThroughMs: heardThroughMs, settings: settings.release)

@@ -10,7 +10,14 @@ extension TalkSession {
         guard let source = dependencies.transcriptSource else { return }
         switch step {
         case .started(let positionMs, let held): await source.utteranceStarted(positionMs: positionMs, held: held)
-        case .released(let onsetMs): await source.utteranceReleased(onsetMs: onsetMs)
+        case .released(let onsetMs):
+            // The source judges the stretch's echo onsets by its frames; the machine's onset is the stretch's first.
+            let stretch = machine.userOnsetStretch()
+            if let onsetMs, stretch.first == onsetMs {
+                await source.utteranceReleased(stretchMs: stretch)
+            } else {
+                await source.utteranceReleased(onsetMs: onsetMs)
+            }
         case .ended(let lastSpeechEndMs): await source.utteranceEnded(lastSpeechEndMs: lastSpeechEndMs)
         case .dropped: _ = await source.transcript(localText: "", discard: true)
         case .takeFinal: break  // the final's caller asks (`relayedFinal`)

@@ -13,8 +13,9 @@ import TalkSession
 /// (`goforward.raw`, as `bench talk` plays it) is found in the raw capture after the reply's first sound (the
 /// question before it is the same clip); the gate's sound onsets are the cleaned frames through `SpeechEnergy`, the
 /// microphone open; the barge-in is taken `decisionMs` after the user's start (the live p50); the release's onset is
-/// `TurnTaking.userOnsetMs(of:)` of the onsets heard by then; the utterance's audio runs to the clip's end plus the
-/// endpointer's silence. The utterance's own start is taken to be before the release (its pre-roll is 400 ms).
+/// `TurnTaking.userOnsetMs(of:heardAsEcho:)` of the onsets heard by then, judged by the frames heard by then as the
+/// relay's release judges them (`HeldUtteranceRelease.heardAsEcho`, each frame's echo shares as replayed); the
+/// utterance's audio runs to the clip's end plus the endpointer's silence. The utterance's own start is taken to be before the release (its pre-roll is 400 ms).
 struct ReleasedWordsReplay {
     struct Variant: Codable {
         var linearBeforeOnsetMs: Int
@@ -79,7 +80,8 @@ struct ReleasedWordsReplay {
             let frames = Self.frames(replay)
             let decided = session.userStartMs! + decisionMs
             let onsets = Self.onsets(frames).filter { $0 + SpeechEnergy.onsetFrames * AudioFrame.durationMs <= decided }
-            let onset = TurnTaking.userOnsetMs(of: onsets)
+            let heard = frames.prefix { $0.streamPositionMs + AudioFrame.durationMs <= decided }
+            let onset = TurnTaking.userOnsetMs(of: onsets) { HeldUtteranceRelease.heardAsEcho(onsetMs: $0, frames: heard) }
             session.onsetMs = onset
             let endMs = session.userStartMs! + Self.voicedMs(clip) + Self.silenceAfterMs
             for v in report.variants.indices {
@@ -107,6 +109,8 @@ struct ReleasedWordsReplay {
         return (0..<replay.cleaned.count / n).map { i in
             var frame = AudioFrame(sequence: UInt64(i), captureTimeNs: 0, samples: Array(replay.cleaned[i * n..<(i + 1) * n]))
             frame.linearSamples = Array(replay.linear[i * n..<(i + 1) * n])
+            if i < replay.explained.count { frame.echoExplained = replay.explained[i] }
+            if i < replay.explainedClosely.count { frame.echoExplainedClosely = replay.explainedClosely[i] }
             return frame
         }
     }

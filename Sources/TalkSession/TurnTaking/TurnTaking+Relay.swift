@@ -154,15 +154,32 @@ extension TurnTaking {
     /// Where the user began speaking, for a release: the first onset of the stretch (`onsetStretchGapMs`) that ends
     /// with the latest onset heard; nil when none was heard (the source then sends from the utterance's start). Not
     /// bounded by the barge-in partial's end: a barge-in on a recheck reads the user's sound through the latest frame,
-    /// after a partial that may hold only the echo's words.
+    /// after a partial that may hold only the echo's words. The machine holds no frames, so this is before the
+    /// evidence of the echo: the source, which holds them, takes the stretch (`userOnsetStretch`) and skips its echo's
+    /// onsets (`userOnsetMs(of:heardAsEcho:)`).
     func userOnsetMs() -> Int? { Self.userOnsetMs(of: relay.onsetsMs) }
 
-    /// `userOnsetMs()` of the sound onsets `onsets` (stream ms, in the order heard); also for a replay's release.
-    package static func userOnsetMs(of onsets: [Int]) -> Int? {
-        guard var first = onsets.indices.last else { return nil }
+    /// The onsets of the stretch that ends with the latest onset heard (empty: none heard), in order.
+    package func userOnsetStretch() -> [Int] { Array(Self.onsetStretch(of: relay.onsetsMs)) }
+
+    /// The stretch of `onsets` (stream ms, in the order heard) at most `onsetStretchGapMs` apart that ends with the last.
+    package static func onsetStretch(of onsets: [Int]) -> ArraySlice<Int> {
+        guard var first = onsets.indices.last else { return [] }
         while first > onsets.startIndex, case let gap = onsets[first] - onsets[first - 1], gap >= 0, gap <= Self.onsetStretchGapMs {
             first -= 1
         }
-        return onsets[first]
+        return onsets[first...]
+    }
+
+    /// The user's onset among the sound onsets `onsets` (stream ms, in the order heard), for a release, the realtime
+    /// gate's held onset and a replay's release alike: the first of the stretch that ends with the latest, less the
+    /// leading onsets `heardAsEcho` says the reply's echo made (`HeldUtteranceRelease.heardAsEcho`). The stretch
+    /// reaches 750 ms back so that the user's first word is kept, and an echo onset in that reach would put the
+    /// echo's words in front of theirs; the latest onset is kept whatever is said of it.
+    package static func userOnsetMs(of onsets: [Int], heardAsEcho: (Int) -> Bool = { _ in false }) -> Int? {
+        let stretch = onsetStretch(of: onsets)
+        guard var first = stretch.indices.first else { return nil }
+        while first < stretch.indices.last!, heardAsEcho(stretch[first]) { first += 1 }
+        return stretch[first]
     }
 }
