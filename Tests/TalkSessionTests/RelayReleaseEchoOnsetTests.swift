@@ -45,18 +45,18 @@ import Testing
             input.yield(frame)
             let endMs = frame.streamPositionMs + AudioFrame.durationMs
             if endMs == Self.echoOnsetMs + 200 {
-                try await RelayReleaseOnsetTests.eventually { await source.heardThroughMs >= endMs }
+                try await RelayTranscriptionHoldTests.Harness.eventually { await source.heardThroughMs >= endMs }
                 await source.utteranceStarted(positionMs: Self.echoOnsetMs, held: true)
             }
             if endMs == releasedAtMs {
-                try await RelayReleaseOnsetTests.eventually { await source.heardThroughMs >= endMs }
+                try await RelayTranscriptionHoldTests.Harness.eventually { await source.heardThroughMs >= endMs }
                 // As the loop calls it: through the protocol.
                 let loop: any TranscriptSource = source
                 await loop.utteranceReleased(stretchMs: [Self.echoOnsetMs, Self.gateOnsetMs])
             }
         }
         let n = AudioFrame.samplesPerFrame
-        try await RelayReleaseOnsetTests.eventually { await relay.samples.count >= (releasedAtMs - Self.gateOnsetMs) * n / AudioFrame.durationMs }
+        try await RelayTranscriptionHoldTests.Harness.eventually { await relay.samples.count >= (releasedAtMs - Self.gateOnsetMs) * n / AudioFrame.durationMs }
         let sent = await relay.samples
         await source.stop()
         // The relay's audio in frames, as sent (PCM16: each frame's samples arrive as they went).
