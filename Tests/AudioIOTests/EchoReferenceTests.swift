@@ -115,6 +115,21 @@ import Testing
         #expect(lags[settled...].allSatisfy { $0 == 600 }, "lags after the gap: \(Set(lags[settled...]).sorted())")
     }
 
+    /// An underrun on PulseAudio: the speaker plays 50 ms of silence the reference does not hold, so the echo lags it
+    /// 800 samples more, until the playback's next timing estimates place the stream again and the reference follows
+    /// the gap (`PlaybackTimeline.underran`). The aligner, told of the gap, leaves that to the placement: moving by the
+    /// jump as well put the echo 31 ms before its reference, where neither filter cancels it, for the rest of the
+    /// sentence, and the Gateway's voice cut itself off on its leaked words (loopback, 1-minute load 28).
+    @Test(arguments: [10, 15, 20, 25, 30])
+    func `after an announced gap the placement follows, the echo is not moved off its lag as well`(placedAfterFrames: Int) throws {
+        var aligner = EchoAligner()
+        let (lags, jumpFrame) = try Self.lags(
+            through: &aligner, jumpingTo: 600 + 800, scrambled: false, announced: true, placedAgainAfterFrames: placedAfterFrames)
+        #expect(lags[jumpFrame - 1] == 600)
+        let placed = jumpFrame + placedAfterFrames
+        #expect(lags[placed...].allSatisfy { $0 == 600 }, "lags after the placement: \(Set(lags[placed...]).sorted())")
+    }
+
     static let espeak = TestInput.program("espeak-ng", package: "espeak-ng")
 
     /// The reference Gateway's voice (espeak-ng's en-us, a steady 117 Hz pitch) as a session's first reply, after 2 s
@@ -148,17 +163,23 @@ import Testing
     /// level: the echo lags 600 samples for the first two plays, then `lagAfter` (`jumpFrame` is the frame the
     /// jump falls in). `scrambled`: after the jump a fixed pseudo-random third of the samples change sign, the same
     /// loudness with samples that no longer match, as a room changes them.
-    /// `announced`: the aligner is told of a playback gap as the jump's frame is added.
+    /// `announced`: the aligner is told of a playback gap as the jump's frame is added. `placedAgainAfterFrames`: that
+    /// many frames after the jump the playback places the stream again, and the reference follows the jump.
     static func lags(
-        through aligner: inout EchoAligner, jumpingTo lagAfter: Int, scrambled: Bool, announced: Bool = false
+        through aligner: inout EchoAligner, jumpingTo lagAfter: Int, scrambled: Bool, announced: Bool = false,
+        placedAgainAfterFrames: Int? = nil
     ) throws -> (lags: [Int], jumpFrame: Int) {
         let speech = try AudioFileReader.readMono(path: TestAudio.goForwardRaw).samples
-        let played = speech + speech + speech + speech
-        let jump = 2 * speech.count
+        // With a placement that follows, the jump comes after a pause (1.6 s), where a stream runs dry: the reply's
+        // next sentence is late.
+        let pause = placedAgainAfterFrames == nil ? [] : [Int16](repeating: 0, count: 25_600)
+        let played = speech + speech + pause + speech + speech
+        let jump = 2 * speech.count + pause.count
         let delay = { (capturedIndex: Int) -> Int in capturedIndex < jump ? 600 : lagAfter }
         var offset = 0  // how much later than the capture's own index the reference is read
         var lags: [Int] = []
         for frame in 0..<(played.count / 320 - 10) {
+            if let placedAgainAfterFrames, frame == jump / 320 + placedAgainAfterFrames { offset -= lagAfter - 600 }
             let start = frame * 320
             let far = (0..<320).map { i in played.indices.contains(start + i + offset) ? played[start + i + offset] : 0 }
             let near = (0..<320).map { i -> Int16 in

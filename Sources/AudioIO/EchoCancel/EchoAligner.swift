@@ -12,7 +12,8 @@
 /// 48 kHz, into what plays, which shifts the echo against its reference for the rest of the reply) moves the
 /// reference by the jump, measured to the sample on the signals themselves, so the converged filters fit again.
 /// After a gap in what the speaker played (`playbackHadGap`), the lag is measured again to the sample around the held
-/// one and the reference moved back by any difference, however small.
+/// one and the reference moved back by any difference, however small; until then no jump moves it, as the playback
+/// side places the stream again after an underrun and the reference may already have followed the jump.
 struct EchoAligner {
     /// Its tuning: `EchoTuning.Alignment`.
     typealias Tuning = EchoTuning.Alignment
@@ -40,6 +41,13 @@ struct EchoAligner {
     /// samples are compared around the held lag and the reference is moved back to it to the sample.
     mutating func playbackHadGap() {
         samplesSinceGap = 0
+        pendingLagMs = nil
+    }
+
+    /// A gap was announced and the capture does not yet hold `gapSettleSamples` of echo of sound placed after it:
+    /// only `afterGap` may move the reference then.
+    private var gapSettling: Bool {
+        samplesSinceGap.map { $0 < Tuning.gapSettleSamples } ?? false
     }
 
     /// Adds one frame of the reference fed to the canceller and of the raw capture; returns how many
@@ -57,6 +65,10 @@ struct EchoAligner {
         if capture.count > Tuning.windowBlocks { capture.removeFirst(capture.count - Tuning.windowBlocks) }
         frames += 1
         if let move = afterGap(captured: near.count) { return move }
+        // While a gap settles the envelopes and samples kept span sound placed before it and after: the playback
+        // side places the stream again after an underrun (PulseAudio's estimates follow the gap), so a jump they
+        // show may already be undone in the reference, and moving by it too puts the echo before its reference.
+        guard !gapSettling else { return nil }
         guard frames % Tuning.everyFrames == 0, reference.count == keep, capture.count == Tuning.windowBlocks,
             let lag = Self.lag(reference: reference, capture: capture)
         else { return nil }
