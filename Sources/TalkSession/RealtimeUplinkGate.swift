@@ -20,8 +20,8 @@ import AudioIO
 ///   the answer does not explain whole (`loweredExplainedFrame`). A user quieter than the answer's echo (a metre from
 ///   speakers at full level: 6 to 12 dB under it) is still the canceller's output, but the explanation reads the raw
 ///   capture against the loudest reference in its reach, so their frames stay over half explained even with the
-///   answer lowered; lowered 15 dB, the answer's leak falls under the audible level, and what stays audible is
-///   theirs. The level's return (no utterance followed) closes the gate this opened.
+///   answer lowered; lowered (`BargeInPolicy.Lowering`, 25 dB), the answer's leak falls under the audible level,
+///   and what stays audible is theirs. The level's return (no utterance followed) closes the gate this opened.
 ///
 /// When the user's own sound opens the gate, the frames around their onset (the first sound onset of the stretch
 /// heard up to then: `TurnTaking.userOnsetMs(of:)`) go out as the canceller's linear stage left them, by the rule a
