@@ -1,22 +1,14 @@
 import Foundation
 import Testing
+import TalkTestSupport
 
 @testable import AudioIO
 
 /// `EchoExplanation`: the reply's echo alone is explained by its reference frame by frame, whatever its level or
 /// envelope; a voice over it is not.
 @Suite struct EchoExplanationTests {
-    /// A deterministic noise source (SplitMix64).
-    struct Noise {
-        var state: UInt64
-        mutating func next() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double(z ^ (z >> 31)) / Double(UInt64.max) * 2 - 1
-        }
-    }
+    /// Deterministic noise (`SplitMix64.signedUnit`).
+    typealias Noise = SplitMix64
 
     /// Speech-like far end: noise under a syllable envelope (4 per second) with pauses, peak about 8000.
     static func reply(seconds: Double, seed: UInt64) -> [Int16] {
@@ -25,7 +17,7 @@ import Testing
         return (0..<count).map { i in
             let t = Double(i) / 16_000
             let syllable = max(0, sin(2 * .pi * 4 * t)) * (Int(t * 1.5) % 4 == 3 ? 0.1 : 1)
-            return Int16(8000 * syllable * noise.next())
+            return Int16(8000 * syllable * noise.signedUnit())
         }
     }
 
@@ -37,7 +29,7 @@ import Testing
         return far.indices.map { i in
             let echo = i >= delay ? Double(far[i - delay]) * coupling : 0
             let user = i < near.count ? Double(near[i]) : 0
-            return Int16(max(-32_767, min(32_767, echo + user + 20 * noise.next())))
+            return Int16(max(-32_767, min(32_767, echo + user + 20 * noise.signedUnit())))
         }
     }
 
@@ -67,7 +59,7 @@ import Testing
         var noise = Noise(state: 3)
         let near = (0..<far.count).map { i -> Int16 in
             let t = Double(i) / 16_000
-            return (4..<6).contains(t) ? Int16(4000 * noise.next()) : 0
+            return (4..<6).contains(t) ? Int16(4000 * noise.signedUnit()) : 0
         }
         let raw = Self.capture(far: far, coupling: 1, near: near)
         var explanation = EchoExplanation()
@@ -96,7 +88,7 @@ import Testing
         let near = (0..<far.count).map { i -> Int16 in
             let t = Double(i) / 16_000
             // About 20 dB under the reply's loudest syllables' RMS at full level.
-            return (4.3..<6).contains(t) ? Int16(560 * noise.next()) : 0
+            return (4.3..<6).contains(t) ? Int16(560 * noise.signedUnit()) : 0
         }
         return (Self.capture(far: far, coupling: 1, near: near, delayMs: delayMs), far, 215..<300)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TalkTestSupport
 
 @testable import AudioIO
 @testable import TalkSession
@@ -18,17 +19,8 @@ import Testing
     /// The bound: the lowering's reach into the microphone, the run of the user's own sound, and two frames more.
     static let decidedWithin = BargeInEvidenceMeter.loweredReachFrames + BargeInEvidenceMeter.userRunFrames + 2
 
-    /// SplitMix64, for deterministic noise.
-    struct Noise {
-        var state: UInt64
-        mutating func next() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double(z ^ (z >> 31)) / Double(UInt64.max) * 2 - 1
-        }
-    }
+    /// Deterministic noise (`SplitMix64.signedUnit`).
+    typealias Noise = SplitMix64
 
     /// Frames of the session: the reply (speech-like noise, its syllables 4 a second never falling under 20 % of its
     /// peak: a stretch with no gap), lowered by `gain` from `loweredFrame`, reference and echo alike; its echo in the
@@ -41,13 +33,13 @@ import Testing
         let far: [Double] = (0..<frames * frameSamples).map { i in
             let t = Double(i) / Double(rate)
             let level = i >= loweredFrame * frameSamples ? Double(gain) : 1
-            return 8000 * (0.6 + 0.4 * sin(2 * .pi * 4 * t)) * replyNoise.next() * level
+            return 8000 * (0.6 + 0.4 * sin(2 * .pi * 4 * t)) * replyNoise.signedUnit() * level
         }
         let delay = frameSamples
         let echo = far.indices.map { $0 >= delay ? far[$0 - delay] : 0 }
         let echoRMS = (echo.prefix(userFrame * frameSamples).map { $0 * $0 }.reduce(0, +) / Double(userFrame * frameSamples)).squareRoot()
         let near: [Double] = far.indices.map { i in
-            user && i >= userFrame * frameSamples ? echoRMS / 10 * 3.0.squareRoot() * userNoise.next() : 0
+            user && i >= userFrame * frameSamples ? echoRMS / 10 * 3.0.squareRoot() * userNoise.signedUnit() : 0
         }
         var explanation = EchoExplanation()
         return (0..<frames).map { f in

@@ -13,6 +13,9 @@ package struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
+    /// A value in [-1, 1], for noise samples.
+    package mutating func signedUnit() -> Double { Double(next()) / Double(UInt64.max) * 2 - 1 }
+
     /// A uniform value in [0, 1).
     package mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
