@@ -6,12 +6,20 @@ import SpeechSynthesis
 
 /// What hears the user: capture → endpointer → recogniser as one ordered event stream. `UtterancePipeline` is
 /// the real one; tests script the events.
+///
+/// No requirement has a default: a conformer says what each does, even where it does nothing. A default in an
+/// extension of this protocol is async, as its requirement is, and `UtterancePipeline`'s own methods are synchronous
+/// on its actor: a caller in an async context that calls one on the pipeline itself (not through this protocol) gets
+/// the default instead, a silent no-op, wherever TalkSession is imported (`ListenerDirectCallTests`).
 package protocol TalkListener: Sendable {
     func start() async throws -> AsyncStream<UtteranceEvent>
     func stop() async
-    /// Recognition takes only the sentences of this JSGF grammar (an approval's answers); nil: back to its own.
+    /// Recognition takes only the sentences of this JSGF grammar (an approval's answers); nil: back to its own. A
+    /// listener that cannot switch grammars keeps its own: the answer is then read from what it hears
+    /// (`ApprovalPrompt.interpret`).
     func useGrammar(_ jsgf: String?) async
-    /// Partial hypotheses every `frames` 20 ms frames from now on; nil: the listener's own cadence.
+    /// Partial hypotheses every `frames` 20 ms frames from now on; nil: the listener's own cadence. A listener with a
+    /// fixed cadence keeps it.
     func reportPartials(everyFrames frames: Int?) async
     /// Recognition starts on an utterance's first voiced frame (`UtterancePipeline.decodeWhileStarting`), or once
     /// the utterance has started.
@@ -22,21 +30,9 @@ package protocol TalkListener: Sendable {
     /// known (barge-in then takes a partial's own end as where its words stand).
     var heardThroughMs: Int? { get }
     /// The open utterance decoded again from `fromMs` (stream ms), each frame as `samples` gives it
-    /// (`UtterancePipeline.decodeAgain`): its final is then the new decode's.
+    /// (`UtterancePipeline.decodeAgain`): its final is then the new decode's. A listener that cannot decode again
+    /// keeps its words.
     func decodeAgain(fromMs: Int, samples: @escaping @Sendable (AudioFrame) -> [Int16]) async
-}
-
-extension TalkListener {
-    /// A listener that cannot switch grammars keeps its own: the answer is then read from what it hears
-    /// (`ApprovalPrompt.interpret`).
-    package func useGrammar(_ jsgf: String?) async {}
-    /// A listener with a fixed cadence keeps it.
-    package func reportPartials(everyFrames frames: Int?) async {}
-    package func decodeWhileStarting(_ on: Bool) async {}
-    package func decodeAhead(notBeforeMs ms: Int?) async {}
-    package var heardThroughMs: Int? { nil }
-    /// A listener that cannot decode again keeps its words.
-    package func decodeAgain(fromMs: Int, samples: @escaping @Sendable (AudioFrame) -> [Int16]) async {}
 }
 
 extension UtterancePipeline: TalkListener {}

@@ -74,6 +74,11 @@ actor ScriptedListener: TalkListener {
         continuation?.finish()
     }
 
+    /// A scripted listener hears what the test says: no grammar, no decoding ahead, no position of its own.
+    func useGrammar(_ jsgf: String?) {}
+    func decodeAhead(notBeforeMs ms: Int?) {}
+    nonisolated var heardThroughMs: Int? { nil }
+
     func reportPartials(everyFrames frames: Int?) { partialCadences.append(frames) }
     /// Every `decodeWhileStarting(_:)`, in order.
     private(set) var decodesAhead: [Bool] = []

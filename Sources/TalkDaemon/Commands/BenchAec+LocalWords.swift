@@ -106,9 +106,6 @@ struct LocalWordsReplay {
         let capture = ReplayedCapture()
         let pipeline = try UtterancePipeline(capture: capture, recognizer: recognizer, timing: .streamTime, logger: logger)
         let events = try await pipeline.start()
-        // As the session drives it (`TalkListener`; in an async context a direct call would take the protocol's
-        // default, async, over the pipeline's own).
-        let listener: any TalkListener = pipeline
         let collected = Task {
             var finals: [UtteranceResult] = []
             for await event in events {
@@ -129,13 +126,13 @@ struct LocalWordsReplay {
             while (pipeline.heardThroughMs ?? 0) < min(ms, frames.count * AudioFrame.durationMs) { try await Task.sleep(for: .milliseconds(1)) }
         }
         try await send(through: aheadAt)
-        await listener.reportPartials(everyFrames: 1)
-        await listener.decodeAhead(notBeforeMs: onsetMs)
-        await listener.decodeWhileStarting(true)
+        await pipeline.reportPartials(everyFrames: 1)
+        await pipeline.decodeAhead(notBeforeMs: onsetMs)
+        await pipeline.decodeWhileStarting(true)
         try await send(through: decidedMs)
-        await listener.decodeWhileStarting(false)
-        await listener.reportPartials(everyFrames: nil)
-        if let again { await listener.decodeAgain(fromMs: again.fromMs) { again.samples(of: $0) } }
+        await pipeline.decodeWhileStarting(false)
+        await pipeline.reportPartials(everyFrames: nil)
+        if let again { await pipeline.decodeAgain(fromMs: again.fromMs) { again.samples(of: $0) } }
         try await send(through: Int.max)
         await capture.send(.finished)
         let finals = await collected.value
