@@ -51,7 +51,8 @@ INPUT_FUZZ_TESTS = ClipFuzzTests|EventStreamFuzzTests|ClipLengthLimitTests
 # reply's echo neither cutting it off nor coming back as a turn (RunSelfEchoLoopbackTests: 36 of 36 cases clean since
 # the loop drops an utterance spoken wholly over the reply; and a realtime answer's, in realtime mode), a user cutting
 # in over it stopping it with their words (RunLoopbackTests: 36 of 36 cases since the reply is lowered on the user's
-# first 40 ms, against 25 of 34 before), and `bench talk`'s figures. `make test-loopback` runs just these. One test at
+# first 40 ms, against 25 of 34 before; and over a realtime answer, the relay's next turn their words), and `bench
+# talk`'s figures. `make test-loopback` runs just these. One test at
 # a time: by default the two suites ran beside each other (two daemons with their cancellers, recognisers, Gateways
 # and sound servers on two cores), and the user's words over the reply were lost in 2 of 6 CIs (the grammar heard
 # nothing: no barge-in); alone, 4 runs in 4 and 10 `bench talk` barge-in trials in 10 were clean.

@@ -167,6 +167,50 @@ import Testing
         }
     }
 
+    /// Realtime mode, the relay answering in its own voice (the local voice's 25 s reply, paced as `bench talk --mode
+    /// realtime` has it sent): the user speaking over the answer 1.5 s in stops it, and the turn the relay finishes
+    /// after the cut holds their words, not the answer's echo (its audio from where the relay's VAD heard speech
+    /// start, by dictation, as `bench talk` judges a realtime barge-in: `RelayUserTurn`).
+    @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
+    func `in realtime mode a user speaking over the answer stops it and the relay's next turn is their words`() async throws {
+        try await PrivatePulse.with { pulse in
+            let gw = try await RunCommandTests.gateway()
+            defer { gw.stop() }
+            let relay = #"{"cmd": "talk-relay", "reply": "\#(Self.localVoiceReply)", "audioPace": 0.9}"#
+            _ = try #require(try await offPool { try gw.control(relay) }["ok"] == true)
+            let command = try BuiltCommand(through: pulse.launcher)
+            defer { command.removeHome() }
+            let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false, arguments: ["--mode", "realtime"])
+            let clip = try Self.clip()
+            try await pulse.play(clip)
+            let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(60))
+            try await Task.sleep(for: .milliseconds(1500))
+            let userStarted = Date().addingTimeInterval(Double(TalkLoopBenchmark.firstVoicedSample(clip)) / 16_000)
+            try await pulse.play(clip)
+            // The user's turn ends on the relay's silence after the clip; the answer to it starting is the end.
+            let answeredAgain = await Self.waitFor(running, #""event":"speakingStarted""#, count: 2, upTo: .seconds(30))
+            running.process.terminate()
+            let r = try await running.finish(timeout: .seconds(30))
+            let events = RunCommandTests.events(r.stdout)
+            #expect(speaking && answeredAgain, "\(Self.heard(events, since: userStarted)); stderr: \(r.stderr)")
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+
+            // The answer's echo cutting it before the user spoke is a self-interruption, not this barge-in.
+            let cutAt = events.first { $0["event"] == "bargeIn" }?["time"]?.stringValue.flatMap(TalkLoopBenchmark.eventTime)
+            #expect(cutAt.map { $0 > userStarted } ?? true, "cut before the user spoke: \(Self.heard(events, since: userStarted))")
+            let turns = try await offPool { try gw.control(#"{"cmd": "relay-turns", "dump": "\#(command.home)"}"#) }["turns"]?.arrayValue ?? []
+            switch RelayUserTurn.realtime(events: events, turns: turns) {
+            case .notCut:
+                Issue.record("the answer was not stopped: \(Self.heard(events, since: userStarted))")
+            case .noTurnAfter:
+                Issue.record("no turn reached the relay after the cut: \(Self.heard(events, since: userStarted)); turns \(turns)")
+            case .answered(let userTurns):
+                let words = try await RelayUserTurn.words(userTurns, grammar: nil)
+                #expect(Self.wer(words, RunCommandTests.spoken) <= 0.25, "the relay got '\(words)': \(Self.heard(events, since: userStarted))")
+            }
+        }
+    }
+
     @Test(.requires(.builtBinary, RunCommandTests.clip, PrivatePulse.utilities))
     func `bench talk --json gives every figure the README lists`() async throws {
         try await PrivatePulse.with { pulse in
