@@ -79,27 +79,11 @@ import Threading
         static let threadName = "test-microphone"
         private let executor = ThreadSerialExecutor(name: threadName)
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-        private var continuation: AsyncStream<CaptureEvent>.Continuation?
-        private var sequence: UInt64 = 0
+        private var frames = SquareWaveFrames()
 
-        func start() -> AsyncStream<CaptureEvent> {
-            let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
-            self.continuation = continuation
-            return stream
-        }
-
-        func stop() {
-            continuation?.finish()
-            continuation = nil
-        }
-
-        func push(amplitude: Int16, count: Int) {
-            for _ in 0..<count {
-                let samples = (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude }
-                continuation?.yield(.frame(AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)))
-                sequence += 1
-            }
-        }
+        func start() -> AsyncStream<CaptureEvent> { frames.start() }
+        func stop() { frames.stop() }
+        func push(amplitude: Int16, count: Int) { frames.push(amplitude: amplitude, count: count) }
     }
 
     @Test func `the gate lowers the reply on its microphone's thread, once for each order`() async throws {

@@ -11,26 +11,42 @@ import Threading
 
 /// A microphone the test speaks into: frames of a chosen level, when the test says.
 actor FakeMicrophone: AudioCaptureDevice {
+    private var frames = SquareWaveFrames()
+
+    func start() -> AsyncStream<CaptureEvent> { frames.start() }
+    func stop() { frames.stop() }
+
+    /// Whether a capture stream is open: frames pushed while it is not go nowhere.
+    var isOpen: Bool { frames.isOpen }
+
+    /// `SquareWaveFrames.push`.
+    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
+        frames.push(amplitude: amplitude, count: count, echoExplained: echoExplained, echoExplainedClosely: echoExplainedClosely)
+    }
+}
+
+/// A test microphone's stream: 20 ms frames of a square wave at the level the test says, numbered from 0. Its owner
+/// (an actor: `FakeMicrophone`, or one on a thread of its own) pushes them.
+struct SquareWaveFrames {
     private var continuation: AsyncStream<CaptureEvent>.Continuation?
     private var sequence: UInt64 = 0
 
-    func start() -> AsyncStream<CaptureEvent> {
+    mutating func start() -> AsyncStream<CaptureEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .unbounded)
         self.continuation = continuation
         return stream
     }
 
-    func stop() {
+    mutating func stop() {
         continuation?.finish()
         continuation = nil
     }
 
-    /// Whether a capture stream is open: frames pushed while it is not go nowhere.
     var isOpen: Bool { continuation != nil }
 
     /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` and
     /// `echoExplainedClosely` as echo cancellation would mark them (nil: no canceller).
-    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
+    mutating func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
         for _ in 0..<count {
             let samples = (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude }
             var frame = AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)
