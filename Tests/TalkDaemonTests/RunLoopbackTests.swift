@@ -62,6 +62,25 @@ import Testing
         return running.stdoutSoFar.components(separatedBy: text).count - 1 >= count
     }
 
+    /// The user's clip played once to ask, and again 1.5 s into the reply (both mixed in the sink and heard on the
+    /// microphone, as a user speaking over a loudspeaker is); then, once stdout holds `turnEnd` twice (the second
+    /// turn's end) or a minute has passed, a second for what follows, and the session stopped. Whether the reply
+    /// started and the second turn ended, when the user's speech began over the reply, and the session's outcome.
+    static func speakOverReply(_ pulse: PrivatePulse, _ running: BuiltCommand.Running, turnEnd: String) async throws
+        -> (replied: Bool, ended: Bool, userStarted: Date, outcome: BuiltCommand.Outcome)
+    {
+        let clip = try Self.clip()
+        try await pulse.play(clip)
+        let replied = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(90))
+        try await Task.sleep(for: .milliseconds(1500))
+        let userStarted = Date().addingTimeInterval(Double(TalkLoopBenchmark.firstVoicedSample(clip)) / 16_000)
+        try await pulse.play(clip)
+        let ended = await Self.waitFor(running, turnEnd, count: 2, upTo: .seconds(60))
+        try await Task.sleep(for: .seconds(1))
+        running.process.terminate()
+        return (replied, ended, userStarted, try await running.finish(timeout: .seconds(30)))
+    }
+
     /// What the Gateway received.
     static func transcripts(_ gw: ReferenceGatewayProcess) async throws -> [JSONValue] {
         guard let list = try await offPool({ try gw.control("chat-transcripts") })["transcripts"]?.arrayValue else {
@@ -121,17 +140,7 @@ import Testing
             let command = try BuiltCommand(through: pulse.launcher)
             defer { command.removeHome() }
             let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: grammar)
-            let clip = try Self.clip()
-            try await pulse.play(clip)
-            let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(90))
-            try await Task.sleep(for: .milliseconds(1500))
-            // The user speaks over the reply: both are mixed in the sink and heard on the microphone.
-            let userStarted = Date().addingTimeInterval(Double(TalkLoopBenchmark.firstVoicedSample(clip)) / 16_000)
-            try await pulse.play(clip)
-            let sentTwice = await Self.waitFor(running, #""event":"transcriptSent""#, count: 2, upTo: .seconds(60))
-            try await Task.sleep(for: .seconds(1))
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
+            let (speaking, sentTwice, userStarted, r) = try await Self.speakOverReply(pulse, running, turnEnd: #""event":"transcriptSent""#)
             #expect(speaking && sentTwice, "stderr: \(r.stderr)")
             #expect(r.status == 0, "stderr: \(r.stderr)")
 
@@ -181,16 +190,8 @@ import Testing
             let command = try BuiltCommand(through: pulse.launcher)
             defer { command.removeHome() }
             let running = try await Self.startSession(pulse, gw, command: command, aec: "webrtc", grammar: false, arguments: ["--mode", "realtime"])
-            let clip = try Self.clip()
-            try await pulse.play(clip)
-            let speaking = await Self.waitFor(running, #""event":"speakingStarted""#, upTo: .seconds(60))
-            try await Task.sleep(for: .milliseconds(1500))
-            let userStarted = Date().addingTimeInterval(Double(TalkLoopBenchmark.firstVoicedSample(clip)) / 16_000)
-            try await pulse.play(clip)
             // The user's turn ends on the relay's silence after the clip; the answer to it starting is the end.
-            let answeredAgain = await Self.waitFor(running, #""event":"speakingStarted""#, count: 2, upTo: .seconds(30))
-            running.process.terminate()
-            let r = try await running.finish(timeout: .seconds(30))
+            let (speaking, answeredAgain, userStarted, r) = try await Self.speakOverReply(pulse, running, turnEnd: #""event":"speakingStarted""#)
             let events = RunCommandTests.events(r.stdout)
             #expect(speaking && answeredAgain, "\(Self.heard(events, since: userStarted)); stderr: \(r.stderr)")
             #expect(r.status == 0, "stderr: \(r.stderr)")
