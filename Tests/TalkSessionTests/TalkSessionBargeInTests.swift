@@ -8,6 +8,8 @@ import Testing
 /// own words, quiet sound and `--no-barge-in` do not.
 @Suite struct TalkSessionBargeInTests {
     static let reply = "The weather today is sunny and warm with a light breeze."
+    /// Frames from the reply's lowering until the lowered reply is in the microphone (200 ms).
+    static let loweredReachFrames = 10
 
     /// A session speaking `reply` (held: the speaker plays until stopped).
     static func speaking(_ settings: TalkSession.Settings = TalkSession.Settings()) async throws -> Rig {
@@ -123,13 +125,13 @@ import Testing
             #expect(await TalkSessionReplyLevelTests.eventually { await rig.speaker.gains == [TalkSessionReplyLevelTests.lowered] })
         }
         #expect(await Self.heard(rig, frames: before + 20))
-        // The lowered echo, quiet, while the lowering reaches the microphone.
-        await rig.microphone.push(amplitude: 0, count: BargeInEvidenceMeter.loweredReachFrames, echoExplained: 1, echoExplainedClosely: 1)
+        // The lowered echo, quiet, while the lowering reaches the microphone (200 ms: the sink's buffer, the server's latency).
+        await rig.microphone.push(amplitude: 0, count: Self.loweredReachFrames, echoExplained: 1, echoExplainedClosely: 1)
         for _ in 0..<3 {
             await rig.microphone.push(amplitude: 8000, count: 2, echoExplained: 1, echoExplainedClosely: 0.9)
             await rig.microphone.push(amplitude: 8000, count: 4, echoExplained: 1, echoExplainedClosely: 0.2)
         }
-        #expect(await Self.heard(rig, frames: before + 20 + BargeInEvidenceMeter.loweredReachFrames + 18))
+        #expect(await Self.heard(rig, frames: before + 20 + Self.loweredReachFrames + 18))
         if lowering {
             await rig.listener.hear(.speechStarted(positionMs: 400))
             await rig.listener.hear(.partial("stop right there"))

@@ -54,12 +54,6 @@ struct BargeInEvidenceMeter {
     /// Their first word ("go"), said before that, must not be dropped as the echo's.
     static let onsetReachFrames = 40
 
-    /// Frames (200 ms) from the reply's lowering until the meter reads the close measure: the sink's sound falls 30
-    /// to 45 ms after the call (`PulsePlaybackEngine`'s rewrite), and the frames in the capture's pipe by then were
-    /// heard at full level; in 10 recorded loopback sessions the lowered reference reached the microphone within
-    /// 140 ms (`RealtimeUplinkGate.loweredReachFrames`, the same wait).
-    static let loweredReachFrames = 10
-
     private struct Frame {
         var sequence: UInt64
         var audible: Bool
@@ -96,11 +90,18 @@ struct BargeInEvidenceMeter {
     /// is generous (a sentence's onset whose reference came a frame late reads unexplained closely, alone or in a
     /// pair: 13 of 3,996 audible frames of the echo alone in 180 recorded self-echo sessions, none in a run of three),
     /// and lowered, the loop has heard a sound over the reply and those leaks are as much quieter as the reply.
+    ///
+    /// From the next frame on, not once the lowered reply has reached the microphone (the sink's buffer and the
+    /// server's latency, up to 200 ms on): the sound that lowered it is often the user's word in a short pause of the
+    /// reply, and the window, reading 260 ms of reference, explains that word whole while the close reading leaves it
+    /// to them; read only from 200 ms on, their run waited for the reply's next pause (replayed `--user-gain-db -12`
+    /// trials: 4 of 20 found 560 to 840 ms after the user's onset, 400 to 560 read from the lowering). The frames in
+    /// between are the echo at its level, which the close reading explains as it does at any level.
     mutating func replyPlays(atGain gain: Float) {
         if gain >= 1 {
             loweredFrom = nil
         } else if loweredFrom == nil {
-            loweredFrom = (frames.last.map { $0.sequence + 1 } ?? 0) + UInt64(Self.loweredReachFrames)
+            loweredFrom = frames.last.map { $0.sequence + 1 } ?? 0
         }
     }
 
