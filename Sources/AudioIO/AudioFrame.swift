@@ -25,6 +25,10 @@ package struct AudioFrame: Sendable, Equatable {
     /// The same for this frame alone against its close reference (`EchoExplanation.Reading.frame`): barge-in reads
     /// it while the reply plays lowered. nil: not measured.
     package var echoExplainedClosely: Float?
+    /// Set by echo cancellation: the frame lies within the settling window after the reference's placement changed (a
+    /// playback gap announced, the reference moved: `EchoSettlingWindow`), where the echo may sit off its reference
+    /// and its leak reads as unexplained. False: settled, or not measured.
+    package var echoSettling = false
 
     package init(sequence: UInt64, captureTimeNs: UInt64, samples: [Int16]) {
         self.sequence = sequence

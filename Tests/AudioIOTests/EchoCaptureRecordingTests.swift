@@ -60,6 +60,8 @@ import TalkTestSupport
         #expect(live.count >= 400 && differing.isEmpty, "\(differing.count) of \(live.count) live frames differ from the replay, from frame \(differing.first?.sequence ?? 0)")
         #expect(replay.openings.count == opened.count, "replay \(replay.openings), live \(opened.map(\.metadata))")
         #expect(recording.marks.filter { $0 == .moved }.count == moved.count)
+        // Each move is recorded with its size, as the log said it.
+        #expect(recording.movedMs.compactMap { $0 } == moved.compactMap { Double("\($0.metadata["audio.aec.moveMs"] ?? "")") })
         let liveDb = opened.compactMap { Int("\($0.metadata["audio.aec.linearDb"] ?? "")") }
         #expect(replay.openings.compactMap { $0.linearDb.map { Int($0.rounded()) } } == liveDb)
     }
@@ -73,7 +75,10 @@ import TalkTestSupport
         #expect(try !EchoCaptureRecording(folder: folder).replay().openings.isEmpty)
         let table = folder + "/" + EchoCaptureRecording.framesFile
         let lines = try String(contentsOfFile: table, encoding: .utf8).split(separator: "\n").enumerated().map { index, line in
-            index > 0 && index % 5 == 0 ? line.split(separator: "\t")[0] + "\tmoved" : line
+            guard index > 0, index % 5 == 0 else { return String(line) }
+            var fields = line.split(separator: "\t").map(String.init)
+            fields[1] = "moved"
+            return fields.joined(separator: "\t")
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: table, atomically: true, encoding: .utf8)
         let replay = try EchoCaptureRecording(folder: folder).replay()
@@ -93,6 +98,36 @@ import TalkTestSupport
         }
         try recorder.write(to: folder)
         #expect(try EchoCaptureRecording(folder: folder).playedAround == levels)
+    }
+
+    /// A replay judges what barge-in made of the frames after a playback gap or a reference move only if it knows
+    /// where they were: each frame's row says whether a gap was announced before it and by how much the reference
+    /// moved; a recording made before those columns still replays, with no gap known.
+    @Test func `the gaps announced and the reference's moves are recorded per frame, and older recordings still replay`() throws {
+        let folder = Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var recorder = EchoCaptureRecorder()
+        let silence = [Int16](repeating: 0, count: AudioFrame.samplesPerFrame)
+        for i in 0..<60 {
+            recorder.append(raw: silence, far: silence, playedAround: 0, mark: i == 30 ? .moved : .none, gap: i == 3, movedNs: i == 30 ? -12_437_500 : nil)
+        }
+        try recorder.write(to: folder)
+        let recording = try EchoCaptureRecording(folder: folder)
+        #expect(recording.gapsRecorded)
+        #expect(recording.gaps.indices.filter { recording.gaps[$0] } == [3])
+        #expect(recording.movedMs[30] == -12.4375 && recording.movedMs.compactMap { $0 }.count == 1)
+        #expect(recording.movedFrames == [30])
+        // The settling window (800 ms, 40 frames) from each: 3..<43, renewed at the move, 30..<70 cut at the end.
+        let settling = recording.settlingFrames()
+        #expect(settling.indices.filter { settling[$0] } == Array(3..<60))
+        #expect(recording.settlingFrames(windowMs: 200).indices.filter { recording.settlingFrames(windowMs: 200)[$0] } == Array(3..<13) + Array(30..<40))
+
+        let table = folder + "/" + EchoCaptureRecording.framesFile
+        let old = try String(contentsOfFile: table, encoding: .utf8).split(separator: "\n").map { $0.split(separator: "\t").prefix(2).joined(separator: "\t") }
+        try (old.joined(separator: "\n") + "\n").write(toFile: table, atomically: true, encoding: .utf8)
+        let older = try EchoCaptureRecording(folder: folder)
+        #expect(!older.gapsRecorded && !older.gaps.contains(true) && older.movedFrames == [30])
+        #expect(try older.replay().cleaned.count == 60 * AudioFrame.samplesPerFrame)
     }
 
     @Test func `the recording is private to the user`() async throws {

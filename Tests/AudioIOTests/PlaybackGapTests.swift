@@ -83,4 +83,39 @@ import TalkTestSupport
         let erle = try await Self.erleAfterGap(reported: true)
         #expect(erle >= 40, "echo only \(erle) dB below the raw capture from 1.5 to 5 s after the gap")
     }
+
+    /// After a reported gap the echo may sit off its reference until the placement settles: the frames of the
+    /// settling window (800 ms) say so to barge-in (`AudioFrame.echoSettling`), and the recording holds the report at
+    /// the frame it came before, so a replay knows it too.
+    @Test func `the frames after a reported gap are marked settling, and the recording holds the gap`() async throws {
+        let speech = try EchoCancellerTests.farSpeech()
+        let far = [Int16](repeating: 0, count: Self.rate) + speech
+        let near = EchoBenchmark.nearEnd(far: far, path: SyntheticEchoPath(delayMs: 80))
+        let logger = Logger(label: "test.aec.gap", handler: InMemoryLogHandler())
+        let t0: UInt64 = 5_000_000_000
+        let playback = EchoReferencePlayback(SilentPlayback(), now: { t0 }, logger: logger)
+        #expect(try await playback.play(PCMBuffer(sampleRate: Self.rate, samples: far)) == .completed)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("aec-gap-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let gapFrame = 150
+        let device = GapReportingCapture(samples: near, firstSampleNs: t0, gapFrame: gapFrame, reference: playback.reference)
+        let capture = EchoCancellingCapture(device, reference: playback.reference, recordTo: folder, logger: logger)
+        var settling: [UInt64] = []
+        var frames = 0
+        for await event in try await capture.start() {
+            if case .frame(let frame) = event {
+                frames += 1
+                if frame.echoSettling { settling.append(frame.sequence) }
+            }
+            if event == .finished { break }
+        }
+        await capture.stop()
+        try #require(frames > gapFrame + 100)
+        let recording = try EchoCaptureRecording(folder: folder)
+        // From the gap's frame for 40 frames, and from any move of the aligner's.
+        let expected = EchoSettlingWindow.frames(recording.frames) { $0 == gapFrame || recording.movedFrames.contains($0) }
+        #expect(Set(UInt64(gapFrame)..<UInt64(gapFrame + 40)).isSubset(of: settling))
+        #expect(settling == expected.indices.filter { expected[$0] }.map(UInt64.init))
+        #expect(recording.gapsRecorded && recording.gaps.indices.filter { recording.gaps[$0] } == [gapFrame])
+    }
 }

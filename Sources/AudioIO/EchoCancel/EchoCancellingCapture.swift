@@ -33,6 +33,8 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     private var recorder: EchoCaptureRecorder?
     /// What happened to the placement before the next recorded frame.
     private var mark = EchoCaptureRecorder.Mark.none
+    /// Frames after a gap was announced or the reference moved (`AudioFrame.echoSettling`).
+    private var settling = EchoSettlingWindow()
     private var pump: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
@@ -69,6 +71,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         reportedFrameError = false
         recorder = recordFolder.map { _ in EchoCaptureRecorder() }
         mark = .none
+        settling = EchoSettlingWindow()
         let (stream, continuation) = AsyncStream.makeStream(of: CaptureEvent.self, bufferingPolicy: .bufferingNewest(500))
         pump = Task { await self.pump(events, into: continuation, generation: mine) }
         continuation.onTermination = { [weak self] _ in
@@ -119,14 +122,19 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             let start = cursor.start(of: frame)
             let far = reference.samples(from: start, count: frame.samples.count)
             cursor.fed(far)
-            if reference.gaps != gapsSeen {
+            let gapAnnounced = reference.gaps != gapsSeen
+            if gapAnnounced {
                 gapsSeen = reference.gaps
                 aligner.playbackHadGap()
+                settling.placementChanged()
             }
+            var movedNs: Int64?
             if let correction = aligner.add(reference: far, capture: frame.samples) {
                 cursor.move(by: correction)
                 processor?.relearn()
+                settling.placementChanged()
                 mark = .moved
+                movedNs = correction
                 logger.debug("Echo reference moved", metadata: [
                     "audio.aec.lagMs": "\(aligner.measuredLagMs ?? 0)", "audio.aec.moveMs": "\(Double(correction) / 1_000_000)",
                     "audio.aec.gaps": "\(gapsSeen)",
@@ -136,7 +144,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 let raw = frame.samples
                 let around = playedAround(start)
                 guard let outcome = try processor?.process(raw: raw, far: far, playedAround: around) else { return nil }
-                recorder?.append(raw: raw, far: far, playedAround: around, mark: mark)
+                recorder?.append(raw: raw, far: far, playedAround: around, mark: mark, gap: gapAnnounced, movedNs: movedNs)
                 mark = .none
                 if outcome.changed {
                     // At debug level (unlike the per-frame trace, cheap enough to leave on while a rare
@@ -152,6 +160,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
                 frame.echoExplained = outcome.echoExplained.map(Float.init)
                 if options.linearStageMs > 0 { frame.linearSamples = outcome.linear }
                 frame.echoExplainedClosely = outcome.echoExplainedClosely.map(Float.init)
+                frame.echoSettling = settling.nextFrame()
                 // Per-frame levels (RMS) at trace level: how a leak or a lost user was traced on the loopback.
                 if logger.logLevel <= .trace {
                     logger.trace("Echo frame", metadata: [
@@ -174,6 +183,7 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             cursor = ReferenceCursor()
             aligner = EchoAligner()
             processor?.restart()
+            settling = EchoSettlingWindow()
             mark = .restarted
             return event
         case .finished:
