@@ -27,6 +27,10 @@ extension OpenClawTalk.Bench {
                 .flag("local-words", help: "With --replay (one barge-in recording of bench talk, or a folder of them): the words the session's own "
                     + "recogniser sends (run --stt local), from the live decode and decoded again from the user's onset at the barge-in."),
                 .option("grammar", value: "file.gram", help: "With --local-words: the session recognised with this JSGF grammar (bench talk --grammar)."),
+                .flag("evidence", help: "With --replay (recordings of bench talk, or a folder of them): where the native loop's barge-in evidence "
+                    + "would first let words over the reply stop it, before the user (the reply cutting itself off) and after (detection)."),
+                .option("settling-ms", value: "ms,...", help: "With --evidence: settling windows after a playback gap or a reference move "
+                    + "to compare, each a variant (default 0,800; 0: no window)."),
                 .flag("realtime", help: "With --replay (recordings of bench talk --mode realtime, or a folder of them): when the realtime uplink gate "
                     + "opens, the relay's VAD hears the user and the answer stops, and the words of the turn the relay commits."),
             ]
@@ -48,6 +52,8 @@ extension OpenClawTalk.Bench {
         var decisionMs = 420
         var localWords: Bool
         var grammar: String?
+        var evidence: Bool
+        var settlingMs = [0, 800]
 
         init(_ parsed: ParsedArguments) throws {
             reporting = BenchReportOptions(parsed)
@@ -69,12 +75,24 @@ extension OpenClawTalk.Bench {
             if let ms = try parsed.intOption("decision-ms", range: 0...5_000) { decisionMs = ms }
             localWords = parsed.flag("local-words")
             if localWords, replay == nil || releasedWords { throw ValidationError("'--local-words' goes with '--replay DIR', without '--released-words'") }
+            evidence = parsed.flag("evidence")
+            if evidence, replay == nil || releasedWords || localWords || realtime {
+                throw ValidationError("'--evidence' goes with '--replay DIR', without '--released-words', '--local-words' or '--realtime'")
+            }
+            if let list = parsed.option("settling-ms") {
+                guard evidence else { throw ValidationError("'--settling-ms' goes with '--evidence'") }
+                settlingMs = try list.split(separator: ",").map {
+                    guard let ms = Int($0), (0...5_000).contains(ms) else { throw ValidationError("'--settling-ms' takes ms from 0 to 5000, not '\($0)'") }
+                    return ms
+                }
+            }
             grammar = parsed.option("grammar")
             if grammar != nil, !localWords { throw ValidationError("'--grammar' goes with '--local-words'") }
         }
 
         func run() async throws {
             if let replay, realtime { return try await replayRealtime(replay) }
+            if let replay, evidence { return try await replayEvidence(replay) }
             if let replay, releasedWords { return try await replayReleasedWords(replay) }
             if let replay, localWords { return try await replayLocalWords(replay) }
             if let replay { return try replayRecording(replay) }
