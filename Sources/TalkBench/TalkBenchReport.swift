@@ -225,6 +225,10 @@ package struct LiveTalkFigures {
     }
     /// CPU and memory over the first session with echo cancellation (`ResourceTimeline`).
     package var timeline: JSONValue?
+    /// Playback underruns: the self-echo sessions' (their logs; the barge-in sessions' are `bargeIn.underruns`) and
+    /// the bench's own speaker's (the question and the user's clip).
+    package var selfEchoUnderruns = 0
+    package var benchUnderruns = 0
 
     package init(sink: String, source: String) { (self.sink, self.source) = (sink, source) }
 
@@ -253,6 +257,10 @@ package struct LiveTalkFigures {
         }
         if let timeline { object["timeline"] = timeline }
         if let bargeIn { object["bargeIn"] = bargeIn.json }
+        object["underruns"] = [
+            "sessions": .int(Int64(selfEchoUnderruns + (bargeIn?.underruns ?? 0))), "selfEcho": .int(Int64(selfEchoUnderruns)),
+            "bargeIn": .int(Int64(bargeIn?.underruns ?? 0)), "bench": .int(Int64(benchUnderruns)),
+        ]
         return .object(object)
     }
 
@@ -268,6 +276,7 @@ package struct LiveTalkFigures {
         let idle = BenchStatistics.percentile(idleCPUPercent, 0.5) ?? 0
         let speaking = BenchStatistics.percentile(speakingCPUPercent, 0.5) ?? 0
         lines.append(String(format: "  CPU of a live session (echo cancellation on, median): idle %.1f %%, speaking %.1f %% of a core", idle, speaking))
+        lines.append("  playback underruns: \(selfEchoUnderruns + (bargeIn?.underruns ?? 0)) in the sessions, \(benchUnderruns) in the bench's own speaker")
         if let wholeReply = BenchStatistics.percentile(wholeReplyCPUPercent, 0.5) {
             let byTrial = { (values: [Double]) in values.map { String(format: "%.1f", $0) }.joined(separator: " ") }
             lines.append(String(format: "    by trial: speaking (the reply's first 3 s) %@; over the whole reply %@ (median %.1f %%)",

@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import Glibc
 import SessionBridge
@@ -47,6 +48,9 @@ package final class TalkChild: Sendable {
 
     package var stdout: String { String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self) }
     package var stderr: String { String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self) }
+
+    /// The playback underruns its log reported (`PulsePlayback.underrunMessage`: inside a sound or between sounds).
+    package var playbackUnderruns: Int { stderr.split(separator: "\n").filter { $0.contains(PulsePlayback.underrunMessage) }.count }
 
     package var events: [JSONValue] { stdout.split(separator: "\n").compactMap { JSONValue.parse(Array($0.utf8)) } }
 

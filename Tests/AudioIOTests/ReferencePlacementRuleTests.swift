@@ -48,6 +48,23 @@ import Testing
         #expect(timeline.heardNs(ofSample: 0) == origin.map { $0 + 56 * Self.ms })
     }
 
+    /// The log gives each underrun's length: how far the stream moved from where it was placed before the gap to
+    /// where it settled after it (56 ms here, as long as the sink had nothing to play). Nothing before it settled,
+    /// and each gap once.
+    @Test func `an underrun's gap is measured once the stream settles after it`() {
+        var timeline = PlaybackTimeline(rate: 16_000)
+        _ = Self.place(&timeline, offsetsMs: [0, 0.2, 0.1, 56.0, 56.1], underrunBefore: 3)
+        #expect(timeline.takeMeasuredGap() == nil, "measured before the stream played 300 ms after the gap")
+        #expect(timeline.unmeasuredUnderruns == 1)
+        for (i, offset) in [55.9, 56.0, 56.0].enumerated() {
+            let playedUsec = UInt64(1_500_000 + i * 100_000)
+            timeline.place(nowNs: UInt64(Int64(Self.placed + playedUsec * 1_000) + Int64(offset * 1e6)), playedUsec: playedUsec)
+        }
+        #expect(timeline.takeMeasuredGap() == PlaybackTimeline.Gap(underruns: 1, lengthNs: 56 * Int64(Self.ms)))
+        #expect(timeline.takeMeasuredGap() == nil)
+        #expect(timeline.unmeasuredUnderruns == 0)
+    }
+
     /// A move beyond the aligner's reach (a machine stalled for most of a second, or a stream placed that far off
     /// while it started) is still followed.
     @Test func `a settled stream follows a move beyond the aligner's reach`() {

@@ -22,6 +22,18 @@ struct PlaybackTimeline {
     private var settlesAtUsec = pa_usec_t(Tuning.settledAfterUsec)
     /// The server reported an underrun that the estimates have not been taken after yet.
     private var gapReported = false
+    /// Underruns whose gap is not measured yet: how many, and where the stream was placed before the first.
+    private var unmeasured: (count: Int, originNs: UInt64?)?
+    /// The last gap measured (`takeMeasuredGap`).
+    private var measured: Gap?
+
+    /// What one or more underruns in a row cost: the stream time stands still while the sink has nothing to play, so
+    /// the stream, once it has settled again, is heard `lengthNs` later than it was placed before (nil: it was not
+    /// placed yet). PipeWire's estimates may miss a quantum of the silence it inserted (`EchoTuning.Placement`).
+    struct Gap: Equatable {
+        var underruns: Int
+        var lengthNs: Int64?
+    }
 
     /// Whether a stream placed at `placed` moves to the estimate `start`, `playedUsec` into it (no underrun since it
     /// started).
@@ -40,7 +52,17 @@ struct PlaybackTimeline {
     /// stream again (as while it started) until it has played `settledAfterUsec` more.
     mutating func underran() {
         gapReported = true
+        unmeasured = (count: (unmeasured?.count ?? 0) + 1, originNs: unmeasured == nil ? originNs : unmeasured?.originNs)
     }
+
+    /// The gap of the underruns since the last call, once the stream has settled after them (nil before).
+    mutating func takeMeasuredGap() -> Gap? {
+        defer { measured = nil }
+        return measured
+    }
+
+    /// Underruns whose gap was not measured (the stream closes before it settled again): their count.
+    var unmeasuredUnderruns: Int { unmeasured?.count ?? 0 }
 
     init(rate: Int) {
         self.rate = rate
@@ -61,11 +83,20 @@ struct PlaybackTimeline {
             settlesAtUsec = playedUsec + pa_usec_t(Tuning.settledAfterUsec)
         }
         let estimate = nowNs - UInt64(playedUsec) * 1000
-        if let originNs, !Self.movesReference(from: originNs, to: estimate, settled: playedUsec >= settlesAtUsec) {
+        let settled = playedUsec >= settlesAtUsec
+        defer { if settled { measureGap() } }
+        if let originNs, !Self.movesReference(from: originNs, to: estimate, settled: settled) {
             return false
         }
         originNs = estimate
         return true
+    }
+
+    private mutating func measureGap() {
+        guard let gap = unmeasured, !gapReported else { return }
+        unmeasured = nil
+        let length: Int64? = if let before = gap.originNs, let after = originNs { Int64(bitPattern: after &- before) } else { nil }
+        measured = Gap(underruns: gap.count, lengthNs: length)
     }
 
     /// Whether the server's stream time is one: no longer than the monotonic clock has run. Under load the

@@ -1,3 +1,4 @@
+import Synchronization
 import TalkLogging
 
 /// What playback reports about its sound server between `play` calls.
@@ -9,6 +10,14 @@ package enum PlaybackEvent: Sendable, Equatable {
     case resumed(device: String)
 }
 
+/// How many underruns a `PulsePlayback`'s server reported, inside a sound or between sounds: for a caller's figures.
+package final class PlaybackUnderrunCount: Sendable {
+    private let count = Atomic<Int>(0)
+    package init() {}
+    package var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.wrappingAdd(1, ordering: .relaxed) }
+}
+
 /// The speaker through PulseAudio: mono PCM at the buffer's own rate, to the default sink or a named one,
 /// with a small buffer so sound starts and `stop()` silences within 50 ms. Given an `EchoReference`, it puts
 /// what it plays there, when the server says it is heard, for echo cancellation.
@@ -17,6 +26,10 @@ package actor PulsePlayback: AudioPlaybackDevice, ImmediatePlaybackGain {
     private let echoReference: EchoReference?
     /// Interruptions and recoveries, for a caller that wants to show them.
     package nonisolated let events: AsyncStream<PlaybackEvent>
+    /// The underruns so far (each also logged, with where it fell and the gap's length).
+    package nonisolated let underruns = PlaybackUnderrunCount()
+    /// What the log line of every underrun says: `bench talk` counts the sessions' underruns by it.
+    package static let underrunMessage = "Playback underrun: the sound has a gap"
 
     /// - Parameters:
     ///   - sink: a sink name (`openclaw-talk devices`), or nil for the server's default.
@@ -34,7 +47,7 @@ package actor PulsePlayback: AudioPlaybackDevice, ImmediatePlaybackGain {
         engine = PulseConfined(
             PulsePlaybackEngine(
                 loop: loop, server: server, sink: sink, retryInterval: retryInterval, events: continuation,
-                echoReference: echoReference, logger: logger),
+                echoReference: echoReference, underruns: underruns, logger: logger),
             on: loop)
     }
 

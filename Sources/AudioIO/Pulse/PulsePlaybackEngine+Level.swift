@@ -3,7 +3,7 @@ import CPulse
 /// `PulsePlaybackEngine`'s level (`setGain`): a change reaches the speaker a few milliseconds after the server's
 /// read position rather than after the sound the server already holds. Why: the Talk loop lowers a reply the moment
 /// the user may be cutting in, so that their first word meets less echo; applied only to samples not yet written, the
-/// lowering reached the microphone after the server's buffer (up to `targetLatency`, 100 ms), and the word met the
+/// lowering reached the microphone after the server's buffer (the stream's queue: `PlaybackBufferPlan`), and the word met the
 /// echo at full level. The server rewrites for us: a write `PA_SEEK_RELATIVE` at a negative offset replaces what the
 /// stream holds from there on (PulseAudio and PipeWire's pulse server alike), and the echo reference is scaled from
 /// the same sample, so the canceller sees the level the speaker plays. Confined to the loop as the engine is.

@@ -40,6 +40,8 @@ final class PulsePlaybackEngine {
     let logger: Logger
     let retryInterval: Duration
     let echoReference: EchoReference?
+    /// Every underrun the server reported, inside a sound or between sounds.
+    let underruns: PlaybackUnderrunCount
     var current: Current?
     var recoveryTimer: OpaquePointer?
     /// Set while playback was reported on a fallback: brings it back to the requested sink when that returns.
@@ -47,7 +49,10 @@ final class PulsePlaybackEngine {
     var interrupted = false
     var closed = false
     /// Bumped by every `play` and `stop`: a play still connecting when it changes was superseded.
-    private var generation = 0
+    private(set) var generation = 0
+    /// The generation of a sound handed to an idle stream that waits for the server's read position
+    /// (`startOverQueuedSilence`).
+    var startPending: Int?
     /// The level sounds are written at (`setGain`); `stop()` returns it to 1.
     var gain = PlaybackGain()
     /// A level asked for while a sound plays, waiting for the server's read position (`setGain`), and the `stop()`s
@@ -55,11 +60,7 @@ final class PulsePlaybackEngine {
     var pendingGain: (target: Float, stops: Int)?
     var stops = 0
 
-    /// Total latency asked of the server per stream. About 40 % of it is the sink's buffer, which sets how
-    /// soon sound starts (stopping flushes, so it does not wait for it); the rest is what this process may be
-    /// late refilling before the server runs dry and the sound gets a gap. 40 ms left 20 ms of slack, which a
-    /// loaded machine overran (the loopback sweep came back broken); 100 ms starts within 50 ms and leaves 60.
-    static let targetLatency = Duration.milliseconds(100)
+    static var underrunMessage: String { PulsePlayback.underrunMessage }
     /// How long a stream plays silence after its sound before it closes: long enough that the next reply in a
     /// conversation usually finds it open, so the echo path the linear filter learnt still holds (a new stream
     /// lands a few samples elsewhere); short enough not to hold the sink awake long after a session goes quiet.
@@ -67,9 +68,11 @@ final class PulsePlaybackEngine {
 
     init(
         loop: PulseMainloop, server: String?, sink: String?, retryInterval: Duration,
-        events: AsyncStream<PlaybackEvent>.Continuation, echoReference: EchoReference? = nil, logger: Logger
+        events: AsyncStream<PlaybackEvent>.Continuation, echoReference: EchoReference? = nil,
+        underruns: PlaybackUnderrunCount = PlaybackUnderrunCount(), logger: Logger
     ) {
         self.echoReference = echoReference
+        self.underruns = underruns
         self.loop = loop
         self.requestedSink = sink
         self.events = events
@@ -105,6 +108,7 @@ final class PulsePlaybackEngine {
             generation &+= 1
             idle.sound = Sound(samples: buffer.samples, completion: completion, reference: reference, referenceSource: reference)
             current = idle
+            startOverQueuedSilence()
             return
         }
         stop()
@@ -186,11 +190,7 @@ final class PulsePlaybackEngine {
             guard let s, let userdata else { return }
             Unmanaged<PulsePlaybackEngine>.fromOpaque(userdata).takeUnretainedValue().underflowed(s)
         }, me)
-        let bytesPerMs = Int(spec.rate) * 2 / 1000
-        let latencyMs = Int(Self.targetLatency / .milliseconds(1))
-        var attr = pa_buffer_attr(
-            maxlength: UInt32.max, tlength: UInt32(bytesPerMs * latencyMs), prebuf: UInt32.max,
-            minreq: UInt32(bytesPerMs * 10), fragsize: UInt32.max)
+        var attr = PlaybackBufferPlan(rate: Int(spec.rate)).attributes
         // Not monotonic: libpulse otherwise returns the largest stream time it ever reported, so one bogus report
         // (under load its interpolated time now and then comes back near 2^64 µs) would be every later report too,
         // and the sound would never be heard to end (`play` waiting for ever). Each report is judged on its own
@@ -214,19 +214,7 @@ final class PulsePlaybackEngine {
                 gain.startSound()
             }
             let count = min(room, sound.samples.count - sound.written)
-            if gain.isUnity {
-                sound.samples.withUnsafeBytes { raw in
-                    guard let base = raw.baseAddress else { return }
-                    _ = pa_stream_write(s, base + sound.written * 2, count * 2, nil, 0, PA_SEEK_RELATIVE)
-                }
-            } else {
-                let rate = playing.timeline.rate
-                let from = sound.written
-                let (scaled, ramp) = gain.apply(sound.samples[from..<(from + count)], sampleRate: rate)
-                scaled.withUnsafeBytes { _ = pa_stream_write(s, $0.baseAddress, count * 2, nil, 0, PA_SEEK_RELATIVE) }
-                follow(ramp, in: &sound, fromSample: from, rate: rate)
-            }
-            sound.written += count
+            writeSound(s, &sound, count: count, padding: 0, offsetBytes: 0, rate: playing.timeline.rate)
             playing.timeline.wrote(count)
             room -= count
             playing.sound = sound
@@ -252,6 +240,7 @@ final class PulsePlaybackEngine {
             return
         }
         placeReference(&playing, usec: usec, nowNs: nowNs)
+        if let gap = playing.timeline.takeMeasuredGap() { reportGap(gap, playing) }
         let heard = playing.timeline.heardSamples(playedUsec: usec)
         if let sound = playing.sound, sound.written == sound.samples.count, heard >= sound.end {
             playing.sound = nil
@@ -264,6 +253,23 @@ final class PulsePlaybackEngine {
         } else {
             current = playing
         }
+    }
+
+    /// Writes the sound's next `count` samples at the current level, then `padding` samples of silence, at
+    /// `offsetBytes` from the stream's write position (negative: over what the server holds).
+    func writeSound(_ s: OpaquePointer, _ sound: inout Sound, count: Int, padding: Int, offsetBytes: Int64, rate: Int) {
+        let from = sound.written
+        var data: [Int16]
+        if gain.isUnity {
+            data = Array(sound.samples[from..<(from + count)])
+        } else {
+            let (scaled, ramp) = gain.apply(sound.samples[from..<(from + count)], sampleRate: rate)
+            data = scaled
+            follow(ramp, in: &sound, fromSample: from, rate: rate)
+        }
+        if padding > 0 { data += [Int16](repeating: 0, count: padding) }
+        data.withUnsafeBytes { _ = pa_stream_write(s, $0.baseAddress, $0.count, nil, offsetBytes, PA_SEEK_RELATIVE) }
+        sound.written += count
     }
 
     /// Puts the sound on the echo reference where the server hears it: the stream's start is now minus the
@@ -280,14 +286,35 @@ final class PulsePlaybackEngine {
         playing.sound = sound
     }
 
-    /// The server ran out of sound before the end: the listener hears a gap. Not fatal, but worth a line
-    /// (a starved machine, or a buffer too small for it).
+    /// The server ran out of sound: the listener hears a gap, whether in a sound, in the silence before one (it
+    /// starts late) or between sounds (the next one's echo placement is off all the same). Not fatal, but each is
+    /// counted and logged where it fell, and its length once the stream has settled again (`reportGap`).
     private func underflowed(_ s: OpaquePointer) {
-        guard current?.stream == s else { return }
-        current?.timeline.underran()
+        guard var playing = current, playing.stream == s else { return }
+        playing.timeline.underran()
+        current = playing
         echoReference?.playbackHadGap()
-        guard let playing = current, playing.sound != nil else { return }
-        logger.warning("Playback underrun: the sound has a gap", metadata: ["audio.device": "\(playing.device)"])
+        underruns.add()
+        let index = pa_stream_get_underflow_index(s)
+        let at = index >= 0 ? Int(index) / MemoryLayout<Int16>.size : playing.timeline.written
+        logger.warning("\(Self.underrunMessage)", metadata: [
+            "audio.device": "\(playing.device)", "audio.where": "\(Self.place(ofSample: at, playing))"])
+    }
+
+    /// Where stream sample `index` lies for the listener: in the sound (how far into it), in the silence queued
+    /// before it, or between sounds.
+    static func place(ofSample index: Int, _ playing: Current) -> String {
+        guard let sound = playing.sound else { return "between sounds" }
+        guard sound.written > 0, index >= sound.startIndex else { return "before a sound" }
+        guard index < sound.end else { return "after a sound" }
+        return "in a sound, \((index - sound.startIndex) * 1000 / playing.timeline.rate) ms into it"
+    }
+
+    /// The length of the gap the last underruns left, as the stream settled again after them.
+    private func reportGap(_ gap: PlaybackTimeline.Gap, _ playing: Current) {
+        logger.warning("Playback underrun's gap measured", metadata: [
+            "audio.device": "\(playing.device)", "audio.underruns": "\(gap.underruns)",
+            "audio.gapMs": gap.lengthNs.map { "\(Double($0 / 100_000) / 10)" } ?? "unknown"])
     }
 
     private func stateChanged(_ s: OpaquePointer) {
@@ -315,6 +342,9 @@ final class PulsePlaybackEngine {
         pa_stream_set_underflow_callback(playing.stream, nil, nil)
         pa_stream_disconnect(playing.stream)
         pa_stream_unref(playing.stream)
+        if playing.timeline.unmeasuredUnderruns > 0 {
+            reportGap(.init(underruns: playing.timeline.unmeasuredUnderruns, lengthNs: nil), playing)
+        }
         guard let sound = playing.sound else { return }
         if sound.referenceStartNs != nil, (try? result.get()) != .completed {
             echoReference?.cut(at: monotonicNanoseconds())

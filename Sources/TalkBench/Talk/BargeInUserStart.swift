@@ -73,6 +73,8 @@ package struct BargeInTrial: Sendable, Equatable {
     /// Native mode: the transcript the Gateway got (its relay's stand-in's words) and its WER.
     package var standInWer: Double?
     package var standInHeard: String?
+    /// The session's playback underruns (its log).
+    package var underruns: Int?
 
     package init(trial: Int, userAtSeconds: Double?, outcome: String) {
         (self.trial, self.userAtSeconds, self.outcome) = (trial, userAtSeconds, outcome)
@@ -97,6 +99,7 @@ package struct BargeInTrial: Sendable, Equatable {
             "outcome": .string(outcome), "detectionMs": rounded(detectionMs), "wer": rounded(wer), "heard": heard.map { .string($0) } ?? .null,
             "goFirst": firstWordFirst.map { .bool($0) } ?? .null,
             "standInWer": rounded(standInWer), "standInHeard": standInHeard.map { .string($0) } ?? .null,
+            "underruns": underruns.map { .int(Int64($0)) } ?? .null,
         ]
     }
 }

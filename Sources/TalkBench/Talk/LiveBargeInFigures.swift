@@ -70,6 +70,8 @@ package struct LiveBargeInFigures {
     /// Trials in which the reply's own echo cut it before the user spoke (`UserSpeechStart.precedes`): not stopped
     /// by the user, and no detection time.
     package var cutBeforeUser = 0
+    /// The sessions' playback underruns, all trials (`BargeInTrial.underruns` each).
+    package var underruns = 0
     /// Each trial: where the user started in the reply and what came of it.
     package var perTrial: [BargeInTrial] = []
     package static let werTarget = 0.25
@@ -102,7 +104,7 @@ package struct LiveBargeInFigures {
             "trials": .int(Int64(trials)), "stopped": .int(Int64(stopped)), "withWords": .int(Int64(words.withWords)),
             "goFirst": .int(Int64(words.firstWordFirst)), "wordsFrom": .string(wordsFrom),
             "noReply": .int(Int64(noReply)), "cutBeforeUser": .int(Int64(cutBeforeUser)),
-            "noTurnAfter": .int(Int64(noTurnAfter)),
+            "noTurnAfter": .int(Int64(noTurnAfter)), "underruns": .int(Int64(underruns)),
             "recall": trials > 0 ? .double(Double(words.withWords) / Double(trials)) : .null,
             "wer": Self.list(words.wer), "heard": .array(words.heard.map { .string($0) }),
             "detectionMs": TalkBenchReport.summary(detectionMs), "detectionSamplesMs": Self.list(detectionMs),

@@ -45,6 +45,8 @@ extension TalkLoopBenchmark {
             var record = BargeInTrial(trial: trial, userAtSeconds: userAt, outcome: "noReply")
             var fromHandoverMs: Double?
             defer {
+                record.underruns = child.playbackUnderruns
+                figures.underruns += child.playbackUnderruns
                 figures.perTrial.append(record)
                 // Beside the session's events and relay turns, for `bench talk --rejudge` (`KeptBargeInRow`).
                 let kept = KeptBargeInRow.record(
@@ -61,7 +63,7 @@ extension TalkLoopBenchmark {
             _ = try await speaker.play(overReply)
             // `play` returns once the sink has played the clip's last sample: the user's first word was in the room
             // the clip's length before that, less its leading silence. The bench's own playback buffer (up to
-            // `PulsePlaybackEngine.targetLatency` and the stream's start) lies before it, and is not the user's.
+            // `PlaybackBufferPlan` and the stream's start) lies before it, and is not the user's.
             let spoken = UserSpeechStart(handedOver: handedOver, heardToEnd: Date(), onsetSeconds: onsetSeconds, clipSeconds: clipSeconds)
             if plan.conditions.realtime {
                 // The user's turn ends on the relay's silence after their clip; its answer starting is the end.

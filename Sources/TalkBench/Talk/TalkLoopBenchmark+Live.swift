@@ -55,6 +55,7 @@ extension TalkLoopBenchmark {
             await speaker.close()
             throw error
         }
+        figures.benchUnderruns = speaker.underruns.value
         await speaker.close()
         return figures
     }
@@ -107,6 +108,7 @@ extension TalkLoopBenchmark {
                 }
                 if let timeline { figures.timeline = await timeline.finish() }
                 await child.stop()
+                if mode == "webrtc" { figures.selfEchoUnderruns += child.playbackUnderruns }
                 let relay = plan.conditions.realtime ? try relayRecord(gateway) : nil
                 echo.add(SelfEchoVerdict(events: child.events, turnEvent: plan.turnEvent, relay: relay))
                 if mode == "webrtc" {
