@@ -16,8 +16,8 @@ struct EchoExplanation {
     struct Reading: Equatable {
         /// The raw capture's 100 ms window against the loudest reference frame in the echo's reach (`add`).
         var window: Double?
-        /// The frame alone against the loudest reference frame within `Tuning.closeReachFrames` of it, through a
-        /// coupling of its own: what a dip of the reply as short as a syllable's gap leaves of someone else. The
+        /// The frame alone against the loudest reference frame around the echo's lag (`EchoFrameLag`,
+        /// `Tuning.closeSpreadFrames` either side), through a coupling of its own: what a dip of the reply as short as a syllable's gap leaves of someone else. The
         /// window reading's reach spans 260 ms of reference, so a user quieter than the echo (the reply lowered for
         /// them, the user 5 dB under it still) is explained whole but in the reply's pauses; the close one shows them
         /// in its gaps. Barge-in reads it only while the reply plays lowered (`BargeInEvidenceMeter`).
@@ -27,7 +27,15 @@ struct EchoExplanation {
     private var raw: [Double] = []
     private var far: [Double] = []
     private var couplings: [Double] = []
-    private var closeCouplings: [Double] = []
+    /// The close reading's couplings, one list per reference window it may read (`closeWindows`), each learnt from
+    /// the same echo-alone frames: the window follows the echo's lag without learning the path again.
+    private var closeCouplings = [[Double]](repeating: [], count: Self.closeWindows.count)
+    private var lag = EchoFrameLag()
+
+    /// The reference frames (how many back from the frame's own) the close reading may read: until the echo's lag is
+    /// measured all of its reach, then `Tuning.closeSpreadFrames` either side of it.
+    static let closeWindows: [ClosedRange<Int>] = [0...Tuning.reachFrames]
+        + (0...Tuning.lagMaxFrames).map { max(0, $0 - Tuning.closeSpreadFrames)...$0 + Tuning.closeSpreadFrames }
 
     /// Another device, a restarted server: the path is learnt again.
     mutating func restart() { self = EchoExplanation() }
@@ -44,21 +52,27 @@ struct EchoExplanation {
         let heardNow = AudioLevel.meanSquare(frame)
         LevelHistory.push(heardNow, into: &raw, keep: Tuning.windowFrames)
         LevelHistory.push(AudioLevel.meanSquare(reference), into: &far, keep: Tuning.windowFrames + Tuning.reachFrames)
+        lag.add(raw: heardNow, far: far.last ?? 0)
         let played = far.max() ?? 0
         guard played >= Tuning.playingRMS * Tuning.playingRMS else { return Reading() }
         let heard = LevelHistory.mean(raw)
         // In a gap of the reference (nothing audible played that close) the frame is read against the playing level:
-        // what the microphone hears there is someone else's, or the echo placed further off than the close reach,
+        // what the microphone hears there is someone else's, or the echo placed further off than the close window,
         // which then teaches a coupling that large.
-        let playedClose = max(far.suffix(Tuning.closeReachFrames + 1).max() ?? 0, Tuning.playingRMS * Tuning.playingRMS)
+        let playedClose = Self.closeWindows.map { window in
+            max(window.map { far.count > $0 ? far[far.count - 1 - $0] : 0 }.max() ?? 0, Tuning.playingRMS * Tuning.playingRMS)
+        }
         defer {
             if echoAlone {
                 LevelHistory.push(heard / played, into: &couplings, keep: Tuning.historyFrames)
-                LevelHistory.push(heardNow / playedClose, into: &closeCouplings, keep: Tuning.historyFrames)
+                for (i, close) in playedClose.enumerated() {
+                    LevelHistory.push(heardNow / close, into: &closeCouplings[i], keep: Tuning.historyFrames)
+                }
             }
         }
+        let close = lag.lagFrames.map { $0 + 1 } ?? 0
         return Reading(window: Self.explained(heard, by: played, couplings),
-                       frame: Self.explained(heardNow, by: playedClose, closeCouplings))
+                       frame: Self.explained(heardNow, by: playedClose[close], closeCouplings[close]))
     }
 
     /// The share of `heard` that `played`, through the `couplings`' percentile, predicts (nil: too few learnt).
