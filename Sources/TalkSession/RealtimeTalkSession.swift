@@ -204,6 +204,11 @@ package actor RealtimeTalkSession {
                 await considerBargeIn(samples)
             }
             samples = uplinkGate.pass(frame, soundOnset: onset)
+            // The user's own sound in the linear stage, where the later stages muted their first word (a user who began
+            // as one of the answer's sentences began): the answer is lowered there, not at their second word's onset.
+            if uplinkGate.heardOwnInLinear, let started = outputStartNs, now &- started >= Self.ns(settings.bargeInAfterOutput) {
+                await perform(replyLevel.soundOnset())
+            }
         }
         defer { framesHeard += 1 }
         guard !samples.isEmpty, let encoder, let chunk = try? encoder.append(samples) else { return }

@@ -28,6 +28,8 @@ package struct RealtimeUplinkReplay {
         package var cutMs: Int?
         /// The range sent from the linear stage.
         package var linearMs: [Int] = []
+        /// Where the gate heard the user's own sound begin in the linear stage over the answer (`heardOwnInLinear`).
+        package var ownInLinearMs: [Int] = []
     }
 
     private let settings: RealtimeTalkSession.Settings
@@ -75,6 +77,10 @@ package struct RealtimeUplinkReplay {
         }
         let wasOpen = gate.isOpen
         let samples = gate.pass(frame, soundOnset: onset)
+        if gate.heardOwnInLinear, playing, started, nowMs - answerStartMs >= RealtimeTalkSession.ms(settings.bargeInAfterOutput) {
+            trace.ownInLinearMs.append(frame.streamPositionMs)
+            perform(level.soundOnset(), atMs: nowMs)
+        }
         if gate.isOpen, !wasOpen, trace.gateOpenedMs == nil {
             trace.gateOpenedMs = frame.streamPositionMs
             trace.linearMs = [gate.linearMs.lowerBound, gate.linearMs.upperBound]

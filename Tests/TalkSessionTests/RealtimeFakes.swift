@@ -171,10 +171,11 @@ struct RealtimeRig {
 
     /// `frames` 20 ms frames of a square wave of `amplitude` (0: silence), returning once the session has weighed
     /// each for barge-in and passed it on (to the relay, or held by its uplink gate while the answer explains it).
-    /// `explained`: how much of each frame the answer's audio explains (echo cancellation's measure; nil: none).
-    func speakHeard(amplitude: Int16, frames: Int, explained: Float? = nil) async -> Bool {
+    /// `explained`: how much of each frame the answer's audio explains (echo cancellation's measure; nil: none);
+    /// `closely` and `linear`: its close reading and what the canceller's linear stage left (`FakeMicrophone.push`).
+    func speakHeard(amplitude: Int16, frames: Int, explained: Float? = nil, closely: Float? = nil, linear: Int16? = nil) async -> Bool {
         let before = await session.framesHeard
-        await mic.push(amplitude: amplitude, count: frames, echoExplained: explained)
+        await mic.push(amplitude: amplitude, count: frames, echoExplained: explained, echoExplainedClosely: closely, linear: linear)
         return await eventually { await session.framesHeard >= before + frames }
     }
 

@@ -55,6 +55,24 @@ import Testing
         await rig.session.stop()
     }
 
+    /// A user who began as one of the answer's sentences began: the echo stages muted their first word whole (nothing
+    /// audible comes out of them until the next word), but the canceller's linear stage kept it, and the answer's
+    /// reference around the echo's lag does not explain it. Lowered at their second word, the answer reached the
+    /// microphone lowered 800 ms after they began, and the relay heard them only then.
+    @Test func `a first word the echo stages muted lowers the answer at that word`() async throws {
+        let clock = ManualClock()
+        let rig = try await Self.answering(clock)
+        // The answer's echo: muted by the stages, its linear stage's leak the answer's own.
+        #expect(await rig.speakHeard(amplitude: 0, frames: 10, explained: 1, closely: 1, linear: 2_000))
+        #expect(await Self.relayCaughtUp(rig))
+        #expect(await rig.speaker.gains.isEmpty, "the answer's own leak lowered it")
+        // The user's first word: muted by the stages, theirs in the linear stage.
+        #expect(await rig.speakHeard(amplitude: 0, frames: 3, explained: 1, closely: 0.1, linear: 2_000))
+        #expect(await rig.log.waitFor(Self.isLevel(Double(Self.lowered), "sound over the reply")))
+        #expect(await rig.eventually { await rig.speaker.gains == [Self.lowered] })
+        await rig.session.stop()
+    }
+
     @Test func `an utterance the relay hears keeps the answer lowered past the hold until the user's final`() async throws {
         let clock = ManualClock()
         let rig = try await Self.answering(clock)

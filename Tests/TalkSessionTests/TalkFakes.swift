@@ -20,8 +20,8 @@ actor FakeMicrophone: AudioCaptureDevice {
     var isOpen: Bool { frames.isOpen }
 
     /// `SquareWaveFrames.push`.
-    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
-        frames.push(amplitude: amplitude, count: count, echoExplained: echoExplained, echoExplainedClosely: echoExplainedClosely)
+    func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil, linear: Int16? = nil) {
+        frames.push(amplitude: amplitude, count: count, echoExplained: echoExplained, echoExplainedClosely: echoExplainedClosely, linear: linear)
     }
 }
 
@@ -45,13 +45,15 @@ struct SquareWaveFrames {
     var isOpen: Bool { continuation != nil }
 
     /// `count` 20 ms frames of a square wave of this amplitude (0: digital silence); `echoExplained` and
-    /// `echoExplainedClosely` as echo cancellation would mark them (nil: no canceller).
-    mutating func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil) {
+    /// `echoExplainedClosely` as echo cancellation would mark them (nil: no canceller); `linear`: what its linear stage
+    /// left of each (a square wave of that amplitude; nil: none).
+    mutating func push(amplitude: Int16, count: Int, echoExplained: Float? = nil, echoExplainedClosely: Float? = nil, linear: Int16? = nil) {
+        func square(_ amplitude: Int16) -> [Int16] { (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude } }
         for _ in 0..<count {
-            let samples = (0..<AudioFrame.samplesPerFrame).map { $0 % 20 < 10 ? amplitude : -amplitude }
-            var frame = AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: samples)
+            var frame = AudioFrame(sequence: sequence, captureTimeNs: monotonicNanoseconds(), samples: square(amplitude))
             frame.echoExplained = echoExplained
             frame.echoExplainedClosely = echoExplainedClosely
+            frame.linearSamples = linear.map(square)
             continuation?.yield(.frame(frame))
             sequence += 1
         }
