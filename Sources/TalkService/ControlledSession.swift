@@ -18,14 +18,9 @@ package protocol ControlledSession: Sendable {
     /// Things that happened (transcript, reply, state change); each one refreshes the status.
     var events: AsyncStream<SessionEvent> { get }
     /// Shows (and, while Talk is on, speaks) a notification as the node's `system.notify` would: `notify`'s local test.
-    /// The result is what the node would answer.
+    /// The result is what the node would answer; a session that shows none throws `ControlError` "unsupported". No
+    /// default: a direct call on a conformer would reach it instead of a synchronous method of the conformer's own.
     func notify(title: String, body: String, priority: String?) async throws -> ControlJSON
-}
-
-extension ControlledSession {
-    package func notify(title: String, body: String, priority: String?) async throws -> ControlJSON {
-        throw ControlError(code: "unsupported", message: "this session shows no notifications")
-    }
 }
 
 package enum PushToTalkAction: String, Sendable, CaseIterable {

@@ -12,7 +12,9 @@ package protocol TranscriptSource: Sendable {
     /// from a margin before `onsetMs` (stream ms; nil: from its own start), never before its own start.
     func utteranceReleased(onsetMs: Int?) async
     /// `utteranceReleased(onsetMs:)` with the stretch of sound onsets the user's is among (`TurnTaking.userOnsetStretch`):
-    /// a source that holds the frames skips its echo's onsets (`TurnTaking.userOnsetMs(of:heardAsEcho:)`).
+    /// a source that holds the frames skips its echo's onsets (`TurnTaking.userOnsetMs(of:heardAsEcho:)`); one without
+    /// them releases from the stretch's first onset. No default: a default here would be what a direct call on a
+    /// conformer whose own method is synchronous reaches, in an async context, instead of the conformer's.
     func utteranceReleased(stretchMs: [Int]) async
     func utteranceEnded(lastSpeechEndMs: Int) async
     /// The words for the utterance that just ended (`discard`: the loop will not use them, do not wait).
@@ -20,13 +22,6 @@ package protocol TranscriptSource: Sendable {
     /// Events to report since the last call (relay sessions and their uplink, input falling behind).
     func takeNotes() async -> [TalkEvent.Kind]
     func stop() async
-}
-
-extension TranscriptSource {
-    /// Without the frames: from the stretch's first onset.
-    package func utteranceReleased(stretchMs: [Int]) async {
-        await utteranceReleased(onsetMs: stretchMs.first)
-    }
 }
 
 /// The words to send for one utterance and which engine produced them.

@@ -43,6 +43,10 @@ actor FakeSession: ControlledSession {
     func talkStop() { calls.append("talkStop"); state.talkActive = false; state.voice = nil }
     func say(_ text: String) { calls.append("say:\(text)") }
     func pushToTalk(_ action: PushToTalkAction) { calls.append("ptt:\(action.rawValue)") }
+    func notify(title: String, body: String, priority: String?) throws -> ControlJSON {
+        calls.append("notify:\(title)")
+        throw ControlError(code: "unsupported", message: "this session shows no notifications")
+    }
     func snapshot() -> SessionSnapshot { state }
     func set(_ change: (inout SessionSnapshot) -> Void) { change(&state) }
     nonisolated func emit(_ event: SessionEvent) { continuation.yield(event) }

@@ -454,6 +454,8 @@ actor RecordingTranscriptSource: TranscriptSource {
 
     func utteranceStarted(positionMs: Int, held: Bool) { calls.append(held ? "held" : "started") }
     func utteranceReleased(onsetMs: Int?) { calls.append("released from \(onsetMs.map(String.init) ?? "its start")") }
+    /// Holds no frames: from the stretch's first onset.
+    func utteranceReleased(stretchMs: [Int]) { utteranceReleased(onsetMs: stretchMs.first) }
     func utteranceEnded(lastSpeechEndMs: Int) { calls.append("ended") }
 
     func transcript(localText: String, discard: Bool) -> TranscriptChoice {

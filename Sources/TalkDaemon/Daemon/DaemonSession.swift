@@ -70,6 +70,10 @@ actor DaemonSession<Loop: TalkLoop>: ServedSession {
     func talkStart() async throws { try await loop.activate() }
     func talkStop() async throws { await loop.deactivate() }
     func say(_ text: String) async throws { try await loop.type(text) }
+    /// Notifications are `DeskSession`'s, which wraps this one when the daemon serves it.
+    func notify(title: String, body: String, priority: String?) async throws -> ControlJSON {
+        throw ControlError(code: "unsupported", message: "this session shows no notifications")
+    }
 
     /// The loop's push-to-talk, with the answers a person must hear about (nothing to stop, Talk off) as refusals.
     func pushToTalk(_ action: PushToTalkAction) async throws {
