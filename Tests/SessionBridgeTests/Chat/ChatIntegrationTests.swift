@@ -286,9 +286,12 @@ import Testing
         let updates = await rig.chat.talkConfigUpdates()
         let reader = Task { for await c in updates { seen.withLock { $0.append(c) } } }
         defer { reader.cancel() }
-        /// The first config read after the first `after` ones that matches.
-        func arrives(after: Int = 0, _ predicate: @escaping (TalkConfig) -> Bool) async throws -> TalkConfig? {
-            _ = try await Self.eventually(within: .seconds(15)) { seen.withLock { $0.dropFirst(after).contains(where: predicate) } }
+        /// The first config read after the first `after` ones that matches (nil, recorded, when none came in 15 s).
+        func arrives(after: Int = 0, _ predicate: @escaping (TalkConfig) -> Bool, sourceLocation: SourceLocation = #_sourceLocation)
+            async throws -> TalkConfig?
+        {
+            let came = try await Self.eventually(within: .seconds(15)) { seen.withLock { $0.dropFirst(after).contains(where: predicate) } }
+            #expect(came, "no matching talk.config read: \(seen.withLock { $0 })", sourceLocation: sourceLocation)
             return seen.withLock { $0.dropFirst(after).first(where: predicate) }
         }
         #expect(await rig.connected())
