@@ -23,7 +23,7 @@ import time
 import wave
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from walkthrough_support import HEARTBEAT, ROOT, STALE_AFTER, StepFailed, WalkthroughBase, iso  # noqa: E402
+from walkthrough_support import HEARTBEAT, ROOT, STALE_AFTER, StepFailed, WalkthroughBase, iso, process_gone  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools", "reference-gateway"))
 from shared_dir import is_ci  # noqa: E402
@@ -322,7 +322,8 @@ class Walkthrough(WalkthroughBase):
         self.check(frozen["stale"] is True and frozen["state"] == "listening",
                    "a frozen daemon's status is shown stale once its staleAt passed, not live")
         os.kill(pid, signal.SIGKILL)
-        time.sleep(0.5)
+        # SIGKILL is not immediate: the status is read once the process is gone (or a zombie: dead, not reaped).
+        self.wait_for("the killed daemon to be gone", lambda: process_gone(pid), timeout=10, every=0.05)
         r = self.cli("status", expect=3)
         self.show(r.stdout)
         self.check("not running (stale status from" in r.stdout, "status: %s" % r.stdout.strip())

@@ -28,6 +28,15 @@ def iso(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+def process_gone(pid):
+    """Whether `pid` has ended: no such process, or a zombie (dead, not yet reaped), as the daemon's status reads it."""
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return True
+
+
 class WalkthroughBase:
     def __init__(self, binary, demo, out_dir):
         self.bin = os.path.abspath(binary)
