@@ -36,6 +36,11 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
     /// Frames after a gap was announced or the reference moved (`AudioFrame.echoSettling`).
     private var settling = EchoSettlingWindow()
     private var pump: Task<Void, Never>?
+    /// The last stop's work: the device's stop, then the recording's write. Every `stop()` awaits it, so a caller's stop
+    /// returns only once the device has stopped and the recording is written, also when another stop began it: a
+    /// caller that ends its reader of the stream before it stops the capture (the realtime session does) has its
+    /// `onTermination` stop under way first, and must not go on (and let the process exit) before the write.
+    private var stopping: Task<Void, Never>?
     private var generation = 0
     private var reportedFrameError = false
 
@@ -78,20 +83,32 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
             guard let self else { return }
             Task { await self.stop(generation: mine) }
         }
-        logger.info("Echo cancellation on", metadata: ["audio.aec": "webrtc", "audio.aec.delayMs": "\(options.streamDelayMs)"])
+        logger.info("Echo cancellation on", metadata: [
+            "audio.aec": "webrtc", "audio.aec.delayMs": "\(options.streamDelayMs)", "audio.aec.record": "\(recordFolder ?? "-")",
+        ])
         return stream
     }
 
-    /// Stops the wrapped device and finishes the stream. Idempotent.
+    /// Stops the wrapped device and finishes the stream; returns once the device has stopped and the recording (if
+    /// `recordTo` asked for one) is written, whichever stop began it. Idempotent.
     package func stop() async {
-        guard let pump else { return }
-        self.pump = nil
-        generation += 1
-        lastStatistics = processor?.canceller.statistics
-        processor = nil
-        pump.cancel()
-        await device.stop()
-        await writeRecording()
+        if let pump {
+            self.pump = nil
+            generation += 1
+            lastStatistics = processor?.canceller.statistics
+            processor = nil
+            pump.cancel()
+            // Taken now: frames end here, and a `start()` while the device stops records afresh.
+            let recording = recordFolder.flatMap { folder in recorder.map { (folder, $0) } }
+            recorder = nil
+            let (device, logger, previous) = (device, logger, stopping)
+            stopping = Task {
+                await previous?.value
+                await device.stop()
+                if let (folder, recording) = recording { await Self.write(recording, to: folder, logger: logger) }
+            }
+        }
+        await stopping?.value
     }
 
     /// The canceller's own measurements (after a stop, its last ones), or nil before the first start.
@@ -209,18 +226,21 @@ package actor EchoCancellingCapture: AudioCaptureDevice {
         Int(AudioLevel.rms(samples))
     }
 
-    /// Writes what `recordTo` asked for; a failure is logged, never thrown: the session it records goes on.
-    /// Written off this thread, which runs realtime where allowed: encoding and writing a long session's recording
-    /// (4 MB for a minute) is one long run without blocking, counted against `RLIMIT_RTTIME` (rtkit's 200 ms, past
-    /// which the kernel kills the process). `stop()` waits for it, so the recording is there once the capture stopped.
-    private func writeRecording() async {
-        guard let folder = recordFolder, let recording = recorder else { return }
-        recorder = nil
-        let logger = logger
+    /// Writes what `recordTo` asked for; a failure is logged with its reason, never thrown: the session it records
+    /// goes on. Written off the capture's thread, which runs realtime where allowed: encoding and writing a long
+    /// session's recording (4 MB for a minute) is one long run without blocking, counted against `RLIMIT_RTTIME`
+    /// (rtkit's 200 ms, past which the kernel kills the process). `stop()` waits for it, so the recording is there once
+    /// the capture stopped.
+    private static func write(_ recording: EchoCaptureRecorder, to folder: String, logger: Logger) async {
         await Task.detached {
             do {
                 try recording.write(to: folder)
                 logger.notice("Echo cancellation recorded", metadata: ["audio.aec.record": "\(folder)", "audio.aec.frames": "\(recording.frames)"])
+                if recording.framesDropped > 0 {
+                    logger.warning("Echo cancellation recording holds the session's start only", metadata: [
+                        "audio.aec.record": "\(folder)", "audio.aec.framesDropped": "\(recording.framesDropped)",
+                    ])
+                }
             } catch {
                 logger.error("Echo cancellation recording not written", metadata: ["audio.aec.record": "\(folder)", "audio.error": "\(error)"])
             }

@@ -21,13 +21,18 @@ struct EchoCaptureRecorder {
     private var interleaved: [Float] = []
     private var lines: [String] = []
     private(set) var frames = 0
+    /// Frames not recorded past `maxFrames`: the recording is the session's first ten minutes only.
+    private(set) var framesDropped = 0
 
     /// `gap`: the playback side announced a gap in what the speaker played before this frame (`EchoReference.gaps`);
     /// `movedNs`: the aligner moved the reference by this much (read that much later) before it.
     mutating func append(raw: [Int16], far: [Int16], playedAround: Double, mark: Mark, gap: Bool = false, movedNs: Int64? = nil) {
         // Appended without `reserveCapacity`: reserving just the next frame's room reallocates (and copies the whole
         // recording) every frame, on the canceller's realtime thread; appends grow the storage geometrically.
-        guard frames < Self.maxFrames, raw.count == far.count else { return }
+        guard frames < Self.maxFrames, raw.count == far.count else {
+            framesDropped += 1
+            return
+        }
         for (r, f) in zip(raw, far) {
             interleaved.append(Float(r) / 32768)
             interleaved.append(Float(f) / 32768)
@@ -43,9 +48,10 @@ struct EchoCaptureRecorder {
     /// private to the user (0700, files 0600): it holds what the microphone heard.
     func write(to folder: String) throws {
         let manager = FileManager.default
-        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Encoded before the folder is made: the folder stands empty no longer than the files take to write.
         let wav = WAVAudio(sampleRate: AudioFrame.sampleRate, channels: 2, samples: interleaved).encoded()
         let table = Data(([EchoCaptureRecording.header] + lines).joined(separator: "\n").utf8 + [0x0a])
+        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for (name, data) in [(EchoCaptureRecording.audioFile, wav), (EchoCaptureRecording.framesFile, table)] {
             let path = folder + "/" + name
             try? manager.removeItem(atPath: path)
