@@ -229,6 +229,8 @@ package struct LiveTalkFigures {
     /// the bench's own speaker's (the question and the user's clip).
     package var selfEchoUnderruns = 0
     package var benchUnderruns = 0
+    /// `--record`: the sessions whose recording was looked for, and those that left none whole, with why.
+    package var recordings = SessionRecordingCheck()
 
     package init(sink: String, source: String) { (self.sink, self.source) = (sink, source) }
 
@@ -261,6 +263,7 @@ package struct LiveTalkFigures {
             "sessions": .int(Int64(selfEchoUnderruns + (bargeIn?.underruns ?? 0))), "selfEcho": .int(Int64(selfEchoUnderruns)),
             "bargeIn": .int(Int64(bargeIn?.underruns ?? 0)), "bench": .int(Int64(benchUnderruns)),
         ]
+        if recordings.checked > 0 { object["recordings"] = recordings.json }
         return .object(object)
     }
 
@@ -284,6 +287,10 @@ package struct LiveTalkFigures {
         }
         for (mode, figures) in selfEcho.sorted(by: { $0.key > $1.key }) { lines.append(figures.text(mode: mode)) }
         if let bargeIn { lines.append(bargeIn.text) }
+        if recordings.checked > 0 {
+            lines.append("  echo recordings: \(recordings.checked - recordings.missing.count) of \(recordings.checked) sessions left theirs whole"
+                + recordings.missing.sorted { $0.key < $1.key }.map { "; \($0.key): \($0.value)" }.joined())
+        }
         return lines
     }
 }

@@ -72,6 +72,8 @@ package struct LiveBargeInFigures {
     package var cutBeforeUser = 0
     /// The sessions' playback underruns, all trials (`BargeInTrial.underruns` each).
     package var underruns = 0
+    /// `--record`: the sessions' recordings looked for (`LiveTalkFigures.recordings` reports them with the rest).
+    package var recordings = SessionRecordingCheck()
     /// Each trial: where the user started in the reply and what came of it.
     package var perTrial: [BargeInTrial] = []
     package static let werTarget = 0.25

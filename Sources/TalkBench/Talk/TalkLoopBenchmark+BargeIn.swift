@@ -47,6 +47,7 @@ extension TalkLoopBenchmark {
             defer {
                 record.underruns = child.playbackUnderruns
                 figures.underruns += child.playbackUnderruns
+                figures.recordings.check("bargein-\(trial)", in: plan.record, child: child)
                 figures.perTrial.append(record)
                 // Beside the session's events and relay turns, for `bench talk --rejudge` (`KeptBargeInRow`).
                 let kept = KeptBargeInRow.record(

@@ -49,7 +49,9 @@ extension TalkLoopBenchmark {
         do {
             try await selfEchoTrials(plan, into: &figures, speaker: speaker, clip: clip, gateway: gateway)
             if plan.bargeInTrials > 0 {
-                figures.bargeIn = try await bargeInTrials(plan.bargeInTrials, plan: plan, speaker: speaker, clip: clip, gateway: gateway)
+                let bargeIn = try await bargeInTrials(plan.bargeInTrials, plan: plan, speaker: speaker, clip: clip, gateway: gateway)
+                figures.bargeIn = bargeIn
+                figures.recordings.merge(bargeIn.recordings)
             }
         } catch {
             await speaker.close()
@@ -108,7 +110,10 @@ extension TalkLoopBenchmark {
                 }
                 if let timeline { figures.timeline = await timeline.finish() }
                 await child.stop()
-                if mode == "webrtc" { figures.selfEchoUnderruns += child.playbackUnderruns }
+                if mode == "webrtc" {
+                    figures.selfEchoUnderruns += child.playbackUnderruns
+                    figures.recordings.check("\(mode)-\(trial)", in: plan.record, child: child)
+                }
                 let relay = plan.conditions.realtime ? try relayRecord(gateway) : nil
                 echo.add(SelfEchoVerdict(events: child.events, turnEvent: plan.turnEvent, relay: relay))
                 if mode == "webrtc" {
