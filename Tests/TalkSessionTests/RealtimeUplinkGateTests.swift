@@ -30,6 +30,12 @@ import Testing
             }
         }
 
+        /// One frame per reading: a square wave of `amplitude`, `explained` by the answer's audio over the window and
+        /// `closely` by its reference at the echo's lag.
+        mutating func hear(_ frames: [(amplitude: Int16, explained: Float, closely: Float)]) {
+            for frame in frames { hear(amplitude: frame.amplitude, count: 1, explained: frame.explained, closely: frame.closely) }
+        }
+
         /// The loudest sample of each 20 ms frame sent, in order.
         var sentPeaks: [Int16] {
             stride(from: 0, to: sent.count, by: AudioFrame.samplesPerFrame).map { sent[$0..<min($0 + AudioFrame.samplesPerFrame, sent.count)].max() ?? 0 }
@@ -88,6 +94,33 @@ import Testing
         #expect(Array(feed.sentPeaks[20...]) == Array(repeating: 5_000, count: 14 + BargeInEvidenceMeter.userRunFrames))
         feed.hear(amplitude: 5_000, count: 10, explained: nil)
         #expect(feed.sentPeaks.suffix(10) == Array(repeating: 5_000, count: 10))
+    }
+
+    /// Recorded realtime answers on PipeWire (f38's self-echo row, trials 0 and 10, the same pause of the answer): the
+    /// sound after a pause reached the microphone off where its reference was placed and louder than the reference
+    /// there, through every stage; the window read three frames of it in a row under half explained (0.34 to 0.46) and
+    /// the relay's VAD cleared the answer. The reference at the echo's lag explained all but the first of them.
+    static let echoOffItsReference: [[(amplitude: Int16, explained: Float, closely: Float)]] = [
+        [(9, 1, 0), (18, 1, 0), (3_123, 1, 0), (4_273, 0.45, 0), (2_583, 0.44, 1), (360, 0.46, 1), (233, 0.54, 1), (162, 0.88, 1), (76, 1, 1)],
+        [(4, 1, 0.01), (598, 1, 0.01), (1_185, 1, 0), (3_316, 0.71, 0), (3_011, 0.44, 0.44), (194, 0.34, 1), (199, 0.36, 1), (66, 0.42, 1), (55, 1, 1)],
+    ]
+
+    @Test(arguments: echoOffItsReference.indices)
+    func `the echo placed off its reference after a pause reaches the relay as silence`(trial: Int) {
+        var feed = Feed()
+        feed.hear(amplitude: 20, count: 30, explained: 1, closely: 1)   // the answer's echo, cancelled
+        feed.hear(amplitude: 0, count: 3, explained: 1, closely: 1)   // its pause
+        feed.hear(Self.echoOffItsReference[trial])
+        feed.hear(amplitude: 20, count: 10, explained: 1, closely: 1)
+        let open = feed.gate.isOpen
+        #expect(!open, "the echo opened the gate")
+        #expect(feed.sentPeaks.allSatisfy { $0 == 0 }, "the relay heard the echo")
+        // The same sound where the reference at the echo's lag is quiet is someone else's: the user opens the gate.
+        var user = Feed()
+        user.hear(amplitude: 20, count: 30, explained: 1, closely: 1)
+        user.hear(Self.echoOffItsReference[trial].map { ($0.amplitude, $0.explained, Float(0.1)) })
+        let userOpen = user.gate.isOpen
+        #expect(userOpen, "the user's own sound did not open the gate")
     }
 
     @Test func `a knock as the answer goes out of reach, too short to be the user, goes out as silence with the held leak`() {
