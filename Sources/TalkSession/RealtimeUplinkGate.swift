@@ -14,8 +14,8 @@ import AudioIO
 /// among the held frames, and a run of such frames opens the gate, which sends that onset as heard.
 ///
 /// The user's own sound is either of:
-/// - `BargeInEvidenceMeter.userRunFrames` audible frames in a row the answer does not explain, read over the window
-///   and closely at the echo's lag (`ownSound`);
+/// - `BargeInEvidenceMeter.userRunFrames` audible frames in a row the answer does not explain (`ownSound`: over the
+///   window, and further where the reference at the echo's lag explains them);
 /// - while the answer plays lowered for them (`RealtimeReplyLevel`), once the lowered answer has reached the
 ///   microphone (`loweredReachFrames`), `loweredOwnFrames` audible frames among the last `loweredWindowFrames` that
 ///   the answer does not explain whole (`loweredExplainedFrame`). A user quieter than the answer's echo (a metre from
@@ -185,17 +185,20 @@ package struct RealtimeUplinkGate {
     }
 
     /// Whether a frame the answer plays under (`explained`: its window reading, `AudioFrame.echoExplained`) may be the
-    /// user's own sound: neither reading explains half of it, not the window (the capture's 100 ms against the loudest
-    /// reference frame in the echo's reach) nor the close one (the frame against the reference at the echo's measured
-    /// lag, `EchoFrameLag`: `AudioFrame.echoExplainedClosely`). The echo of a sound placed off its reference (the first
+    /// user's own sound: under half explained by the window (the capture's 100 ms against the loudest reference frame
+    /// in the echo's reach), and, where the close reading (the frame against the reference at the echo's measured lag,
+    /// `EchoFrameLag`: `AudioFrame.echoExplainedClosely`) explains half of it, under the share a settling window asks
+    /// (`BargeInEvidenceMeter.settledReading`: a quarter). The echo of a sound placed off its reference (the first
     /// sound after a pause of the answer's output, on PipeWire: up to 50 ms early and louder than the reference there)
     /// passes every stage and reads 0.34 to 0.46 over the window, three frames in a row, while the reference at the lag
-    /// explains it from the run's second frame on; the relay's VAD took it for the user. A user's own sound is not the reference at the lag's:
-    /// they show in its quiet frames, and over all of it once the answer is lowered for them. Where nothing is read
-    /// closely (no measure) the window decides alone.
+    /// explains it from the run's second frame on; the relay's VAD took it for the user. A user's own sound over the
+    /// answer stands over the reference in reach: in recorded PipeWire barge-ins (f38's, 3 of 14) whose close reading
+    /// explained the users' first 200 ms whole, the window read them 0.02 to 0.22, so the close reading alone would
+    /// have opened the gate 140 to 200 ms later.
     static func ownSound(_ frame: AudioFrame, explained: Float) -> Bool {
-        explained < BargeInEvidenceMeter.explainedFrame
-            && (frame.echoExplainedClosely ?? 0) < BargeInEvidenceMeter.explainedFrame
+        let closely = (frame.echoExplainedClosely ?? 0) >= BargeInEvidenceMeter.explainedFrame
+        let reading = closely ? BargeInEvidenceMeter.settledReading(window: explained) ?? explained : explained
+        return reading < BargeInEvidenceMeter.explainedFrame
     }
 
     /// Follows the user's own sound in the linear stage's output: audible there (`linearOwnRMS`) and under half

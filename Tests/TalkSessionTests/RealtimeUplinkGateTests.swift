@@ -123,6 +123,17 @@ import Testing
         #expect(userOpen, "the user's own sound did not open the gate")
     }
 
+    /// f38's realtime barge-ins on PipeWire (trials 0, 2, 6): the close reading explained the user's first 200 ms whole
+    /// while the window read them 0.02 to 0.22: their own sound all the same.
+    @Test func `a user whose first frames the reference at the echo's lag seems to explain opens the gate on their window reading`() {
+        var feed = Feed()
+        feed.hear(amplitude: 20, count: 30, explained: 1, closely: 1)   // the answer's echo, cancelled
+        feed.hear([(1_581, 1, 1), (1_790, 0.22, 1), (1_925, 0.02, 1), (1_049, 0.03, 1)])
+        let open = feed.gate.isOpen
+        #expect(open, "the user's own sound did not open the gate")
+        #expect(Array(feed.sentPeaks.suffix(4)) == [1_581, 1_790, 1_925, 1_049])
+    }
+
     @Test func `a knock as the answer goes out of reach, too short to be the user, goes out as silence with the held leak`() {
         var feed = Feed()
         feed.hear(amplitude: 3_000, count: 40, explained: 1)   // the leak
