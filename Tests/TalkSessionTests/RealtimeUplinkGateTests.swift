@@ -197,6 +197,25 @@ import Testing
         #expect(!levelOpen && level.sentPeaks.allSatisfy { $0 == 0 })
     }
 
+    /// Recorded realtime answers without a user (f35b's PipeWire trial 4): the lowered echo the canceller lost, read
+    /// 0.62 to 0.82 over the window and whole at the echo's lag.
+    @Test func `over the lowered answer the echo its reference at the lag explains stays held`() {
+        var feed = Feed()
+        feed.gate.answerLowered()
+        feed.hear(amplitude: 40, count: Self.reach, explained: 1, closely: 1)
+        feed.hear([(238, 0.82, 1), (227, 0.69, 1), (210, 0.62, 1), (182, 0.62, 0.93), (240, 0.7, 1)])
+        let open = feed.gate.isOpen
+        #expect(!open, "the lowered echo opened the gate")
+        #expect(feed.sentPeaks.allSatisfy { $0 == 0 })
+        // The quiet user over it stands over the reference at the lag.
+        var user = Feed()
+        user.gate.answerLowered()
+        user.hear(amplitude: 40, count: Self.reach, explained: 1, closely: 1)
+        user.hear([(238, 0.82, 0.3), (227, 0.69, 0.2), (210, 0.62, 0.3), (182, 0.62, 0.4)])
+        let userOpen = user.gate.isOpen
+        #expect(userOpen, "the quiet user never opened the gate")
+    }
+
     @Test func `the answer's level returning closes what the lowered evidence opened; the answer stopping does not`() {
         func opened() -> Feed {
             var feed = Feed()
