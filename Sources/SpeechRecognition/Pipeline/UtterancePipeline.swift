@@ -232,7 +232,7 @@ package actor UtterancePipeline {
         var voice: Bool?
         if let request = utterance?.decodeAgain { try await decodeAgain(request, generation: gen) }
         if let open = utterance {
-            let heard = try await feed([frame])
+            let heard = try await traced("feed", frames: 1) { try await feed([frame]) }
             guard gen == generation else { return }
             // Ahead of a start, the recogniser's voice signal is not the endpointer's to hear yet.
             voice = open.ahead ? nil : heard
@@ -257,7 +257,7 @@ package actor UtterancePipeline {
                 lastPartial = ""
                 traceLag("speech start", positionMs: position)
                 emit(.speechStarted(positionMs: position), generation: gen)
-                _ = try await feed(frames)
+                _ = try await traced("start window", frames: frames.count) { try await feed(frames) }
             case .speechEnded(let lastEnd, let closedAt, let lastNs, let reason):
                 try await close(lastEnd: lastEnd, closedAt: closedAt, lastNs: lastNs, reason: reason, generation: gen)
             }
@@ -285,7 +285,7 @@ package actor UtterancePipeline {
         try await recognizer.startUtterance()
         try await recorder?.begin(name: String(format: "utterance-%09.2f", Double(first.streamPositionMs) / 1000))
         utterance = OpenUtterance(startMs: first.streamPositionMs, audioStartMs: first.streamPositionMs, ahead: true)
-        _ = try await feed(Array(frames))
+        _ = try await traced("ahead start", frames: frames.count) { try await feed(Array(frames)) }
     }
 
     /// While decoding ahead, keeps the recogniser's words (at the partials' cadence) for the start: a grammar's search
@@ -295,12 +295,12 @@ package actor UtterancePipeline {
     private func notePartialAhead() async {
         guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
-        if let text = await recognizer.partial()?.text, !text.isEmpty { utterance?.heardAhead = text }
+        if let text = await traced("partial", { await recognizer.partial()?.text }), !text.isEmpty { utterance?.heardAhead = text }
     }
 
     /// Drops a start decoded ahead that did not come: the recogniser forgets it.
     private func dropAhead() async {
-        await recognizer.reset()
+        await traced("ahead dropped", frames: utterance?.frames ?? 0) { await recognizer.reset() }
         await recorder?.cancel()
         utterance = nil
     }
@@ -362,7 +362,7 @@ package actor UtterancePipeline {
         guard let open = utterance, open.framesSincePartial >= partialsAskedEveryFrames ?? partialEveryFrames else { return }
         utterance?.framesSincePartial = 0
         let searchNs = monotonicNanoseconds()
-        let current = await recognizer.partial() ?? .empty
+        let current = await traced("partial") { await recognizer.partial() } ?? .empty
         let decoded = DecoderSegmentation.joined(open.segments + [current]).text
         // An empty hypothesis retracts nothing (it is not reported), so words heard ahead of the start stand too.
         let text = decoded.isEmpty ? open.heardAhead : decoded
