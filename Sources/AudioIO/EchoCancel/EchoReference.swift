@@ -18,6 +18,11 @@ package final class EchoReference: Sendable {
 
     private let segments = Mutex<[Segment]>([])
     private let gapCount = Atomic<Int>(0)
+    private let readEnd = Atomic<UInt64>(0)
+
+    /// Where the furthest stretch read so far ends (0 before any read): a canceller reads each stretch once, so a
+    /// sound scheduled or scaled before this point is not what it heard (`PulsePlaybackEngine.rewriteStart`).
+    package var readUntilNs: UInt64 { readEnd.load(ordering: .relaxed) }
 
     /// How many gaps (playback underruns) the speaker's sound has had: the echo after one may sit a few samples
     /// off where the reference places it, which the capture side's aligner measures again (`EchoAligner`).
@@ -55,6 +60,7 @@ package final class EchoReference: Sendable {
     package func samples(from startNs: UInt64, count: Int) -> [Int16] {
         var out = [Int16](repeating: 0, count: count)
         let step = Int64(Self.nanosecondsPerSample)
+        _ = readEnd.max(startNs + UInt64(max(0, count)) * Self.nanosecondsPerSample, ordering: .relaxed)
         segments.withLock { list in
             list.removeAll { $0.endNs + historyNs < startNs }
             for segment in list {

@@ -112,6 +112,13 @@ struct PlaybackTimeline {
         originNs.map { $0 + UInt64(index) * 1_000_000_000 / UInt64(rate) }
     }
 
+    /// The first sample of the stream heard at or after `ns`; nil before the first estimate.
+    func firstSample(heardAtOrAfter ns: UInt64) -> Int? {
+        originNs.map { origin in
+            ns <= origin ? 0 : Int(((ns - origin) * UInt64(rate) + 999_999_999) / 1_000_000_000)
+        }
+    }
+
     /// How many samples have been heard after `playedUsec` of the stream (a time `isStreamTime` accepts).
     func heardSamples(playedUsec: pa_usec_t) -> Int {
         Int(UInt64(playedUsec) * UInt64(rate) / 1_000_000)

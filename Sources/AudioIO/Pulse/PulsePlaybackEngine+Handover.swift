@@ -1,7 +1,8 @@
 import CPulse
 
 /// `PulsePlaybackEngine` handing a sound to a stream that idles: the sound starts a few milliseconds after the
-/// server's read position, written over the silence the stream holds, rather than behind it. Why: an idle stream
+/// server's read position (and where the echo canceller has yet to read the reference: `rewriteStart`), written over
+/// the silence the stream holds, rather than behind it, and goes on the echo reference at once. Why: an idle stream
 /// keeps its queue full of silence (`PlaybackBufferPlan`: up to 160 ms, so that a late refill leaves no gap), and a
 /// reply's next sentence (or a reply within `idleSeconds` of the last) would otherwise wait for all of it. The server
 /// rewrites for us as for a level change (`PulsePlaybackEngine+Level`). Confined to the loop as the engine is.
@@ -27,13 +28,19 @@ extension PulsePlaybackEngine {
         else { return }
         let rate = playing.timeline.rate
         let read = Int(info.read_index / Int64(MemoryLayout<Int16>.size))
-        let from = max(0, read + Int(Self.rewriteMarginSeconds * Double(rate)))
+        let from = max(0, rewriteStart(read: read, playing))
         let queued = playing.timeline.written - from
         guard queued > 0 else { return }
         sound.startIndex = from
         gain.startSound()
         let count = min(queued, sound.samples.count)
         writeSound(s, &sound, count: count, padding: queued - count, offsetBytes: -Int64(queued * MemoryLayout<Int16>.size), rate: rate)
+        // On the reference at once, not at the server's next request (up to `minreq` later, by when the canceller
+        // may have read past the sound's start).
+        if let echoReference, let reference = sound.reference, let start = playing.timeline.heardNs(ofSample: from) {
+            echoReference.schedule(reference, at: start)
+            sound.referenceStartNs = start
+        }
         playing.sound = sound
         current = playing
     }

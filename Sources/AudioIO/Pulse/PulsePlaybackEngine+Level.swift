@@ -14,6 +14,26 @@ extension PulsePlaybackEngine {
     /// reports where it read before the last one: at 10 ms the sink stepped 20 ms after its reference in 1 of 3 runs
     /// (PlaybackGainLoopbackTests); 25 ms covers the quantum and the round trip to a local server.
     static let rewriteMarginSeconds = 0.025
+    /// How far ahead of what the echo canceller has read a rewritten stretch must be placed on the echo reference:
+    /// the capture reads a 20 ms frame's reference at a time, and may read one more between the rewrite and its
+    /// placement; 10 ms more for the reads' own jitter.
+    static let referenceLeadSeconds = 0.03
+
+    /// The first stream sample a rewrite may start at, with the server reading at stream sample `read`: after
+    /// `rewriteMarginSeconds`, and no earlier than the first sample whose place on the echo reference the canceller
+    /// has yet to read (`EchoReference.readUntilNs` plus `referenceLeadSeconds`). Why: the canceller reads each
+    /// stretch of the reference once, as its frame comes in. Where the reference runs far ahead of the echo (on
+    /// PipeWire about 110 ms), the sample the server plays 25 ms after its read position is already in the past
+    /// of the reference, and a sound written there met the canceller with silence (or its level before the change)
+    /// where it played at full: its echo was taken for the user's voice.
+    func rewriteStart(read: Int, _ playing: Current) -> Int {
+        let rate = playing.timeline.rate
+        let afterRead = read + Int(Self.rewriteMarginSeconds * Double(rate))
+        guard let echoReference, echoReference.readUntilNs > 0,
+            let unread = playing.timeline.firstSample(heardAtOrAfter: echoReference.readUntilNs + UInt64(Self.referenceLeadSeconds * 1e9))
+        else { return afterRead }
+        return max(afterRead, unread)
+    }
 
     /// Plays at `target` (1: as given). While a sound plays, the server is asked where it reads, and the sound it
     /// holds from `rewriteMarginSeconds` after that is written again at the new level; samples written meanwhile
@@ -39,11 +59,11 @@ extension PulsePlaybackEngine {
         pendingGain = nil
         guard pending.stops == stops else { return }
         gain.target = pending.target
-        guard success, current?.stream == s, let info = pa_stream_get_timing_info(s)?.pointee, info.read_index_corrupt == 0,
-            let rate = current?.timeline.rate
+        guard success, let playing = current, playing.stream == s, let info = pa_stream_get_timing_info(s)?.pointee,
+            info.read_index_corrupt == 0
         else { return }
         let read = Int(info.read_index / Int64(MemoryLayout<Int16>.size))
-        rewriteQueued(from: read + Int(Self.rewriteMarginSeconds * Double(rate)))
+        rewriteQueued(from: rewriteStart(read: read, playing))
     }
 
     /// Writes the current sound again at the target level from stream sample `streamIndex` on, over what the server
