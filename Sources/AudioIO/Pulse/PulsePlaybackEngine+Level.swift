@@ -63,7 +63,11 @@ extension PulsePlaybackEngine {
             info.read_index_corrupt == 0
         else { return }
         let read = Int(info.read_index / Int64(MemoryLayout<Int16>.size))
-        rewriteQueued(from: rewriteStart(read: read, playing))
+        // A lowering may land on reference the canceller has read at the old level: the echo is then under its
+        // reference, which the canceller explains, and the user's barge-in needs the lowered reply soon. A raise may
+        // not: an echo over its reference reads as the user (`rewriteStart`).
+        let lowering = gain.target < gain.current
+        rewriteQueued(from: lowering ? read + Int(Self.rewriteMarginSeconds * Double(playing.timeline.rate)) : rewriteStart(read: read, playing))
     }
 
     /// Writes the current sound again at the target level from stream sample `streamIndex` on, over what the server
